@@ -1,0 +1,47 @@
+"""The small interface through which an algorithm plugs into the training loop."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Protocol
+
+import gymnasium as gym
+import torch
+
+from voidrl.nets.actor_critic import ActorCritic
+from voidrl.rollout.storage import RolloutStorage
+
+
+class Algorithm(Protocol):
+    """An on-policy learner.
+
+    The loop builds it with ``Algo(config, obs_shape, action_space, device)``, reads
+    ``policy`` to act and ``num_steps`` to size rollouts, and calls ``update`` on each
+    filled rollout with ``progress`` in [0, 1) (fraction of the step budget already
+    spent, for schedules). ``update`` returns metrics named ``train/...``.
+    """
+
+    config_class: ClassVar[type]
+    policy: ActorCritic
+    num_steps: int
+
+    def update(self, rollout: RolloutStorage, progress: float) -> dict[str, float]: ...
+
+    def state_dict(self) -> dict[str, Any]: ...
+
+    def load_state_dict(self, state: dict[str, Any]) -> None: ...
+
+
+def validate_fraction(name: str, value: float, low: float = 0.0, high: float = 1.0) -> None:
+    if not low < value < high:
+        raise ValueError(f"{name} must lie in ({low:g}, {high:g}), got {value}")
+
+
+def build_policy(
+    obs_shape: tuple[int, ...],
+    action_space: gym.Space,
+    network: str,
+    hidden_sizes: tuple[int, ...],
+    shared: bool,
+    device: torch.device | str,
+) -> ActorCritic:
+    return ActorCritic(obs_shape, action_space, network, hidden_sizes, shared).to(device)

@@ -1,0 +1,148 @@
+"""Proximal Policy Optimization (Schulman et al. 2017), clipped-surrogate variant."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+import torch
+from torch import nn
+
+from voidrl.algos.base import build_policy, validate_fraction
+from voidrl.math import (
+    clipped_surrogate_loss,
+    entropy_loss,
+    explained_variance,
+    generalized_advantage_estimate,
+    value_loss,
+)
+from voidrl.nets.bodies import NETWORKS
+from voidrl.rollout.storage import RolloutStorage
+
+
+@dataclass
+class PPOConfig:
+    """PPO hyperparameters. Defaults are Stable-Baselines3's."""
+
+    num_steps: int = 2048
+    """Rollout length per environment between two updates."""
+    learning_rate: float = 3e-4
+    """Adam learning rate (initial value when annealed)."""
+    anneal_lr: bool = False
+    """Decay the learning rate linearly to 0 over the step budget."""
+    adam_eps: float = 1e-5
+    """Adam's epsilon."""
+    gamma: float = 0.99
+    """Discount factor."""
+    gae_lambda: float = 0.95
+    """GAE lambda (1 = Monte-Carlo advantages, 0 = one-step TD)."""
+    epochs: int = 10
+    """Passes over each rollout."""
+    minibatch_size: int = 64
+    """Samples per gradient step, drawn without replacement from the flattened rollout."""
+    clip: float = 0.2
+    """Surrogate clipping range epsilon, in (0, 1)."""
+    clip_value: float | None = None
+    """Clip each value prediction to +-this around its rollout value (PPO2 style); None disables."""
+    entropy_coef: float = 0.0
+    """Weight of the entropy bonus."""
+    value_coef: float = 0.5
+    """Weight of the value loss in the combined loss."""
+    max_grad_norm: float = 0.5
+    """Clip the global gradient norm to this before each step."""
+    normalize_advantages: bool = True
+    """Standardise advantages within each minibatch."""
+    target_kl: float | None = None
+    """Early stop: the update ends at the first minibatch whose approximate KL to the rollout
+    policy, measured on that minibatch before its gradient step, exceeds this; that step is
+    not taken. None disables."""
+    network: str = "auto"
+    """Body: auto, mlp, nature (Nature CNN), thesis (the thesis's small CNN), minatar."""
+    hidden_sizes: tuple[int, ...] = (64, 64)
+    """Hidden layer sizes of the mlp body."""
+    shared: bool = False
+    """One body for actor and critic (else two separate networks)."""
+
+    def validate(self) -> None:
+        for name in ("num_steps", "epochs", "minibatch_size"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be a positive integer, got {getattr(self, name)}")
+        validate_fraction("clip", self.clip)
+        validate_fraction("gamma", self.gamma, 0.0, 1.0 + 1e-9)
+        if not 0.0 <= self.gae_lambda <= 1.0:
+            raise ValueError(f"gae_lambda must lie in [0, 1], got {self.gae_lambda}")
+        if self.learning_rate <= 0:
+            raise ValueError(f"learning_rate must be positive, got {self.learning_rate}")
+        if self.max_grad_norm <= 0:
+            raise ValueError(f"max_grad_norm must be positive, got {self.max_grad_norm}")
+        if self.target_kl is not None and self.target_kl <= 0:
+            raise ValueError(f"target_kl must be positive or None, got {self.target_kl}")
+        if self.clip_value is not None and self.clip_value <= 0:
+            raise ValueError(f"clip_value must be positive or None, got {self.clip_value}")
+        if self.network not in NETWORKS:
+            raise ValueError(f"network must be one of {', '.join(NETWORKS)}, got {self.network!r}")
+
+
+class PPO:
+    config_class = PPOConfig
+
+    def __init__(self, config: PPOConfig, obs_shape: tuple[int, ...], action_space: gym.Space, device="cpu"):
+        config.validate()
+        self.config = config
+        self.num_steps = config.num_steps
+        self.policy = build_policy(obs_shape, action_space, config.network, config.hidden_sizes, config.shared, device)
+        self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=config.learning_rate, eps=config.adam_eps)
+
+    def update(self, rollout: RolloutStorage, progress: float) -> dict[str, float]:
+        cfg = self.config
+        learning_rate = cfg.learning_rate * (1.0 - progress) if cfg.anneal_lr else cfg.learning_rate
+        for group in self.optimizer.param_groups:
+            group["lr"] = learning_rate
+
+        advantages, returns = generalized_advantage_estimate(
+            rollout.rewards, rollout.values, rollout.next_values,
+            rollout.terminated, rollout.truncated, cfg.gamma, cfg.gae_lambda,
+        )
+        obs, actions = rollout.flat("obs"), rollout.flat("actions")
+        old_log_probs, old_values = rollout.flat("log_probs"), rollout.flat("values")
+        advantages, returns = advantages.reshape(-1), returns.reshape(-1)
+
+        history: list[dict[str, torch.Tensor]] = []
+        stopped_early = False
+        for _ in range(cfg.epochs):
+            for idx in torch.randperm(obs.shape[0], device=obs.device).split(cfg.minibatch_size):
+                dist, values = self.policy(obs[idx])
+                log_probs = dist.log_prob(actions[idx])
+                adv = advantages[idx]
+                if cfg.normalize_advantages and adv.numel() > 1:
+                    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+                policy_loss, metrics = clipped_surrogate_loss(log_probs, old_log_probs[idx], adv, cfg.clip)
+                if cfg.target_kl is not None and metrics["train/approx_kl"] > cfg.target_kl:
+                    stopped_early = True
+                    break
+                critic_loss, value_metrics = value_loss(values, returns[idx], old_values[idx], cfg.clip_value)
+                entropy_term, entropy_metrics = entropy_loss(dist.entropy())
+                loss = policy_loss + cfg.value_coef * critic_loss + cfg.entropy_coef * entropy_term
+
+                self.optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                grad_norm = nn.utils.clip_grad_norm_(self.policy.parameters(), cfg.max_grad_norm)
+                self.optimizer.step()
+                history.append({**metrics, **value_metrics, **entropy_metrics, "train/grad_norm": grad_norm})
+            if stopped_early:
+                break
+
+        out = {name: torch.stack([h[name] for h in history]).mean().item() for name in history[0]} if history else {}
+        out["train/explained_variance"] = explained_variance(rollout.values.reshape(-1), returns).item()
+        out["train/learning_rate"] = learning_rate
+        out["train/gradient_steps"] = float(len(history))
+        out["train/stopped_early"] = float(stopped_early)
+        return out
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"policy": self.policy.state_dict(), "optimizer": self.optimizer.state_dict()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.policy.load_state_dict(state["policy"])
+        self.optimizer.load_state_dict(state["optimizer"])

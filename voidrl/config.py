@@ -1,0 +1,212 @@
+"""Run configuration: one dataclass per concern, documented field by field, plus presets."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+import json
+import textwrap
+import types
+import typing
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from voidrl.algos import ALGORITHMS
+from voidrl.envs.factory import EnvConfig, suite_of
+
+
+@dataclass
+class RunConfig:
+    """What to train on, for how long, and where results go."""
+
+    env: str = "CartPole-v1"
+    """Environment id (``voidrl envs`` lists them)."""
+    steps: int = 100_000
+    """Environment steps to train for, counted over all parallel environments."""
+    seed: int = 0
+    """Seed for torch, numpy, python and the environments."""
+    device: str = "cpu"
+    """Torch device for networks and rollouts: cpu, cuda, cuda:N, or auto (cuda when available)."""
+    run_dir: str | None = None
+    """Directory for logs and checkpoints; default runs/<algo>-<env>-seed<seed>."""
+    checkpoint_every: int = 20
+    """Write a checkpoint every this many updates (and always at the end)."""
+    torch_threads: int = 0
+    """Torch intra-op CPU threads; 0 keeps torch's default."""
+    progress: bool = True
+    """Show a progress bar with steps/s and ETA."""
+    wandb: bool = False
+    """Also log to Weights & Biases (needs the wandb package)."""
+
+
+@dataclass
+class TrainConfig:
+    """Everything that defines a training run; ``config.json`` is its ``to_dict``."""
+
+    algo: str
+    run: RunConfig = field(default_factory=RunConfig)
+    env: EnvConfig = field(default_factory=EnvConfig)
+    algo_config: Any = None
+
+    def __post_init__(self):
+        if self.algo not in ALGORITHMS:
+            raise ValueError(f"unknown algorithm {self.algo!r}; choose one of {', '.join(sorted(ALGORITHMS))}")
+        if self.algo_config is None:
+            self.algo_config = ALGORITHMS[self.algo].config_class()
+
+    def validate(self) -> None:
+        """Raise ``ValueError`` naming the first bad field; cheap, runs before any training."""
+        if self.run.steps < 1:
+            raise ValueError(f"steps must be a positive integer, got {self.run.steps}")
+        if self.run.checkpoint_every < 1:
+            raise ValueError(f"checkpoint_every must be a positive integer, got {self.run.checkpoint_every}")
+        if self.run.torch_threads < 0:
+            raise ValueError(f"torch_threads must be >= 0, got {self.run.torch_threads}")
+        if self.env.num_envs < 1:
+            raise ValueError(f"num_envs must be a positive integer, got {self.env.num_envs}")
+        if self.env.reward_scale <= 0:
+            raise ValueError(f"reward_scale must be positive, got {self.env.reward_scale}")
+        if self.env.reward_clip is not None and self.env.reward_clip <= 0:
+            raise ValueError(f"reward_clip must be positive or None, got {self.env.reward_clip}")
+        if self.env.max_episode_steps is not None and self.env.max_episode_steps < 1:
+            raise ValueError(f"max_episode_steps must be positive or None, got {self.env.max_episode_steps}")
+        suite_of(self.run.env)
+        self.algo_config.validate()
+
+    @property
+    def run_dir(self) -> str:
+        return self.run.run_dir or f"runs/{self.algo}-{self.run.env.replace('/', '_')}-seed{self.run.seed}"
+
+    @property
+    def steps_per_update(self) -> int:
+        return self.algo_config.num_steps * self.env.num_envs
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "algo": self.algo,
+            "run": dataclasses.asdict(self.run),
+            "env": dataclasses.asdict(self.env),
+            "algo_config": dataclasses.asdict(self.algo_config),
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
+        algo = data["algo"]
+        if algo not in ALGORITHMS:
+            raise ValueError(f"unknown algorithm {algo!r}")
+        return cls(
+            algo=algo,
+            run=_build(RunConfig, data["run"]),
+            env=_build(EnvConfig, data["env"]),
+            algo_config=_build(ALGORITHMS[algo].config_class, data["algo_config"]),
+        )
+
+
+def _build(cls: type, values: dict[str, Any]):
+    known = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = set(values) - set(known)
+    if unknown:
+        raise ValueError(f"unknown {cls.__name__} fields: {', '.join(sorted(unknown))}")
+    converted = {name: tuple(v) if isinstance(v, list) else v for name, v in values.items()}
+    return cls(**converted)
+
+
+# Named presets: algorithm -> preset -> section ("env" / "algo_config") -> overrides.
+PRESETS: dict[str, dict[str, dict[str, dict[str, Any]]]] = {
+    "ppo": {
+        "cartpole": {
+            # RL Zoo's tuned CartPole-v1 settings: solves within 100k steps.
+            "env": {"num_envs": 8},
+            "algo_config": {
+                "num_steps": 32, "minibatch_size": 256, "epochs": 20, "gamma": 0.98, "gae_lambda": 0.8,
+                "learning_rate": 1e-3, "anneal_lr": True,
+            },
+        },
+        "atari": {
+            # Schulman et al. (2017) / CleanRL ppo_atari.
+            "env": {"num_envs": 8, "reward_clip": 1.0},
+            "algo_config": {
+                "num_steps": 128, "minibatch_size": 256, "epochs": 4, "learning_rate": 2.5e-4, "anneal_lr": True,
+                "clip": 0.1, "clip_value": 0.1, "entropy_coef": 0.01, "network": "nature", "shared": True,
+            },
+        },
+        "minatar": {
+            "env": {"num_envs": 8},
+            "algo_config": {
+                "num_steps": 128, "minibatch_size": 256, "epochs": 4, "learning_rate": 2.5e-4, "anneal_lr": True,
+                "entropy_coef": 0.01, "network": "minatar", "shared": True,
+            },
+        },
+        "mujoco": {
+            # CleanRL ppo_continuous_action.
+            "env": {"num_envs": 1, "normalize_observation": True, "normalize_reward": True},
+            "algo_config": {"num_steps": 2048, "minibatch_size": 64, "epochs": 10, "anneal_lr": True},
+        },
+    },
+}
+
+
+def default_preset(algo: str, env_id: str) -> str | None:
+    """The preset applied when none is named: per-environment defaults."""
+    suite = suite_of(env_id)
+    name = "cartpole" if env_id == "CartPole-v1" else suite
+    return name if name in PRESETS.get(algo, {}) else None
+
+
+def make_config(algo: str, preset: str | None = None, **overrides: Any) -> TrainConfig:
+    """Defaults, then the preset (given or the env's default), then ``overrides`` by field name.
+
+    ``overrides`` may name fields of RunConfig, EnvConfig or the algorithm's config.
+    """
+    config = TrainConfig(algo=algo)
+    sections = {"run": config.run, "env": config.env, "algo_config": config.algo_config}
+    owner = {f.name: section for section, obj in sections.items() for f in dataclasses.fields(obj)}
+    unknown = set(overrides) - set(owner)
+    if unknown:
+        raise ValueError(f"unknown option(s) for {algo}: {', '.join(sorted(unknown))}")
+    if "env" in overrides:
+        config.run.env = overrides["env"]
+    if preset is None:
+        preset = default_preset(algo, config.run.env)
+    elif preset not in PRESETS.get(algo, {}):
+        raise ValueError(f"unknown preset {preset!r} for {algo}; choose one of {', '.join(PRESETS.get(algo, {}))}")
+    if preset is not None:
+        for section, values in PRESETS[algo][preset].items():
+            for name, value in values.items():
+                setattr(sections[section], name, value)
+    for name, value in overrides.items():
+        setattr(sections[owner[name]], name, value)
+    return config
+
+
+@cache
+def field_docs(cls: type) -> dict[str, str]:
+    """The docstring written under each field of dataclass ``cls`` (read from its source)."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+    body = tree.body[0].body
+    docs = {}
+    for node, following in zip(body, body[1:]):
+        if (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and isinstance(following, ast.Expr)
+            and isinstance(following.value, ast.Constant)
+            and isinstance(following.value.value, str)
+        ):
+            docs[node.target.id] = " ".join(following.value.value.split())
+    return docs
+
+
+def field_type(cls: type, name: str) -> tuple[type, bool]:
+    """``(base type, optional)`` of a field: ``float | None`` -> ``(float, True)``."""
+    hint = typing.get_type_hints(cls)[name]
+    args = typing.get_args(hint)
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        base = next(a for a in args if a is not type(None))
+        return base, True
+    return hint, False

@@ -1,0 +1,7 @@
+"""Environments: one factory, per-suite backends, torch-side wrappers."""
+
+from voidrl.envs.base import Step, VecEnv
+from voidrl.envs.factory import EnvConfig, UnknownEnvironment, list_env_ids, make_env, suite_of
+from voidrl.envs.wrappers import set_training
+
+__all__ = ["EnvConfig", "Step", "UnknownEnvironment", "VecEnv", "list_env_ids", "make_env", "set_training", "suite_of"]

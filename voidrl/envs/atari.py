@@ -1,0 +1,106 @@
+"""Atari through ALE's multithreaded C++ vector environment.
+
+The preset is the thesis's: grayscale 84x84, 4 stacked frames, frame skip 4
+(max-pooled over the last two frames), no sticky actions, the full 18-action
+space, up to 30 no-ops at reset, raw (unclipped) rewards. Observations are
+uint8 ``[N, 4, 84, 84]`` end to end.
+
+Episodic life: ALE's own ``episodic_life`` flag restarts the *whole game* on a
+life loss (checked on ale-py 0.12.1), which would make the reported return
+that of a single life. Instead we ask ALE for ``life_loss_info``: a life loss
+is reported as ``terminated`` while the game goes on, and the episode statistics
+follow the game until it is over (all lives lost, or the frame limit).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import torch
+
+from voidrl.envs.base import EpisodeTracker, Step, VecEnv, actions_to_numpy
+
+ATARI_FRAME_SKIP = 4
+
+
+def rom_name(env_id: str) -> str | None:
+    """``"ALE/MsPacman-v5"``, ``"MsPacmanNoFrameskip-v4"`` or ``"ms_pacman"`` -> ``"ms_pacman"``; None if not Atari."""
+    from ale_py import roms
+
+    match = re.fullmatch(r"(?:ALE/)?([A-Za-z0-9_]+?)(?:NoFrameskip)?(?:-v\d+)?", env_id)
+    if match is None:
+        return None
+    name = match.group(1)
+    snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+    available = set(roms.get_all_rom_ids())
+    for candidate in (name, snake):
+        if candidate in available:
+            return candidate
+    return None
+
+
+def all_rom_names() -> list[str]:
+    from ale_py import roms
+
+    return sorted(roms.get_all_rom_ids())
+
+
+class AtariVecEnv(VecEnv):
+    """``num_envs`` ALE games; ``episodic_life`` ends training episodes at each life loss."""
+
+    def __init__(self, game: str, num_envs: int, episodic_life: bool = True, max_episode_steps: int = 27_000):
+        from ale_py.vector_env import AtariVectorEnv
+
+        self.env = AtariVectorEnv(
+            game,
+            num_envs,
+            autoreset_mode="SameStep",
+            frameskip=ATARI_FRAME_SKIP,
+            stack_num=4,
+            img_height=84,
+            img_width=84,
+            grayscale=True,
+            repeat_action_probability=0.0,
+            full_action_space=True,
+            noop_max=30,
+            episodic_life=False,
+            life_loss_info=episodic_life,
+            reward_clipping=False,
+            max_num_frames_per_episode=max_episode_steps * ATARI_FRAME_SKIP,
+        )
+        self.num_envs = num_envs
+        self.single_observation_space = self.env.single_observation_space
+        self.single_action_space = self.env.single_action_space
+        self.tracker = EpisodeTracker(num_envs)
+        self.frame_numbers = np.zeros(num_envs, dtype=np.int64)
+
+    def reset(self, seed: int) -> torch.Tensor:
+        obs, info = self.env.reset(seed=seed)
+        self.frame_numbers = np.asarray(info["episode_frame_number"], dtype=np.int64)
+        self.tracker.reset()
+        return torch.from_numpy(obs)
+
+    def step(self, actions: torch.Tensor) -> Step:
+        obs, reward, terminated, truncated, info = self.env.step(
+            actions_to_numpy(actions, self.single_action_space)
+        )
+        frame_numbers = np.asarray(info["episode_frame_number"], dtype=np.int64)
+        # A life loss keeps the game's frame counter running; a new game restarts it.
+        game_over = truncated | (terminated & (frame_numbers <= self.frame_numbers))
+        self.frame_numbers = frame_numbers
+        episodes = self.tracker.update(np.asarray(reward, dtype=np.float64), game_over)
+        obs = torch.from_numpy(obs)
+        done = terminated | truncated
+        final_obs = torch.from_numpy(np.where(done[:, None, None, None], info["final_obs"], obs.numpy())) if done.any() else obs
+        return Step(
+            obs=obs,
+            reward=torch.from_numpy(np.asarray(reward, dtype=np.float32)),
+            terminated=torch.from_numpy(np.asarray(terminated, dtype=bool)),
+            truncated=torch.from_numpy(np.asarray(truncated, dtype=bool)),
+            final_obs=final_obs,
+            **episodes,
+        )
+
+    def close(self) -> None:
+        self.env.close()

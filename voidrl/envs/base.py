@@ -1,0 +1,94 @@
+"""The vectorised-environment interface every backend and wrapper implements.
+
+All backends reset finished sub-environments in the same step ("same-step
+autoreset"): ``Step.obs`` is what the agent acts on next (a reset observation
+where an episode ended) and ``Step.final_obs`` is the true successor of the
+transition just taken. Both are torch tensors ``[N, *obs_shape]`` in the
+backend's native dtype (uint8 for pixels).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+
+@dataclass
+class Step:
+    """One vector step. Shapes: obs/final_obs ``[N, *obs_shape]``, the rest ``[N]``."""
+
+    obs: torch.Tensor
+    reward: torch.Tensor
+    terminated: torch.Tensor
+    truncated: torch.Tensor
+    final_obs: torch.Tensor
+    episode_returns: torch.Tensor
+    """``[K]`` undiscounted raw task returns of the K episodes that finished in this step."""
+    episode_lengths: torch.Tensor
+    """``[K]`` their lengths in agent steps."""
+    episode_envs: torch.Tensor
+    """``[K]`` the sub-environments they ran in."""
+
+
+class VecEnv:
+    """A batch of ``num_envs`` environments stepped together, speaking torch."""
+
+    num_envs: int
+    single_observation_space: gym.Space
+    single_action_space: gym.Space
+
+    def reset(self, seed: int) -> torch.Tensor:
+        """Reset every sub-environment; sub-environment i is seeded with ``seed + i``."""
+        raise NotImplementedError
+
+    def step(self, actions: torch.Tensor) -> Step:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+    def state_dict(self) -> dict:
+        """State that must survive a restart (normaliser statistics); empty for plain backends."""
+        return {}
+
+    def load_state_dict(self, state: dict) -> None:
+        if state:
+            raise ValueError(f"{type(self).__name__} has no state to load, got keys {sorted(state)}")
+
+
+class EpisodeTracker:
+    """Accumulates raw rewards per sub-environment and reports finished episodes."""
+
+    def __init__(self, num_envs: int):
+        self.returns = np.zeros(num_envs, dtype=np.float64)
+        self.lengths = np.zeros(num_envs, dtype=np.int64)
+
+    def update(self, rewards: np.ndarray, episode_over: np.ndarray) -> dict[str, torch.Tensor]:
+        """Add one step; return the ``Step.episode_*`` fields of the episodes that ended in it."""
+        self.returns += rewards
+        self.lengths += 1
+        finished = {
+            "episode_returns": torch.from_numpy(self.returns[episode_over].astype(np.float32)),
+            "episode_lengths": torch.from_numpy(self.lengths[episode_over]),
+            "episode_envs": torch.from_numpy(np.flatnonzero(episode_over)),
+        }
+        self.returns[episode_over] = 0.0
+        self.lengths[episode_over] = 0
+        return finished
+
+    def reset(self) -> None:
+        self.returns[:] = 0.0
+        self.lengths[:] = 0
+
+
+def actions_to_numpy(actions: torch.Tensor, space: gym.Space) -> np.ndarray:
+    """Convert a batch of actions for ``space``; Box actions are clipped to its bounds."""
+    array = actions.detach().cpu().numpy()
+    if isinstance(space, gym.spaces.Discrete):
+        return array.astype(np.int64, copy=False)
+    if isinstance(space, gym.spaces.Box):
+        return np.clip(array, space.low, space.high).astype(space.dtype, copy=False)
+    raise TypeError(f"unsupported action space {space}")

@@ -1,0 +1,115 @@
+"""The one entry point that turns an environment id into a ``VecEnv``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gymnasium as gym
+
+from voidrl.envs.atari import AtariVecEnv, all_rom_names, rom_name
+from voidrl.envs.base import VecEnv
+from voidrl.envs.gym_backend import make_gym_vec_env
+from voidrl.envs.wrappers import NormalizeObservation, NormalizeReward, TransformReward
+
+SUITES = ("classic", "mujoco", "minatar", "atari")
+LIST_HINT = "run `voidrl envs` to list the valid ids"
+
+
+class UnknownEnvironment(ValueError):
+    pass
+
+
+@dataclass
+class EnvConfig:
+    """How the training environments are built (see ``make_env``)."""
+
+    num_envs: int = 8
+    """Number of parallel environments stepped together."""
+    normalize_observation: bool = False
+    """Standardise observations with running statistics (saved in checkpoints)."""
+    normalize_reward: bool = False
+    """Divide rewards by the running std of the discounted return (saved in checkpoints)."""
+    reward_clip: float | None = None
+    """Clamp training rewards to [-c, c] before scaling (1 on Atari = sign clipping); None disables."""
+    reward_scale: float = 1.0
+    """Multiply training rewards by this (the thesis uses 0.1 on Ms. Pac-Man)."""
+    episodic_life: bool = True
+    """Atari only: a lost life ends the training episode (reported returns still run to game over)."""
+    max_episode_steps: int | None = None
+    """Override the id's time limit in agent steps (Atari default 27,000 = 108,000 frames)."""
+
+
+def _register_optional_suites() -> None:
+    import ale_py
+
+    gym.register_envs(ale_py)
+    try:
+        from minatar.gym import register_envs
+    except ImportError:
+        return
+    if "MinAtar/Breakout-v1" not in gym.registry:
+        register_envs()
+
+
+def suite_of(env_id: str) -> str:
+    """The suite an id belongs to; raises ``UnknownEnvironment`` naming the id otherwise."""
+    if env_id.startswith("MinAtar/"):
+        _register_optional_suites()
+        if env_id in gym.registry:
+            return "minatar"
+    elif env_id in gym.registry:
+        entry = str(gym.registry[env_id].entry_point)
+        if "classic_control" in entry:
+            return "classic"
+        if "mujoco" in entry:
+            return "mujoco"
+    if rom_name(env_id) is not None:
+        return "atari"
+    raise UnknownEnvironment(f"unknown environment id {env_id!r}; {LIST_HINT}")
+
+
+def list_env_ids() -> dict[str, list[str]]:
+    """Valid ids per suite (Atari games listed by their ALE/...-v5 id)."""
+    _register_optional_suites()
+    ids: dict[str, list[str]] = {suite: [] for suite in SUITES}
+    for env_id, spec in gym.registry.items():
+        entry = str(spec.entry_point)
+        if "classic_control" in entry:
+            ids["classic"].append(env_id)
+        elif "mujoco" in entry and env_id.endswith("-v5"):
+            ids["mujoco"].append(env_id)
+        elif env_id.startswith("MinAtar/"):
+            ids["minatar"].append(env_id)
+        elif env_id.startswith("ALE/") and env_id.endswith("-v5"):
+            ids["atari"].append(env_id)
+    if not ids["atari"]:
+        ids["atari"] = all_rom_names()
+    return {suite: sorted(names) for suite, names in ids.items()}
+
+
+def make_env(env_id: str, config: EnvConfig | None = None, gamma: float = 0.99) -> VecEnv:
+    """Build ``config.num_envs`` copies of ``env_id`` as one torch ``VecEnv``.
+
+    ``gamma`` is the discount used by reward normalisation.
+    """
+    config = config or EnvConfig()
+    suite = suite_of(env_id)
+    if suite == "atari":
+        env: VecEnv = AtariVecEnv(
+            rom_name(env_id),
+            config.num_envs,
+            episodic_life=config.episodic_life,
+            max_episode_steps=config.max_episode_steps or 27_000,
+        )
+    else:
+        max_steps = config.max_episode_steps
+        if suite == "minatar" and max_steps is None:
+            max_steps = 27_000
+        env = make_gym_vec_env(env_id, config.num_envs, suite, max_steps)
+    if config.normalize_observation:
+        env = NormalizeObservation(env)
+    if config.reward_clip is not None or config.reward_scale != 1.0:
+        env = TransformReward(env, config.reward_clip, config.reward_scale)
+    if config.normalize_reward:
+        env = NormalizeReward(env, gamma)
+    return env

@@ -1,0 +1,113 @@
+"""Gymnasium vector environments (classic control, MuJoCo, MinAtar) behind ``VecEnv``."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import torch
+from gymnasium.envs.classic_control.cartpole import CartPoleVectorEnv
+from gymnasium.vector import AutoresetMode
+
+from voidrl.envs.base import EpisodeTracker, Step, VecEnv, actions_to_numpy
+
+
+class SameStepCartPole(CartPoleVectorEnv):
+    """Gymnasium's native vectorised CartPole, resetting finished poles in the same step.
+
+    The parent resets a finished sub-environment only on the *next* call and
+    ignores that call's action ("next-step" autoreset). Here the reset happens at
+    once, the true final observation goes to ``info["final_obs"]``, and the
+    returned observation is the reset one, as in every other voidrl backend.
+    """
+
+    metadata = {**CartPoleVectorEnv.metadata, "autoreset_mode": AutoresetMode.SAME_STEP}
+
+    def step(self, action):
+        obs, reward, terminated, truncated, _ = super().step(action)
+        done = self.prev_done
+        final_obs = obs
+        if done.any():
+            self.state[:, done] = self.np_random.uniform(low=self.low, high=self.high, size=(4, int(done.sum())))
+            self.steps[done] = 0
+            self.prev_done = np.zeros_like(done)
+            obs = self.state.T.astype(np.float32)
+        return obs, reward, terminated, truncated, {"final_obs": final_obs, "_final_obs": done}
+
+
+def _as_tensor(array) -> torch.Tensor:
+    """Observations as tensors; float64 (MuJoCo) becomes float32."""
+    array = np.asarray(array)
+    if array.dtype == np.float64:
+        array = array.astype(np.float32)
+    return torch.from_numpy(array)
+
+
+class GymVecEnv(VecEnv):
+    """Wraps a gymnasium ``VectorEnv`` running in same-step autoreset mode."""
+
+    def __init__(self, env: gym.vector.VectorEnv):
+        if env.metadata.get("autoreset_mode") != AutoresetMode.SAME_STEP:
+            raise ValueError("GymVecEnv needs a vector env in same-step autoreset mode")
+        self.env = env
+        self.num_envs = env.num_envs
+        self.single_observation_space = env.single_observation_space
+        self.single_action_space = env.single_action_space
+        self.tracker = EpisodeTracker(self.num_envs)
+
+    def reset(self, seed: int) -> torch.Tensor:
+        obs, _ = self.env.reset(seed=seed)
+        self.tracker.reset()
+        return _as_tensor(obs)
+
+    def step(self, actions: torch.Tensor) -> Step:
+        obs, reward, terminated, truncated, info = self.env.step(
+            actions_to_numpy(actions, self.single_action_space)
+        )
+        reward = np.asarray(reward, dtype=np.float64)
+        done = terminated | truncated
+        obs = _as_tensor(obs)
+        final_obs = obs
+        if done.any():
+            final_obs = obs.clone()
+            for i in np.flatnonzero(done):
+                final_obs[i] = _as_tensor(info["final_obs"][i])
+        episodes = self.tracker.update(reward, done)
+        return Step(
+            obs=obs,
+            reward=torch.from_numpy(reward.astype(np.float32)),
+            terminated=torch.from_numpy(np.asarray(terminated, dtype=bool)),
+            truncated=torch.from_numpy(np.asarray(truncated, dtype=bool)),
+            final_obs=final_obs,
+            **episodes,
+        )
+
+    def close(self) -> None:
+        self.env.close()
+
+
+class MinAtarPixels(gym.ObservationWrapper):
+    """MinAtar's ``[10, 10, C]`` bool grid as ``[C, 10, 10]`` uint8 in {0, 255}."""
+
+    def __init__(self, env: gym.Env):
+        super().__init__(env)
+        height, width, channels = env.observation_space.shape
+        self.observation_space = gym.spaces.Box(0, 255, (channels, height, width), np.uint8)
+
+    def observation(self, observation):
+        return np.ascontiguousarray(np.moveaxis(observation, -1, 0)).astype(np.uint8) * 255
+
+
+def make_gym_vec_env(env_id: str, num_envs: int, suite: str, max_episode_steps: int | None = None) -> GymVecEnv:
+    """Build a same-step vector env for a registered gymnasium id of ``suite``."""
+    if env_id == "CartPole-v1" and max_episode_steps is None:
+        return GymVecEnv(SameStepCartPole(num_envs=num_envs, max_episode_steps=500))
+    wrappers = [MinAtarPixels] if suite == "minatar" else []
+    env = gym.make_vec(
+        env_id,
+        num_envs=num_envs,
+        vectorization_mode="sync",
+        vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP},
+        wrappers=wrappers,
+        **({"max_episode_steps": max_episode_steps} if max_episode_steps else {}),
+    )
+    return GymVecEnv(env)

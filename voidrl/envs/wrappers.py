@@ -1,0 +1,134 @@
+"""Torch-side ``VecEnv`` wrappers that change what the learner sees.
+
+They never touch ``Step.episode_returns``: reported returns are always the raw
+task score. Their statistics are part of the checkpoint via ``state_dict``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import torch
+
+from voidrl.envs.base import Step, VecEnv
+from voidrl.math.running_stats import RunningMeanStd
+
+
+class VecEnvWrapper(VecEnv):
+    def __init__(self, env: VecEnv):
+        self.env = env
+        self.num_envs = env.num_envs
+        self.single_observation_space = env.single_observation_space
+        self.single_action_space = env.single_action_space
+
+    def reset(self, seed: int) -> torch.Tensor:
+        return self.env.reset(seed)
+
+    def step(self, actions: torch.Tensor) -> Step:
+        return self.env.step(actions)
+
+    def close(self) -> None:
+        self.env.close()
+
+    def own_state_dict(self) -> dict:
+        return {}
+
+    def load_own_state_dict(self, state: dict) -> None:
+        pass
+
+    def state_dict(self) -> dict:
+        return {"own": self.own_state_dict(), "inner": self.env.state_dict()}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.load_own_state_dict(state["own"])
+        self.env.load_state_dict(state["inner"])
+
+
+class NormalizeObservation(VecEnvWrapper):
+    """(obs - mean) / sqrt(var + eps), clipped to [-clip, clip]; statistics updated while ``training``."""
+
+    def __init__(self, env: VecEnv, clip: float = 10.0, epsilon: float = 1e-8):
+        super().__init__(env)
+        self.stats = RunningMeanStd(env.single_observation_space.shape)
+        self.clip = clip
+        self.epsilon = epsilon
+        self.training = True
+
+    def normalize(self, obs: torch.Tensor) -> torch.Tensor:
+        scaled = (obs.to(torch.float64) - self.stats.mean) / (self.stats.var + self.epsilon).sqrt()
+        return scaled.clamp(-self.clip, self.clip).to(torch.float32)
+
+    def reset(self, seed: int) -> torch.Tensor:
+        obs = self.env.reset(seed)
+        if self.training:
+            self.stats.update(obs)
+        return self.normalize(obs)
+
+    def step(self, actions: torch.Tensor) -> Step:
+        step = self.env.step(actions)
+        if self.training:
+            self.stats.update(step.obs)
+        obs = self.normalize(step.obs)
+        final_obs = obs if step.final_obs is step.obs else self.normalize(step.final_obs)
+        return replace(step, obs=obs, final_obs=final_obs)
+
+    def own_state_dict(self) -> dict:
+        return self.stats.state_dict()
+
+    def load_own_state_dict(self, state: dict) -> None:
+        self.stats.load_state_dict(state)
+
+
+class NormalizeReward(VecEnvWrapper):
+    """Divide rewards by the running std of the discounted return (as SB3's VecNormalize)."""
+
+    def __init__(self, env: VecEnv, gamma: float, clip: float = 10.0, epsilon: float = 1e-8):
+        super().__init__(env)
+        self.stats = RunningMeanStd(())
+        self.discounted = torch.zeros(env.num_envs, dtype=torch.float64)
+        self.gamma = gamma
+        self.clip = clip
+        self.epsilon = epsilon
+        self.training = True
+
+    def reset(self, seed: int) -> torch.Tensor:
+        self.discounted.zero_()
+        return self.env.reset(seed)
+
+    def step(self, actions: torch.Tensor) -> Step:
+        step = self.env.step(actions)
+        if self.training:
+            self.discounted = self.discounted * self.gamma + step.reward.to(torch.float64)
+            self.stats.update(self.discounted)
+            self.discounted[step.terminated | step.truncated] = 0.0
+        scaled = step.reward / (self.stats.var + self.epsilon).sqrt().to(torch.float32)
+        return replace(step, reward=scaled.clamp(-self.clip, self.clip))
+
+    def own_state_dict(self) -> dict:
+        return {"stats": self.stats.state_dict(), "discounted": self.discounted.clone()}
+
+    def load_own_state_dict(self, state: dict) -> None:
+        self.stats.load_state_dict(state["stats"])
+        self.discounted = state["discounted"].clone()
+
+
+class TransformReward(VecEnvWrapper):
+    """r -> scale * clamp(r, -clip, clip) (clip omitted when None); e.g. sign clipping for Atari."""
+
+    def __init__(self, env: VecEnv, clip: float | None, scale: float):
+        super().__init__(env)
+        self.clip = clip
+        self.scale = scale
+
+    def step(self, actions: torch.Tensor) -> Step:
+        step = self.env.step(actions)
+        reward = step.reward if self.clip is None else step.reward.clamp(-self.clip, self.clip)
+        return replace(step, reward=reward * self.scale)
+
+
+def set_training(env: VecEnv, training: bool) -> None:
+    """Freeze (``False``) or resume (``True``) the statistics of every normaliser in the chain."""
+    while isinstance(env, VecEnvWrapper):
+        if hasattr(env, "training"):
+            env.training = training
+        env = env.env

@@ -1,0 +1,61 @@
+"""Checkpoints: written atomically, read without unpickling arbitrary objects.
+
+A checkpoint is a nested dict of tensors, numbers, strings, lists and dicts,
+saved with ``torch.save`` and loaded with ``torch.load(weights_only=True)``,
+whose restricted unpickler refuses any other object (so a crafted file cannot
+run code).
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import torch
+
+FORMAT = "voidrl-checkpoint-v1"
+
+
+class CheckpointError(ValueError):
+    pass
+
+
+def save_checkpoint(path: str | os.PathLike, payload: dict[str, Any]) -> None:
+    """Write ``payload`` to ``path`` via a temporary file, fsync and rename: never half-written."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            torch.save({"format": FORMAT, **payload}, handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    directory = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
+
+
+def load_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
+    """Read a checkpoint; ``CheckpointError`` with one clear line if missing, corrupt or unsafe."""
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"checkpoint {str(path)!r} does not exist")
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as error:
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else "unsafe content"
+        raise CheckpointError(f"checkpoint {str(path)!r} was refused: {first_line}") from None
+    except Exception as error:  # truncated zip, wrong file type, ...
+        raise CheckpointError(f"checkpoint {str(path)!r} is corrupt or not a checkpoint ({type(error).__name__})") from None
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+        raise CheckpointError(f"checkpoint {str(path)!r} is not a {FORMAT} file")
+    return payload

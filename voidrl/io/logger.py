@@ -1,0 +1,101 @@
+"""Run logs: ``episodes.csv``, ``metrics.csv``, TensorBoard events, optionally W&B.
+
+On resume from a checkpoint taken at step S, rows with ``step > S`` (written
+after that checkpoint, and about to be produced again) are dropped first, so the
+files hold each episode and update once.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+from typing import Any
+
+EPISODE_COLUMNS = ["step", "return", "length"]
+
+
+def truncate_csv(path: Path, max_step: int) -> None:
+    """Keep the header and the rows whose ``step`` is at most ``max_step``."""
+    if not path.exists():
+        return
+    with path.open(newline="") as handle:
+        rows = list(csv.reader(handle))
+    if not rows:
+        return
+    kept = [rows[0]] + [row for row in rows[1:] if row and int(float(row[0])) <= max_step]
+    tmp = path.with_suffix(".tmp")
+    with tmp.open("w", newline="") as handle:
+        csv.writer(handle).writerows(kept)
+    tmp.replace(path)
+
+
+class RunLogger:
+    def __init__(self, run_dir: str | Path, config: dict[str, Any], resume_step: int | None = None, wandb: bool = False):
+        self.run_dir = Path(run_dir)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.episodes_path = self.run_dir / "episodes.csv"
+        self.metrics_path = self.run_dir / "metrics.csv"
+        if resume_step is not None:
+            truncate_csv(self.episodes_path, resume_step)
+            truncate_csv(self.metrics_path, resume_step)
+        self.metric_columns: list[str] | None = None
+        if self.metrics_path.exists() and self.metrics_path.stat().st_size:
+            with self.metrics_path.open(newline="") as handle:
+                self.metric_columns = next(csv.reader(handle))
+        new_episodes = not self.episodes_path.exists()
+        self.episodes_file = self.episodes_path.open("a", newline="")
+        self.episodes_csv = csv.writer(self.episodes_file)
+        if new_episodes:
+            self.episodes_csv.writerow(EPISODE_COLUMNS)
+        self.metrics_file = self.metrics_path.open("a", newline="")
+        self.metrics_csv = csv.writer(self.metrics_file)
+
+        from torch.utils.tensorboard import SummaryWriter
+
+        self.tensorboard = SummaryWriter(
+            str(self.run_dir / "tensorboard"), purge_step=None if resume_step is None else resume_step + 1
+        )
+        self.wandb = None
+        if wandb:
+            import wandb as wandb_module
+
+            self.wandb = wandb_module.init(dir=str(self.run_dir), config=config, resume="allow")
+
+    def log_episodes(self, steps: list[int], returns: list[float], lengths: list[int]) -> None:
+        for step, episode_return, length in zip(steps, returns, lengths):
+            self.episodes_csv.writerow([step, episode_return, length])
+            self.tensorboard.add_scalar("rollout/episode_return", episode_return, step)
+            self.tensorboard.add_scalar("rollout/episode_length", length, step)
+        if self.wandb is not None and returns:
+            self.wandb.log({"rollout/episode_return": sum(returns) / len(returns)}, step=steps[-1])
+
+    def log_metrics(self, step: int, metrics: dict[str, float]) -> None:
+        if self.metric_columns is None:
+            self.metric_columns = ["step", *metrics]
+            self.metrics_csv.writerow(self.metric_columns)
+        row = [step] + [_format(metrics.get(name)) for name in self.metric_columns[1:]]
+        self.metrics_csv.writerow(row)
+        for name, value in metrics.items():
+            self.tensorboard.add_scalar(name, value, step)
+        if self.wandb is not None:
+            self.wandb.log(metrics, step=step)
+
+    def flush(self) -> None:
+        self.episodes_file.flush()
+        self.metrics_file.flush()
+        self.tensorboard.flush()
+
+    def close(self) -> None:
+        self.flush()
+        self.episodes_file.close()
+        self.metrics_file.close()
+        self.tensorboard.close()
+        if self.wandb is not None:
+            self.wandb.finish()
+
+
+def _format(value: float | None) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return f"{value:.6g}"

@@ -1,0 +1,86 @@
+"""Advantage and return estimators over an explicit time axis.
+
+All functions take tensors shaped ``[T, N]`` (time first, then environments)
+and keep ``terminated`` and ``truncated`` apart:
+
+* ``terminated[t]``: the transition at ``t`` entered a terminal state, so the
+  value of its next state is zero (no bootstrap).
+* ``truncated[t]``: the episode was cut at ``t`` (time limit) although it could
+  have gone on; the recursion stops there, but ``next_values[t]`` (the value of
+  the true final observation) is still bootstrapped.
+* The end of the rollout (``t = T - 1``) is an implicit cut: ``next_values[T-1]``
+  is the value of the state after the last stored one.
+
+``next_values[t]`` is the critic's value of the state that followed step ``t``
+(for a truncated step, of the final observation, not of the reset one).
+"""
+
+from __future__ import annotations
+
+import torch
+
+
+def _episode_continues(terminated: torch.Tensor, truncated: torch.Tensor) -> torch.Tensor:
+    return 1.0 - (terminated | truncated).to(torch.float32)
+
+
+def generalized_advantage_estimate(
+    rewards: torch.Tensor,
+    values: torch.Tensor,
+    next_values: torch.Tensor,
+    terminated: torch.Tensor,
+    truncated: torch.Tensor,
+    gamma: float,
+    gae_lambda: float,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """GAE(gamma, lambda) of Schulman et al. (2016).
+
+    delta_t = r_t + gamma (1 - terminated_t) V(s'_t) - V(s_t)
+    A_t     = delta_t + gamma lambda (1 - done_t) A_{t+1},  A_T = 0
+
+    Args:
+        rewards, values, next_values: float ``[T, N]``.
+        terminated, truncated: bool ``[T, N]``.
+    Returns:
+        ``(advantages, returns)``, both ``[T, N]``; ``returns = advantages + values``
+        are the critic's regression targets.
+    """
+    bootstrap = 1.0 - terminated.to(values.dtype)
+    deltas = rewards + gamma * bootstrap * next_values - values
+    decay = gamma * gae_lambda * _episode_continues(terminated, truncated).to(values.dtype)
+    advantages = torch.empty_like(values)
+    running = torch.zeros_like(values[0])
+    for t in range(values.shape[0] - 1, -1, -1):
+        running = deltas[t] + decay[t] * running
+        advantages[t] = running
+    return advantages, advantages + values
+
+
+def discounted_returns(
+    rewards: torch.Tensor,
+    next_values: torch.Tensor,
+    terminated: torch.Tensor,
+    truncated: torch.Tensor,
+    gamma: float,
+) -> torch.Tensor:
+    """Bootstrapped discounted return G_t = r_t + gamma G_{t+1}, per episode.
+
+    At a termination G_t = r_t; at a truncation or at the rollout's end
+    G_t = r_t + gamma V(s'_t). Over whole episodes that end in termination this
+    is the Monte-Carlo return used by REINFORCE.
+
+    Args:
+        rewards, next_values: float ``[T, N]``; terminated, truncated: bool ``[T, N]``.
+    Returns:
+        ``[T, N]`` returns.
+    """
+    done = terminated | truncated
+    bootstrap = next_values * (~terminated).to(next_values.dtype)
+    returns = torch.empty_like(rewards)
+    following = torch.zeros_like(rewards[0])
+    last = rewards.shape[0] - 1
+    for t in range(last, -1, -1):
+        tail = torch.where(done[t] | (t == last), bootstrap[t], following)
+        following = rewards[t] + gamma * tail
+        returns[t] = following
+    return returns

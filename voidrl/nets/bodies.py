@@ -1,0 +1,95 @@
+"""Feature extractors: observation batch ``[B, *obs_shape]`` -> features ``[B, out_features]``.
+
+Pixel bodies take uint8 frames and scale them inside the network, so rollouts
+never hold float copies of observations.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+
+def orthogonal_init(layer: nn.Module, gain: float = math.sqrt(2.0)) -> nn.Module:
+    nn.init.orthogonal_(layer.weight, gain)
+    nn.init.zeros_(layer.bias)
+    return layer
+
+
+class MLP(nn.Module):
+    """Fully connected tanh network (the PPO paper's MuJoCo body)."""
+
+    def __init__(self, in_features: int, hidden_sizes: tuple[int, ...] = (64, 64)):
+        super().__init__()
+        layers: list[nn.Module] = []
+        for size in hidden_sizes:
+            layers += [orthogonal_init(nn.Linear(in_features, size)), nn.Tanh()]
+            in_features = size
+        self.net = nn.Sequential(*layers)
+        self.out_features = in_features
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.net(obs.flatten(1).float())
+
+
+class PixelBody(nn.Module):
+    """Convolutions, flatten, one hidden fc layer; input uint8 scaled to [0, 1] plus ``offset``."""
+
+    def __init__(self, convs: list[nn.Conv2d], obs_shape: tuple[int, ...], hidden: int, offset: float = 0.0):
+        super().__init__()
+        layers: list[nn.Module] = []
+        for conv in convs:
+            layers += [orthogonal_init(conv), nn.ReLU()]
+        layers.append(nn.Flatten())
+        self.convs = nn.Sequential(*layers)
+        with torch.no_grad():
+            flat = self.convs(torch.zeros(1, *obs_shape)).shape[1]
+        self.fc = nn.Sequential(orthogonal_init(nn.Linear(flat, hidden)), nn.ReLU())
+        self.offset = offset
+        self.out_features = hidden
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        x = obs.float() * (1.0 / 255.0)
+        if self.offset:
+            x = x + self.offset
+        return self.fc(self.convs(x))
+
+
+def nature_cnn(obs_shape: tuple[int, ...]) -> PixelBody:
+    """Mnih et al. (2015): 32@8x8/4, 64@4x4/2, 64@3x3/1, fc 512."""
+    channels = obs_shape[0]
+    convs = [nn.Conv2d(channels, 32, 8, 4), nn.Conv2d(32, 64, 4, 2), nn.Conv2d(64, 64, 3, 1)]
+    return PixelBody(convs, obs_shape, 512)
+
+
+def thesis_cnn(obs_shape: tuple[int, ...]) -> PixelBody:
+    """The thesis's PPG policy body (SPEC.md): 16@8x8/4, 32@4x4/2, fc 256, input x/255 - 0.5."""
+    channels = obs_shape[0]
+    convs = [nn.Conv2d(channels, 16, 8, 4), nn.Conv2d(16, 32, 4, 2)]
+    return PixelBody(convs, obs_shape, 256, offset=-0.5)
+
+
+def minatar_cnn(obs_shape: tuple[int, ...]) -> PixelBody:
+    """Young & Tian (2019) MinAtar network: 16@3x3/1, fc 128."""
+    return PixelBody([nn.Conv2d(obs_shape[0], 16, 3, 1)], obs_shape, 128)
+
+
+NETWORKS = ("auto", "mlp", "nature", "thesis", "minatar")
+
+
+def make_body(network: str, obs_shape: tuple[int, ...], hidden_sizes: tuple[int, ...]) -> nn.Module:
+    """Body by name; ``auto`` picks mlp for vectors, nature for 84x84 frames, minatar for small frames."""
+    if network == "auto":
+        if len(obs_shape) == 1:
+            network = "mlp"
+        elif len(obs_shape) == 3:
+            network = "nature" if min(obs_shape[1:]) >= 36 else "minatar"
+        else:
+            raise ValueError(f"no default network for observations of shape {obs_shape}")
+    if network == "mlp":
+        return MLP(math.prod(obs_shape), hidden_sizes)
+    if len(obs_shape) != 3:
+        raise ValueError(f"network {network!r} needs [C, H, W] observations, got shape {obs_shape}")
+    return {"nature": nature_cnn, "thesis": thesis_cnn, "minatar": minatar_cnn}[network](obs_shape)

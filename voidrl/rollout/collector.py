@@ -1,0 +1,79 @@
+"""The collector: steps a ``VecEnv`` with the current policy and fills a ``RolloutStorage``."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import torch
+
+from voidrl.envs.base import VecEnv
+from voidrl.nets.actor_critic import ActorCritic
+from voidrl.rollout.storage import RolloutStorage
+
+
+@dataclass
+class RolloutStats:
+    """What happened during one rollout, besides the transitions themselves."""
+
+    episode_steps: list[int] = field(default_factory=list)
+    """Total environment steps (all envs) at which each finished episode ended."""
+    episode_returns: list[float] = field(default_factory=list)
+    episode_lengths: list[int] = field(default_factory=list)
+    env_seconds: float = 0.0
+    inference_seconds: float = 0.0
+
+
+class Collector:
+    """Keeps the current observation between rollouts; ``collect`` fills one storage."""
+
+    def __init__(self, env: VecEnv, policy: ActorCritic, device: torch.device | str = "cpu"):
+        self.env = env
+        self.policy = policy
+        self.device = torch.device(device)
+        self.obs: torch.Tensor | None = None
+
+    def reset(self, seed: int) -> torch.Tensor:
+        self.obs = self.env.reset(seed)
+        return self.obs
+
+    @torch.no_grad()
+    def collect(self, storage: RolloutStorage, start_step: int) -> RolloutStats:
+        """Fill ``storage`` with ``T`` vector steps; ``start_step`` counts env steps before it."""
+        if self.obs is None:
+            raise RuntimeError("Collector.reset must be called before collect")
+        stats = RolloutStats()
+        num_envs = storage.num_envs
+        obs = self.obs.to(self.device)
+        started = time.perf_counter()
+        for t in range(storage.num_steps):
+            dist, value = self.policy(obs)
+            action = dist.sample()
+            storage.obs[t] = obs
+            storage.actions[t] = action
+            storage.log_probs[t] = dist.log_prob(action)
+            storage.values[t] = value
+            action_cpu = action.cpu()
+            env_started = time.perf_counter()
+            step = self.env.step(action_cpu)
+            stats.env_seconds += time.perf_counter() - env_started
+            storage.rewards[t] = step.reward
+            storage.terminated[t] = step.terminated
+            storage.truncated[t] = step.truncated
+            cut = step.truncated & ~step.terminated
+            if cut.any():
+                storage.next_values[t, cut] = self.policy.value(step.final_obs[cut].to(self.device))
+            obs = step.obs.to(self.device)
+            for episode_return, length in zip(step.episode_returns.tolist(), step.episode_lengths.tolist()):
+                stats.episode_steps.append(start_step + (t + 1) * num_envs)
+                stats.episode_returns.append(episode_return)
+                stats.episode_lengths.append(length)
+        continues = ~(storage.terminated[:-1] | storage.truncated[:-1])
+        storage.next_values[:-1] = torch.where(continues, storage.values[1:], storage.next_values[:-1])
+        storage.next_values[-1] = torch.where(
+            storage.terminated[-1] | storage.truncated[-1], storage.next_values[-1], self.policy.value(obs)
+        )
+        storage.next_values[storage.terminated] = 0.0
+        stats.inference_seconds = time.perf_counter() - started - stats.env_seconds
+        self.obs = obs
+        return stats

@@ -1,0 +1,117 @@
+"""A trained policy with what it needs to act: its config and normaliser statistics."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from typing import Any
+
+import torch
+
+from voidrl.algos.base import build_policy
+from voidrl.config import TrainConfig
+from voidrl.envs import VecEnv, make_env, set_training
+from voidrl.io.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from voidrl.nets.actor_critic import ActorCritic
+
+
+def resolve_device(name: str) -> torch.device:
+    """``auto`` -> cuda when available; an unavailable or malformed device raises ValueError."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        device = torch.device(name)
+    except RuntimeError:
+        raise ValueError(f"device must be cpu, cuda, cuda:N or auto, got {name!r}") from None
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {name!r} is not available here (torch.cuda.is_available() is False)")
+    return device
+
+
+class Agent:
+    """Acts on observations of the environments returned by ``make_env``."""
+
+    def __init__(self, config: TrainConfig, policy: ActorCritic, env_state: dict[str, Any], step: int = 0):
+        self.config = config
+        self.policy = policy
+        self.env_state = env_state
+        self.step = step
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, device: str = "cpu") -> Agent:
+        """From a training checkpoint or a file written by ``save``."""
+        payload = load_checkpoint(path)
+        try:
+            config = TrainConfig.from_dict(payload["config"])
+            policy = build_policy_for(config, resolve_device(device))
+            policy.load_state_dict(payload["algorithm"]["policy"])
+        except (KeyError, TypeError, RuntimeError) as error:
+            raise CheckpointError(f"checkpoint {str(path)!r} does not match its config ({type(error).__name__}: {error})") from None
+        return cls(config, policy, payload["env"], payload.get("step", 0))
+
+    def save(self, path: str | os.PathLike) -> None:
+        save_checkpoint(path, {
+            "config": self.config.to_dict(),
+            "algorithm": {"policy": self.policy.state_dict()},
+            "env": self.env_state,
+            "step": self.step,
+        })
+
+    def make_env(self, num_envs: int | None = None, evaluation: bool = True) -> VecEnv:
+        """The training environment's twin, normalisers loaded and frozen.
+
+        With ``evaluation`` an Atari episode is a whole game (no life-loss episodes).
+        """
+        env_config = dataclasses.replace(self.config.env, num_envs=num_envs or self.config.env.num_envs)
+        if evaluation:
+            env_config.episodic_life = False
+        env = make_env(self.config.run.env, env_config, gamma=getattr(self.config.algo_config, "gamma", 0.99))
+        env.load_state_dict(self.env_state)
+        set_training(env, False)
+        return env
+
+    def act(self, obs: torch.Tensor, deterministic: bool = True) -> torch.Tensor:
+        device = next(self.policy.parameters()).device
+        return self.policy.act(torch.as_tensor(obs).to(device), deterministic).cpu()
+
+    def evaluate(self, episodes: int = 10, deterministic: bool = True, num_envs: int | None = None, seed: int = 12345) -> list[float]:
+        """Returns of ``episodes`` whole episodes, split evenly over the environments.
+
+        Each environment contributes a fixed quota, so short episodes are not over-represented.
+        """
+        if episodes < 1:
+            raise ValueError(f"episodes must be a positive integer, got {episodes}")
+        num_envs = min(num_envs or self.config.env.num_envs, episodes)
+        quota = [episodes // num_envs + (i < episodes % num_envs) for i in range(num_envs)]
+        env = self.make_env(num_envs)
+        returns: list[float] = []
+        try:
+            obs = env.reset(seed)
+            while len(returns) < episodes:
+                step = env.step(self.act(obs, deterministic))
+                for env_index, episode_return in zip(step.episode_envs.tolist(), step.episode_returns.tolist()):
+                    if quota[env_index] > 0:
+                        quota[env_index] -= 1
+                        returns.append(episode_return)
+                obs = step.obs
+        finally:
+            env.close()
+        return returns
+
+
+def build_policy_for(config: TrainConfig, device: torch.device) -> ActorCritic:
+    """The untrained policy network a config describes (shape from a throwaway 1-env instance)."""
+    probe = make_env(config.run.env, dataclasses.replace(config.env, num_envs=1, normalize_observation=False))
+    try:
+        obs_shape, action_space = probe.single_observation_space.shape, probe.single_action_space
+    finally:
+        probe.close()
+    cfg = config.algo_config
+    return build_policy(obs_shape, action_space, cfg.network, cfg.hidden_sizes, cfg.shared, device)
+
+
+def summarize(returns: list[float]) -> tuple[float, float]:
+    mean = sum(returns) / len(returns)
+    std = math.sqrt(sum((r - mean) ** 2 for r in returns) / len(returns))
+    return mean, std

@@ -1,0 +1,115 @@
+"""The one training loop: collect, update, log, checkpoint."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import deque
+from pathlib import Path
+
+import torch
+from tqdm import tqdm
+
+from voidrl.algos import ALGORITHMS
+from voidrl.config import TrainConfig
+from voidrl.envs import make_env
+from voidrl.io.checkpoint import load_checkpoint, save_checkpoint
+from voidrl.io.logger import RunLogger
+from voidrl.rollout import Collector, RolloutStorage
+from voidrl.train.agent import Agent, resolve_device
+from voidrl.train.seeding import rng_state, seed_everything, set_rng_state
+
+CHECKPOINT_NAME = "checkpoint.pt"
+
+
+class RunDirError(ValueError):
+    pass
+
+
+def env_seed(seed: int, update: int) -> int:
+    """Environment reset seed; a resumed run reseeds so it does not replay the first episodes."""
+    return (seed + 1_000_003 * update) % 2**31
+
+
+def check_run_dir(config: TrainConfig, resume: bool) -> Path:
+    """Refuse to overwrite an existing run, or to resume one that has no checkpoint."""
+    run_dir = Path(config.run_dir)
+    checkpoint = run_dir / CHECKPOINT_NAME
+    if resume and not checkpoint.is_file():
+        raise RunDirError(f"cannot resume: {str(checkpoint)!r} does not exist")
+    if not resume and (checkpoint.exists() or (run_dir / "episodes.csv").exists()):
+        raise RunDirError(f"run directory {str(run_dir)!r} already holds a run; pass --resume to continue it or choose another --run-dir")
+    return run_dir
+
+
+def train_from_config(config: TrainConfig, resume: bool = False) -> Agent:
+    """Train as ``config`` says; with ``resume``, continue from ``run_dir/checkpoint.pt``."""
+    config.validate()
+    device = resolve_device(config.run.device)
+    run_dir = check_run_dir(config, resume)
+    payload = load_checkpoint(run_dir / CHECKPOINT_NAME) if resume else None
+    if config.run.torch_threads:
+        torch.set_num_threads(config.run.torch_threads)
+    seed_everything(config.run.seed)
+
+    gamma = getattr(config.algo_config, "gamma", 0.99)
+    env = make_env(config.run.env, config.env, gamma=gamma)
+    algo = ALGORITHMS[config.algo](config.algo_config, env.single_observation_space.shape, env.single_action_space, device)
+    step = update = 0
+    if payload is not None:
+        algo.load_state_dict(payload["algorithm"])
+        env.load_state_dict(payload["env"])
+        set_rng_state(payload["rng"])
+        step, update = payload["step"], payload["update"]
+
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "config.json").write_text(config.to_json() + "\n")
+    collector = Collector(env, algo.policy, device)
+    first_obs = collector.reset(env_seed(config.run.seed, update))
+    storage = RolloutStorage(
+        algo.num_steps, env.num_envs, first_obs.shape[1:], first_obs.dtype,
+        env.single_action_space.shape, torch.long if not env.single_action_space.shape else torch.float32, device,
+    )
+    logger = RunLogger(run_dir, config.to_dict(), resume_step=step if resume else None, wandb=config.run.wandb)
+    total = config.run.steps
+    recent_returns: deque[float] = deque(maxlen=20)
+    bar = tqdm(total=total, initial=min(step, total), unit="step", disable=not config.run.progress,
+               dynamic_ncols=True, mininterval=1.0, file=sys.stderr)
+
+    def checkpoint() -> None:
+        save_checkpoint(run_dir / CHECKPOINT_NAME, {
+            "config": config.to_dict(), "algorithm": algo.state_dict(), "env": env.state_dict(),
+            "rng": rng_state(), "step": step, "update": update,
+        })
+
+    try:
+        while step < total:
+            started = time.perf_counter()
+            stats = collector.collect(storage, step)
+            collected = time.perf_counter()
+            metrics = algo.update(storage, progress=step / total)
+            updated = time.perf_counter()
+            step += config.steps_per_update
+            update += 1
+            recent_returns.extend(stats.episode_returns)
+            metrics.update({
+                "time/sps": config.steps_per_update / (updated - started),
+                "time/env_seconds": stats.env_seconds,
+                "time/inference_seconds": stats.inference_seconds,
+                "time/update_seconds": updated - collected,
+            })
+            if recent_returns:
+                metrics["rollout/recent_return_mean"] = sum(recent_returns) / len(recent_returns)
+            logger.log_episodes(stats.episode_steps, stats.episode_returns, stats.episode_lengths)
+            logger.log_metrics(step, metrics)
+            logger.flush()
+            if update % config.run.checkpoint_every == 0 or step >= total:
+                checkpoint()
+            bar.update(min(step, total) - bar.n)
+            if recent_returns:
+                bar.set_postfix_str(f"return(last {len(recent_returns)}) {metrics['rollout/recent_return_mean']:.1f}", refresh=False)
+    finally:
+        bar.close()
+        logger.close()
+        env.close()
+    return Agent(config, algo.policy, env.state_dict(), step)
