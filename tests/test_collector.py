@@ -1,0 +1,70 @@
+"""The collector: storage layout, dtypes, and which value bootstraps each transition."""
+
+import torch
+
+from voidrl.envs import EnvConfig, make_env
+from voidrl.envs.wrappers import VecEnvWrapper
+from voidrl.nets import ActorCritic
+from voidrl.rollout import Collector, RolloutStorage
+
+
+class Recorder(VecEnvWrapper):
+    def __init__(self, env):
+        super().__init__(env)
+        self.steps = []
+
+    def step(self, actions):
+        step = self.env.step(actions)
+        self.steps.append(step)
+        return step
+
+
+def collect(env_id, num_steps, num_envs, **env_options):
+    torch.manual_seed(0)
+    env = Recorder(make_env(env_id, EnvConfig(num_envs=num_envs, **env_options)))
+    policy = ActorCritic(env.single_observation_space.shape, env.single_action_space)
+    collector = Collector(env, policy)
+    obs = collector.reset(0)
+    storage = RolloutStorage(num_steps, num_envs, obs.shape[1:], obs.dtype, (), torch.long)
+    stats = collector.collect(storage, start_step=100)
+    return env, policy, collector, storage, stats
+
+
+def test_bootstrap_values_follow_termination_truncation_and_cut():
+    env, policy, collector, storage, stats = collect("CartPole-v1", 40, 3, max_episode_steps=7)
+    with torch.no_grad():
+        for t, step in enumerate(env.steps):
+            for n in range(3):
+                if step.terminated[n]:
+                    assert storage.next_values[t, n] == 0.0
+                elif step.truncated[n]:
+                    expected = policy.value(step.final_obs[n : n + 1])[0]
+                    reset_value = policy.value(step.obs[n : n + 1])[0]
+                    torch.testing.assert_close(storage.next_values[t, n], expected)
+                    assert expected != reset_value
+                elif t + 1 < storage.num_steps:
+                    assert storage.next_values[t, n] == storage.values[t + 1, n]
+                else:
+                    torch.testing.assert_close(storage.next_values[t, n], policy.value(collector.obs[n : n + 1])[0])
+    assert storage.truncated.any() and storage.terminated.any() is not None
+
+
+def test_storage_layout_and_episode_steps():
+    env, policy, _, storage, stats = collect("CartPole-v1", 50, 4)
+    assert storage.obs.shape == (50, 4, 4) and storage.actions.dtype == torch.long
+    # the stored observation is the one each action was chosen on
+    first = env.steps[0]
+    torch.testing.assert_close(storage.obs[1], first.obs)
+    ends = [100 + (t + 1) * 4 for t, step in enumerate(env.steps) for _ in step.episode_returns.tolist()]
+    assert stats.episode_steps == ends
+    with torch.no_grad():
+        dist, values = policy(storage.obs[3])
+    torch.testing.assert_close(storage.log_probs[3], dist.log_prob(storage.actions[3]))
+    torch.testing.assert_close(storage.values[3], values)
+
+
+def test_atari_rollout_stays_uint8():
+    _, _, _, storage, _ = collect("ALE/MsPacman-v5", 8, 2)
+    assert storage.obs.dtype == torch.uint8
+    big = RolloutStorage(256, 16, (4, 84, 84), torch.uint8, (), torch.long)
+    assert big.obs.element_size() * big.obs.nelement() == 256 * 16 * 4 * 84 * 84  # 115.6 MB, no float copy

@@ -1,0 +1,142 @@
+"""Environment factory: shapes, dtypes, episode statistics across auto-resets, errors."""
+
+import numpy as np
+import pytest
+import torch
+
+from voidrl.envs import EnvConfig, UnknownEnvironment, make_env, suite_of
+
+
+def run_random(env, steps, seed=0):
+    torch.manual_seed(seed)
+    obs = env.reset(seed)
+    history = []
+    for _ in range(steps):
+        space = env.single_action_space
+        if hasattr(space, "n"):
+            actions = torch.randint(0, int(space.n), (env.num_envs,))
+        else:
+            actions = torch.rand(env.num_envs, *space.shape) * 2 - 1
+        step = env.step(actions)
+        history.append((obs, actions, step))
+        obs = step.obs
+    return history
+
+
+def test_cartpole_same_step_reset_and_episode_stats():
+    env = make_env("CartPole-v1", EnvConfig(num_envs=4))
+    history = run_random(env, 300)
+    lengths = np.zeros(4, dtype=int)
+    returns_seen = []
+    for _, _, step in history:
+        lengths += 1
+        done = (step.terminated | step.truncated).numpy()
+        for i in np.flatnonzero(done):
+            final, reset = step.final_obs[i], step.obs[i]
+            assert step.terminated[i]  # random play never reaches 500 steps
+            assert abs(final[0]) > 2.4 or abs(final[2]) > 0.2094  # outside the bounds: the true last state
+            assert reset.abs().max() <= 0.05  # a fresh reset state
+        assert step.episode_envs.tolist() == np.flatnonzero(done).tolist()
+        assert step.episode_lengths.tolist() == lengths[done].tolist()
+        assert step.episode_returns.tolist() == lengths[done].astype(float).tolist()  # reward 1 per step
+        returns_seen += step.episode_returns.tolist()
+        lengths[done] = 0
+        not_done = ~done
+        assert torch.equal(step.final_obs[not_done], step.obs[not_done])
+    assert len(returns_seen) > 20
+
+
+def test_time_limit_is_truncation_with_true_final_observation():
+    env = make_env("CartPole-v1", EnvConfig(num_envs=2, max_episode_steps=5))
+    history = run_random(env, 12)
+    for t, (obs, _, step) in enumerate(history):
+        if t % 5 == 4:
+            assert step.truncated.all() and not step.terminated.any()
+            assert step.episode_lengths.tolist() == [5, 5]
+            assert not torch.equal(step.final_obs, step.obs)
+        else:
+            assert not step.truncated.any()
+
+
+def test_mujoco_halfcheetah_truncates_at_1000_with_float32_observations():
+    env = make_env("HalfCheetah-v5", EnvConfig(num_envs=1))
+    history = run_random(env, 1000)
+    assert history[0][0].dtype == torch.float32 and history[0][0].shape == (1, 17)
+    assert not any(step.truncated.any() for _, _, step in history[:-1])
+    last = history[-1][2]
+    assert last.truncated.all() and not last.terminated.any()
+    assert last.episode_lengths.tolist() == [1000]
+    total = sum(step.reward.item() for _, _, step in history)
+    assert last.episode_returns.item() == pytest.approx(total, rel=1e-4)
+
+
+def test_minatar_pixels_are_uint8_channels_first():
+    env = make_env("MinAtar/Breakout-v1", EnvConfig(num_envs=3))
+    history = run_random(env, 200)
+    obs = history[-1][2].obs
+    assert obs.dtype == torch.uint8 and obs.shape == (3, 4, 10, 10)
+    assert set(obs.unique().tolist()) <= {0, 255}
+    assert sum(len(step.episode_returns) for _, _, step in history) > 0
+
+
+def test_atari_preset_uint8_frames_and_full_action_space():
+    env = make_env("ALE/MsPacman-v5", EnvConfig(num_envs=2))
+    obs = env.reset(0)
+    assert obs.dtype == torch.uint8 and obs.shape == (2, 4, 84, 84)
+    assert env.single_action_space.n == 18
+
+
+def test_atari_episodic_life_terminates_on_life_loss_but_reports_whole_games():
+    """Same seed, same actions: training episodes end at each life loss, reported returns are per game."""
+    steps = 1500
+    actions = torch.randint(0, 18, (steps, 2), generator=torch.Generator().manual_seed(0))
+
+    def play(episodic_life):
+        env = make_env("ALE/MsPacman-v5", EnvConfig(num_envs=2, episodic_life=episodic_life))
+        env.reset(7)
+        terminations, episodes, raw_total = 0, [], 0.0
+        for t in range(steps):
+            step = env.step(actions[t])
+            terminations += int(step.terminated.sum())
+            episodes += list(zip(step.episode_envs.tolist(), step.episode_returns.tolist(), step.episode_lengths.tolist()))
+            raw_total += step.reward.sum().item()
+        env.close()
+        return terminations, episodes, raw_total
+
+    life_terminations, life_episodes, life_total = play(True)
+    game_terminations, game_episodes, game_total = play(False)
+    assert len(game_episodes) >= 2
+    assert life_episodes == game_episodes  # identical games, identical reported returns and lengths
+    assert life_total == game_total and life_total > 0  # raw rewards, not clipped
+    assert life_terminations >= 3 * len(game_episodes)  # Ms. Pac-Man has 3 lives
+
+
+def test_reward_transforms_do_not_change_reported_returns():
+    base = make_env("CartPole-v1", EnvConfig(num_envs=2))
+    scaled = make_env("CartPole-v1", EnvConfig(num_envs=2, reward_scale=0.1, normalize_reward=True))
+    a, b = run_random(base, 100), run_random(scaled, 100)
+    assert [s.episode_returns.tolist() for *_, s in a] == [s.episode_returns.tolist() for *_, s in b]
+    assert not torch.equal(a[-1][2].reward, b[-1][2].reward)
+
+
+def test_observation_normaliser_state_round_trip():
+    env = make_env("CartPole-v1", EnvConfig(num_envs=2, normalize_observation=True))
+    run_random(env, 50)
+    twin = make_env("CartPole-v1", EnvConfig(num_envs=2, normalize_observation=True))
+    twin.load_state_dict(env.state_dict())
+    raw = torch.randn(2, 4)
+    assert torch.equal(env.normalize(raw), twin.normalize(raw))
+
+
+@pytest.mark.parametrize("env_id", ["CartPole-v0-nope", "ALE/NotAGame-v5", "MinAtar/Nope-v1", ""])
+def test_unknown_id_names_the_id_and_how_to_list(env_id):
+    with pytest.raises(UnknownEnvironment, match="voidrl envs") as info:
+        suite_of(env_id)
+    assert repr(env_id) in str(info.value)
+
+
+@pytest.mark.parametrize("env_id,suite", [("CartPole-v1", "classic"), ("ALE/MsPacman-v5", "atari"),
+                                          ("MsPacmanNoFrameskip-v4", "atari"), ("Hopper-v5", "mujoco"),
+                                          ("MinAtar/Breakout-v1", "minatar")])
+def test_suites(env_id, suite):
+    assert suite_of(env_id) == suite

@@ -1,0 +1,134 @@
+"""PPO: gradient routing, target-KL early stop, checkpoint round trips."""
+
+import copy
+
+import gymnasium as gym
+import pytest
+import torch
+
+from voidrl.algos import PPO, PPOConfig
+from voidrl.io.checkpoint import load_checkpoint, save_checkpoint
+from voidrl.math import clipped_surrogate_loss, value_loss
+from voidrl.nets import ActorCritic
+from voidrl.rollout import RolloutStorage
+from voidrl.train.seeding import rng_state, set_rng_state
+
+DISCRETE = gym.spaces.Discrete(3)
+BOX = gym.spaces.Box(-1.0, 1.0, (2,))
+
+
+def random_rollout(T=16, N=4, obs_dim=5, action_space=DISCRETE, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    continuous = isinstance(action_space, gym.spaces.Box)
+    storage = RolloutStorage(T, N, (obs_dim,), torch.float32, action_space.shape, torch.float32 if continuous else torch.long)
+    storage.obs.copy_(torch.randn(T, N, obs_dim, generator=g))
+    if continuous:
+        storage.actions.copy_(torch.randn(T, N, *action_space.shape, generator=g))
+    else:
+        storage.actions.copy_(torch.randint(0, action_space.n, (T, N), generator=g))
+    storage.log_probs.copy_(-torch.rand(T, N, generator=g))
+    storage.values.copy_(torch.randn(T, N, generator=g))
+    storage.next_values.copy_(torch.randn(T, N, generator=g))
+    storage.rewards.copy_(torch.randn(T, N, generator=g))
+    storage.terminated.copy_(torch.rand(T, N, generator=g) < 0.1)
+    storage.truncated.copy_(torch.rand(T, N, generator=g) < 0.05)
+    return storage
+
+
+@pytest.mark.parametrize("action_space", [DISCRETE, BOX])
+def test_critic_loss_reaches_only_critic_parameters_when_separate(action_space):
+    policy = ActorCritic((5,), action_space, shared=False)
+    obs = torch.randn(8, 5)
+    dist, values = policy(obs)
+    loss, _ = value_loss(values, torch.randn(8))
+    loss.backward()
+    critic = {id(p) for p in policy.critic_parameters()}
+    for name, param in policy.named_parameters():
+        if id(param) in critic:
+            assert param.grad is not None and param.grad.abs().sum() > 0, name
+        else:
+            assert param.grad is None, name
+
+
+def test_policy_loss_reaches_no_critic_parameter_when_separate():
+    policy = ActorCritic((5,), DISCRETE, shared=False)
+    obs = torch.randn(8, 5)
+    dist, _ = policy(obs)
+    actions = dist.sample()
+    loss, _ = clipped_surrogate_loss(dist.log_prob(actions), torch.zeros(8), torch.randn(8), 0.2)
+    loss.backward()
+    for param in policy.critic_parameters():
+        assert param.grad is None
+
+
+def test_shared_body_receives_both_gradients():
+    policy = ActorCritic((5,), DISCRETE, shared=True)
+    _, values = policy(torch.randn(8, 5))
+    values.sum().backward()
+    assert all(p.grad is not None for p in policy.actor_body.parameters())
+    assert policy.policy_head.weight.grad is None
+
+
+def test_policy_head_is_initialised_100x_smaller():
+    policy = ActorCritic((5,), DISCRETE, hidden_sizes=(64, 64))
+    head = policy.policy_head.weight
+    body = policy.actor_body.net[2].weight
+    ratio = (head.norm() / head.shape[0] ** 0.5) / (body.norm() / body.shape[0] ** 0.5)
+    assert ratio.item() == pytest.approx(0.01 / 2 ** 0.5, rel=1e-3)
+
+
+def test_update_changes_parameters_and_reports_metrics():
+    algo = PPO(PPOConfig(num_steps=16, minibatch_size=16, epochs=2), (5,), DISCRETE)
+    before = copy.deepcopy(algo.policy.state_dict())
+    metrics = algo.update(random_rollout(), progress=0.0)
+    assert metrics["train/gradient_steps"] == 8
+    for name in ("train/policy_loss", "train/value_loss", "train/entropy", "train/approx_kl",
+                 "train/clip_fraction", "train/explained_variance", "train/learning_rate"):
+        assert name in metrics
+    assert any(not torch.equal(before[k], v) for k, v in algo.policy.state_dict().items())
+
+
+def test_target_kl_stops_before_the_offending_step():
+    config = PPOConfig(num_steps=16, minibatch_size=8, epochs=50, learning_rate=0.05, target_kl=0.01)
+    algo = PPO(config, (5,), DISCRETE)
+    rollout = random_rollout()
+    with torch.no_grad():  # the rollout's log-probabilities are the current policy's, as after collection
+        rollout.log_probs.view(-1).copy_(algo.policy.distribution(rollout.flat("obs")).log_prob(rollout.flat("actions")))
+    metrics = algo.update(rollout, progress=0.0)
+    assert metrics["train/stopped_early"] == 1.0
+    assert 0 < metrics["train/gradient_steps"] < 50 * 8
+
+
+def test_learning_rate_annealing():
+    algo = PPO(PPOConfig(num_steps=16, minibatch_size=64, epochs=1, anneal_lr=True, learning_rate=1e-3), (5,), DISCRETE)
+    metrics = algo.update(random_rollout(), progress=0.75)
+    assert metrics["train/learning_rate"] == pytest.approx(2.5e-4)
+    assert algo.optimizer.param_groups[0]["lr"] == pytest.approx(2.5e-4)
+
+
+@pytest.mark.parametrize("action_space", [DISCRETE, BOX])
+def test_checkpoint_round_trip_gives_identical_actions_and_next_update(tmp_path, action_space):
+    config = PPOConfig(num_steps=16, minibatch_size=16, epochs=2)
+    torch.manual_seed(0)
+    original = PPO(config, (5,), action_space)
+    original.update(random_rollout(action_space=action_space, seed=1), progress=0.0)  # non-trivial optimiser state
+    save_checkpoint(tmp_path / "ckpt.pt", {"algorithm": original.state_dict(), "rng": rng_state()})
+
+    restored = PPO(config, (5,), action_space)
+    payload = load_checkpoint(tmp_path / "ckpt.pt")
+    restored.load_state_dict(payload["algorithm"])
+    obs = torch.randn(32, 5)
+    set_rng_state(payload["rng"])
+    actions_a = original.policy.act(obs)
+    set_rng_state(payload["rng"])
+    actions_b = restored.policy.act(obs)
+    assert torch.equal(actions_a, actions_b)
+
+    rollout = random_rollout(action_space=action_space, seed=2)
+    set_rng_state(payload["rng"])
+    metrics_a = original.update(rollout, progress=0.5)
+    set_rng_state(payload["rng"])
+    metrics_b = restored.update(rollout, progress=0.5)
+    assert metrics_a == metrics_b
+    for (name, a), b in zip(original.policy.state_dict().items(), restored.policy.state_dict().values()):
+        assert torch.equal(a, b), name

@@ -1,0 +1,200 @@
+"""Command line: ``voidrl train|eval|envs``.
+
+Training options are generated from the config dataclasses, so ``--help``
+shows every field with its docstring. Bad input fails before any work with one
+line on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import sys
+from typing import Any, NoReturn
+
+from voidrl.algos import ALGORITHMS
+from voidrl.config import PRESETS, RunConfig, TrainConfig, field_docs, field_type, make_config
+from voidrl.envs.factory import EnvConfig, list_env_ids
+
+USAGE_ERROR = 2
+
+
+class CliError(Exception):
+    pass
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that reports a usage error as one line (no usage dump) and exits 2."""
+
+    def error(self, message: str) -> NoReturn:
+        raise CliError(f"{self.prog}: {message}")
+
+
+def _parse_optional(base: type):
+    def parse(text: str):
+        return None if text.lower() == "none" else base(text)
+
+    parse.__name__ = base.__name__
+    return parse
+
+
+def add_dataclass_options(parser: argparse.ArgumentParser, cls: type, title: str, skip: tuple[str, ...] = ()) -> None:
+    """One ``--field-name`` per field of ``cls``; defaults stay unset so presets can fill them."""
+    group = parser.add_argument_group(title)
+    docs = field_docs(cls)
+    defaults = cls()
+    for field in dataclasses.fields(cls):
+        if field.name in skip:
+            continue
+        flag = "--" + field.name.replace("_", "-")
+        base, optional = field_type(cls, field.name)
+        default = getattr(defaults, field.name)
+        help_text = f"{docs.get(field.name, '')} (default: {default})"
+        common = {"dest": field.name, "default": argparse.SUPPRESS, "help": help_text}
+        if base is bool:
+            group.add_argument(flag, action=argparse.BooleanOptionalAction, **common)
+        elif typing_is_int_tuple(base):
+            group.add_argument(flag, type=int, nargs="+", metavar="N", **common)
+        else:
+            parse = _parse_optional(base) if optional else base
+            metavar = base.__name__.upper() + ("|none" if optional else "")
+            group.add_argument(flag, type=parse, metavar=metavar, **common)
+
+
+def typing_is_int_tuple(hint: Any) -> bool:
+    return getattr(hint, "__origin__", None) is tuple
+
+
+def build_parser() -> Parser:
+    parser = Parser(prog="voidrl", description="Policy-optimisation RL with reward-free pre-training.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    commands.required = True
+
+    train = commands.add_parser("train", help="train an agent", description="Train an agent.")
+    algos = train.add_subparsers(dest="algo", metavar="ALGO", parser_class=Parser)
+    algos.required = True
+    for name, algo in sorted(ALGORITHMS.items()):
+        sub = algos.add_parser(name, help=f"train {name}", description=f"Train {name}; every option overrides its preset.")
+        sub.add_argument("--preset", choices=sorted(PRESETS.get(name, {})),
+                         help="named settings; default: the environment's own (cartpole, atari, minatar, mujoco)")
+        sub.add_argument("--resume", action="store_true",
+                         help="continue the run in --run-dir from its checkpoint (its saved config is used; --steps and --device may change)")
+        add_dataclass_options(sub, RunConfig, "run")
+        add_dataclass_options(sub, EnvConfig, "environment")
+        add_dataclass_options(sub, algo.config_class, name)
+
+    evaluate = commands.add_parser("eval", help="evaluate a checkpoint", description="Evaluate a saved agent.")
+    evaluate.add_argument("--checkpoint", required=True, help="checkpoint file (RUN_DIR/checkpoint.pt)")
+    evaluate.add_argument("--episodes", type=int, default=10, help="episodes to run (default: 10)")
+    evaluate.add_argument("--sampled", action="store_true", help="sample actions instead of acting greedily")
+    evaluate.add_argument("--num-envs", type=int, default=None, help="parallel environments (default: as trained)")
+    evaluate.add_argument("--seed", type=int, default=12345, help="environment seed (default: 12345)")
+    evaluate.add_argument("--device", default="cpu", help="torch device (default: cpu)")
+
+    commands.add_parser("envs", help="list valid environment ids", description="List valid environment ids.")
+    return parser
+
+
+def resume_config(args: dict[str, Any]) -> TrainConfig:
+    """The checkpointed run's config, with only --steps and --device allowed to change."""
+    from voidrl.io.checkpoint import load_checkpoint
+    from voidrl.train.loop import CHECKPOINT_NAME
+
+    run_dir = args.pop("run_dir", None)
+    if run_dir is None:
+        raise CliError("voidrl train: --resume needs --run-dir")
+    changeable = {name: args.pop(name) for name in ("steps", "device", "progress") if name in args}
+    args.pop("preset", None)
+    if args:
+        flags = ", ".join("--" + name.replace("_", "-") for name in sorted(args))
+        raise CliError(f"voidrl train: {flags} cannot change on --resume (only --steps and --device can)")
+    payload = load_checkpoint(f"{run_dir}/{CHECKPOINT_NAME}")
+    config = TrainConfig.from_dict(payload["config"])
+    config.run.run_dir = run_dir
+    for name, value in changeable.items():
+        setattr(config.run, name, value)
+    return config
+
+
+def command_train(args: argparse.Namespace) -> int:
+    from voidrl.train import train_from_config
+    from voidrl.train.agent import resolve_device, summarize
+    from voidrl.train.loop import check_run_dir
+
+    options = {k: v for k, v in vars(args).items() if k not in ("command", "algo", "resume")}
+    if isinstance(options.get("hidden_sizes"), list):
+        options["hidden_sizes"] = tuple(options["hidden_sizes"])
+    with usage_errors():
+        if args.resume:
+            config = resume_config(options)
+        else:
+            config = make_config(args.algo, options.pop("preset", None), **options)
+        config.validate()
+        resolve_device(config.run.device)
+        check_run_dir(config, args.resume)
+    agent = train_from_config(config, resume=args.resume)
+    run_dir = config.run_dir
+    returns = _last_returns(f"{run_dir}/episodes.csv", 20)
+    if returns:
+        mean, std = summarize(returns)
+        print(f"final score: mean return {mean:.1f} +- {std:.1f} over the last {len(returns)} training episodes")
+    print(f"steps: {agent.step}; logs: {run_dir}/ (episodes.csv, metrics.csv, tensorboard/); checkpoint: {run_dir}/checkpoint.pt")
+    return 0
+
+
+def _last_returns(path: str, count: int) -> list[float]:
+    import csv
+
+    with open(path, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    return [float(row["return"]) for row in rows[-count:]]
+
+
+def command_eval(args: argparse.Namespace) -> int:
+    from voidrl.train.agent import Agent, resolve_device, summarize
+
+    if args.episodes < 1:
+        raise CliError(f"voidrl eval: --episodes must be a positive integer, got {args.episodes}")
+    if args.num_envs is not None and args.num_envs < 1:
+        raise CliError(f"voidrl eval: --num-envs must be a positive integer, got {args.num_envs}")
+    with usage_errors():
+        agent = Agent.load(args.checkpoint, resolve_device(args.device).type)
+    returns = agent.evaluate(args.episodes, deterministic=not args.sampled, num_envs=args.num_envs, seed=args.seed)
+    mean, std = summarize(returns)
+    mode = "sampled" if args.sampled else "greedy"
+    print(f"{agent.config.run.env}: mean return {mean:.2f} +- {std:.2f} over {len(returns)} episodes ({mode} actions)")
+    return 0
+
+
+def command_envs(_: argparse.Namespace) -> int:
+    for suite, ids in list_env_ids().items():
+        print(f"{suite}: {' '.join(ids)}")
+    return 0
+
+
+@contextlib.contextmanager
+def usage_errors():
+    """Turn the ``ValueError`` of input checks (bad option, env id, run dir, checkpoint) into a ``CliError``."""
+    try:
+        yield
+    except ValueError as error:
+        raise CliError(f"voidrl: error: {error}") from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        handler = {"train": command_train, "eval": command_eval, "envs": command_envs}[args.command]
+        return handler(args)
+    except CliError as error:
+        print(error, file=sys.stderr)
+        return USAGE_ERROR
+    except KeyboardInterrupt:
+        print("voidrl: interrupted; resume with --resume from the last checkpoint", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
