@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import csv
 import datetime
+import os
 import platform
 import subprocess
 import sys
@@ -188,15 +189,13 @@ def _time_random_steps(step, action_batches: list, seconds: float, warmup: int =
         step(action_batches[i % len(action_batches)])
     calls = 0
     started = time.perf_counter()
-    deadline = started + seconds
     while True:
-        for actions in action_batches[:64]:
-            step(actions)
-        calls += min(64, len(action_batches))
-        now = time.perf_counter()
-        if now >= deadline:
-            return calls, now - started
-        action_batches.append(action_batches.pop(0))  # vary the pattern a little
+        for _ in range(32):
+            step(action_batches[calls % len(action_batches)])
+            calls += 1
+        elapsed = time.perf_counter() - started
+        if elapsed >= seconds:
+            return calls, elapsed
 
 
 def raw_voidrl(scenario: Scenario, seconds: float, seed: int) -> RawResult:
@@ -355,8 +354,6 @@ def environment_line() -> str:
     import ale_py
     import gymnasium
     import stable_baselines3
-
-    import os
 
     return (
         f"commit {_git_commit()}; torch {torch.__version__} ({torch.get_num_threads()} threads), "

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import os
 import pickle
+import re
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -50,10 +52,17 @@ def load_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
     if not path.is_file():
         raise CheckpointError(f"checkpoint {str(path)!r} does not exist")
     try:
-        payload = torch.load(path, map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            payload = torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as error:
-        first_line = str(error).strip().splitlines()[0] if str(error).strip() else "unsafe content"
-        raise CheckpointError(f"checkpoint {str(path)!r} was refused: {first_line}") from None
+        unsafe = re.search(r"Unsupported global: GLOBAL (\S+)", str(error))
+        if unsafe:
+            raise CheckpointError(
+                f"checkpoint {str(path)!r} was refused: it asks to build a {unsafe.group(1)} object, "
+                "which no voidrl checkpoint contains; nothing in it was run"
+            ) from None
+        raise CheckpointError(f"checkpoint {str(path)!r} is corrupt or not a checkpoint (unreadable pickle data)") from None
     except Exception as error:  # truncated zip, wrong file type, ...
         raise CheckpointError(f"checkpoint {str(path)!r} is corrupt or not a checkpoint ({type(error).__name__})") from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:

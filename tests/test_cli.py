@@ -1,0 +1,155 @@
+"""The command line: error cases, train/eval round trip, kill and resume."""
+
+import csv
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+
+from voidrl.io.checkpoint import load_checkpoint
+
+VOIDRL = [sys.executable, "-m", "voidrl"]
+
+
+def run(*args, cwd=None, timeout=300):
+    return subprocess.run([*VOIDRL, *args], capture_output=True, text=True, cwd=cwd, timeout=timeout)
+
+
+def assert_usage_error(result, fragment):
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert fragment in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("args,fragment", [
+    (["train", "ppo", "--steps", "-5"], "steps must be a positive integer"),
+    (["train", "nope"], "invalid choice: 'nope'"),
+    (["train", "ppo", "--clip", "1.5"], "clip must lie in (0, 1)"),
+    (["train", "ppo", "--clip", "0"], "clip must lie in (0, 1)"),
+    (["train", "ppo", "--env", "Bogus-v9"], "unknown environment id 'Bogus-v9'; run `voidrl envs`"),
+    (["train", "ppo", "--num-envs", "0"], "num_envs must be a positive integer"),
+    (["train", "ppo", "--network", "resnet"], "network must be one of"),
+    (["train", "ppo", "--preset", "nope"], "invalid choice: 'nope'"),
+    (["train", "ppo", "--device", "cuda:7"], "device 'cuda:7' is not available"),
+    (["train", "ppo", "--learning-rate", "abc"], "invalid float value: 'abc'"),
+    (["eval", "--checkpoint", "missing.pt"], "does not exist"),
+    (["eval", "--checkpoint", "x.pt", "--episodes", "0"], "--episodes must be a positive integer"),
+])
+def test_bad_input_fails_fast_with_one_line(tmp_path, args, fragment):
+    started = time.perf_counter()
+    assert_usage_error(run(*args, cwd=tmp_path), fragment)
+    assert time.perf_counter() - started < 30
+    assert not (tmp_path / "runs").exists()
+
+
+def test_corrupt_checkpoint_is_a_usage_error(tmp_path):
+    (tmp_path / "bad.pt").write_bytes(b"\x00garbage")
+    assert_usage_error(run("eval", "--checkpoint", "bad.pt", cwd=tmp_path), "corrupt or not a checkpoint")
+
+
+def test_existing_run_is_not_overwritten_and_resume_needs_a_checkpoint(tmp_path):
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "episodes.csv").write_text("step,return,length\n1,2,3\n")
+    assert_usage_error(run("train", "ppo", "--run-dir", "old", cwd=tmp_path), "already holds a run")
+    assert (tmp_path / "old" / "episodes.csv").read_text() == "step,return,length\n1,2,3\n"
+    assert_usage_error(run("train", "ppo", "--resume", "--run-dir", "fresh", cwd=tmp_path), "does not exist")
+    assert_usage_error(run("train", "ppo", "--resume", cwd=tmp_path), "--resume needs --run-dir")
+
+
+def test_envs_lists_every_suite():
+    result = run("envs")
+    assert result.returncode == 0
+    assert "CartPole-v1" in result.stdout and "ALE/MsPacman-v5" in result.stdout
+    assert "MinAtar/Breakout-v1" in result.stdout and "HalfCheetah-v5" in result.stdout
+
+
+def test_help_documents_every_option():
+    result = run("train", "ppo", "--help")
+    assert result.returncode == 0
+    text = " ".join(result.stdout.split())
+    for flag, doc in [("--gae-lambda", "GAE lambda"), ("--target-kl", "approximate KL"),
+                      ("--normalize-observation", "Standardise observations"), ("--steps", "Environment steps")]:
+        assert flag in text and doc in text
+
+
+def read_rows(path):
+    with open(path, newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_killed_run_resumes_without_duplicate_or_missing_rows(tmp_path):
+    steps, per_update = 40_000, 256  # CartPole preset: 8 envs x 32 steps
+    args = ["train", "ppo", "--env", "CartPole-v1", "--steps", str(steps), "--seed", "3",
+            "--checkpoint-every", "10", "--run-dir", "run", "--no-progress"]
+    process = subprocess.Popen([*VOIDRL, *args], cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    metrics_path = tmp_path / "run" / "metrics.csv"
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        time.sleep(0.2)
+        if (tmp_path / "run" / "checkpoint.pt").exists() and metrics_path.exists() and len(read_rows(metrics_path)) >= 14:
+            break
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    checkpoint_step = load_checkpoint(tmp_path / "run" / "checkpoint.pt")["step"]
+    before = [row for row in read_rows(tmp_path / "run" / "episodes.csv") if int(row["step"]) <= checkpoint_step]
+    assert len(read_rows(metrics_path)) * per_update > checkpoint_step  # rows beyond the checkpoint existed
+
+    result = run("train", "ppo", "--resume", "--run-dir", "run", "--no-progress", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    metric_steps = [int(row["step"]) for row in read_rows(metrics_path)]
+    final = -(-steps // per_update) * per_update
+    assert metric_steps == list(range(per_update, final + 1, per_update))
+    episodes = read_rows(tmp_path / "run" / "episodes.csv")
+    assert episodes[: len(before)] == before
+    episode_steps = [int(row["step"]) for row in episodes]
+    assert episode_steps == sorted(episode_steps) and episode_steps[-1] <= final
+    assert load_checkpoint(tmp_path / "run" / "checkpoint.pt")["step"] == final
+    assert (tmp_path / "run" / "config.json").exists()
+    assert list((tmp_path / "run" / "tensorboard").glob("events.out.tfevents.*"))
+
+
+def test_resume_rejects_changed_hyperparameters(tmp_path):
+    result = run("train", "ppo", "--steps", "512", "--run-dir", "run", "--no-progress", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert_usage_error(run("train", "ppo", "--resume", "--run-dir", "run", "--clip", "0.3", cwd=tmp_path),
+                       "--clip cannot change on --resume")
+    result = run("train", "ppo", "--resume", "--run-dir", "run", "--steps", "1024", "--no-progress", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert [int(r["step"]) for r in read_rows(tmp_path / "run" / "metrics.csv")] == [256, 512, 768, 1024]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_cartpole_is_solved_in_100k_steps_with_default_options(tmp_path, seed):
+    result = run("train", "ppo", "--env", "CartPole-v1", "--steps", "100000", "--seed", str(seed), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "final score" in result.stdout
+    run_dir = tmp_path / "runs" / f"ppo-CartPole-v1-seed{seed}"
+    returns = [float(row["return"]) for row in read_rows(run_dir / "episodes.csv")[-20:]]
+    assert sum(returns) / 20 >= 475, returns
+    metrics = read_rows(run_dir / "metrics.csv")
+    for column in ("train/policy_loss", "train/approx_kl", "train/entropy", "train/clip_fraction",
+                   "train/explained_variance", "time/sps"):
+        assert column in metrics[0]
+    evaluation = run("eval", "--checkpoint", str(run_dir / "checkpoint.pt"), "--episodes", "5")
+    assert evaluation.returncode == 0, evaluation.stderr
+    assert "mean return" in evaluation.stdout
+
+
+def test_python_api_trains_acts_and_saves(tmp_path):
+    import voidrl
+
+    agent = voidrl.train("ppo", env="CartPole-v1", steps=512, run_dir=str(tmp_path / "api"), progress=False)
+    env = agent.make_env(num_envs=2)
+    actions = agent.act(env.reset(0))
+    assert actions.shape == (2,)
+    agent.save(tmp_path / "agent.pt")
+    again = voidrl.load(str(tmp_path / "agent.pt"))
+    obs = torch.randn(5, 4)
+    assert torch.equal(again.act(obs), agent.act(obs))
+    assert len(again.evaluate(episodes=3)) == 3

@@ -1,0 +1,5 @@
+import sys
+
+from voidrl.cli import main
+
+sys.exit(main())
