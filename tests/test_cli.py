@@ -129,7 +129,7 @@ def test_cartpole_is_solved_in_100k_steps_with_default_options(tmp_path, seed):
     result = run("train", "ppo", "--env", "CartPole-v1", "--steps", "100000", "--seed", str(seed), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "final score" in result.stdout
-    run_dir = tmp_path / "runs" / f"ppo-CartPole-v1-seed{seed}"
+    (run_dir,) = (tmp_path / "runs").glob(f"ppo-CartPole-v1-seed{seed}-*")
     returns = [float(row["return"]) for row in read_rows(run_dir / "episodes.csv")[-20:]]
     assert sum(returns) / 20 >= 475, returns
     metrics = read_rows(run_dir / "metrics.csv")

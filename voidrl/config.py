@@ -7,6 +7,7 @@ import dataclasses
 import inspect
 import json
 import textwrap
+import time
 import types
 import typing
 from dataclasses import dataclass, field
@@ -30,7 +31,7 @@ class RunConfig:
     device: str = "cpu"
     """Torch device for networks and rollouts: cpu, cuda, cuda:N, or auto (cuda when available)."""
     run_dir: str | None = None
-    """Directory for logs and checkpoints; default runs/<algo>-<env>-seed<seed>."""
+    """Directory for logs and checkpoints; default runs/<algo>-<env>-seed<seed>-<start time>."""
     checkpoint_every: int = 20
     """Write a checkpoint every this many updates (and always at the end)."""
     torch_threads: int = 0
@@ -77,7 +78,11 @@ class TrainConfig:
 
     @property
     def run_dir(self) -> str:
-        return self.run.run_dir or f"runs/{self.algo}-{self.run.env.replace('/', '_')}-seed{self.run.seed}"
+        """``run.run_dir``, or a new timestamped default that is stored on first use (so config.json shows it)."""
+        if self.run.run_dir is None:
+            stamp = time.strftime("%Y%m%d-%H%M%S")
+            self.run.run_dir = f"runs/{self.algo}-{self.run.env.replace('/', '_')}-seed{self.run.seed}-{stamp}"
+        return self.run.run_dir
 
     @property
     def steps_per_update(self) -> int:
