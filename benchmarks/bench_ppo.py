@@ -23,6 +23,13 @@ and prints them as markdown. Not a test: run it by hand::
 first convolution calls, ...) and counts collection plus update time only.
 "Wall" throughput divides all steps by the wall time of the whole call,
 construction of environments, networks and loggers included.
+
+Timings on a small shared VM vary by 20-30% from run to run, so each library
+trains ``--repeats`` times (default 2), alternating which goes first, and the
+report pools them and shows the spread. CPU time used by other processes
+during each run is measured (/proc/stat) and a busy machine is flagged: with
+torch's intra-op threads on every core, a competing process can slow small ops
+down by 10-100x.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ import csv
 import datetime
 import os
 import platform
+import resource
 import subprocess
 import sys
 import tempfile
@@ -43,6 +51,8 @@ import numpy as np
 import torch
 
 REPO = Path(__file__).resolve().parent.parent
+BUSY_LOAD = 0.2
+"""Other processes using more CPU cores than this (before or during a training run) earn a warning."""
 
 
 # --------------------------------------------------------------------------- scenarios
@@ -122,22 +132,65 @@ ATARI = Scenario(
         "of the last 2 frames, up to 30 no-ops at reset, no sticky actions, 108,000-frame limit, "
         "life loss ends the training episode, rewards clipped to [-1, 1] (sign for Atari's integer rewards), "
         "reported returns are whole-game raw scores.",
-        "Atari, different: SB3's `EpisodicLifeEnv` continues after a life loss with a no-op step and "
-        "`FireResetEnv` presses FIRE at each reset (FIRE is in the 18-action set; voidrl presses nothing); "
-        "resize is cv2 INTER_AREA in SB3 vs ALE's own resize in voidrl.",
+        "Atari, different: SB3's `FireResetEnv` presses FIRE then UP after every reset and, through "
+        "`EpisodicLifeEnv`'s soft reset, after every life loss (plus one no-op step there); ALE's vector env "
+        "(`use_fire_reset` left at its default) presses FIRE once at a game reset, within the no-ops. "
+        "Both resize with OpenCV INTER_AREA.",
     ),
 )
 
 SCENARIOS = {s.name: s for s in (CARTPOLE, ATARI)}
 
 GENERAL_NOTES = (
-    "steps/s (steady): updates 2..n only (first update = warm-up), collection + update time; "
+    "Each library trains `--repeats` times with the same seed, alternating which goes first; steps are per "
+    "run, timings pooled over runs (steady steps/s: pooled, then the slowest-fastest run in brackets). "
+    "steps/s (steady): updates 2..n of each run only (first update = warm-up), collection + update time; "
     "steps/s (wall): all steps / wall time of the whole call, setup (envs, nets, loggers) included.",
     "env = time inside the vector env's `step`; inference = rest of rollout collection (policy forward, "
     "sampling, storage, bootstrap values); update = PPO's update (voidrl `algo.update`, SB3 `train()`), "
     "both incl. GAE; seconds summed over the steady updates.",
     "Time ratio columns are voidrl seconds / SB3 seconds (<1: voidrl faster).",
 )
+
+
+# --------------------------------------------------------------------------- background load
+
+
+class BackgroundLoad:
+    """CPU cores used by *other* processes while it runs: machine-wide busy time (/proc/stat)
+    minus this process's CPU time, over wall time. NaN where /proc/stat is unreadable."""
+
+    def __enter__(self) -> BackgroundLoad:
+        self.cores = float("nan")
+        self._start = (_machine_busy_seconds(), _own_cpu_seconds(), time.perf_counter())
+        return self
+
+    def __exit__(self, *exc) -> None:
+        busy, own, wall = _machine_busy_seconds(), _own_cpu_seconds(), time.perf_counter()
+        if busy is not None and self._start[0] is not None:
+            self.cores = max(0.0, (busy - self._start[0]) - (own - self._start[1])) / (wall - self._start[2])
+
+
+def _machine_busy_seconds() -> float | None:
+    try:
+        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    guest = sum(fields[8:10]) if len(fields) > 9 else 0  # already counted in user/nice
+    return (sum(fields) - idle - guest) / os.sysconf("SC_CLK_TCK")
+
+
+def _own_cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime + children.ru_utime + children.ru_stime
+
+
+def background_cores(seconds: float = 1.0) -> float:
+    with BackgroundLoad() as load:
+        time.sleep(seconds)
+    return load.cores
 
 
 # --------------------------------------------------------------------------- results
@@ -151,10 +204,17 @@ class TrainResult:
     steps_per_update: int
     per_update: list[tuple[float, float, float]]  # (env, inference, update) seconds
     last_returns: list[float] = field(default_factory=list)
+    background: float = float("nan")  # cores used by other processes during the run
+    warmup: int = 1  # leading updates left out of the steady numbers
+    updates: int = 0  # updates per run
+    runs_sps: list[float] = field(default_factory=list)  # steady steps/s of each pooled run
+
+    def __post_init__(self):
+        self.updates = self.updates or len(self.per_update)
 
     @property
     def measured(self) -> list[tuple[float, float, float]]:
-        return self.per_update[1:] if len(self.per_update) > 1 else self.per_update
+        return self.per_update[self.warmup:] if len(self.per_update) > self.warmup else self.per_update
 
     def split(self) -> tuple[float, float, float]:
         env, inference, update = (sum(col) for col in zip(*self.measured))
@@ -167,6 +227,15 @@ class TrainResult:
     @property
     def wall_sps(self) -> float:
         return self.steps / self.wall
+
+
+def pool(runs: list[TrainResult]) -> TrainResult:
+    """Several runs of one library as one result: their steady updates pooled, walls and steps summed."""
+    return TrainResult(
+        runs[0].library, sum(r.steps for r in runs), sum(r.wall for r in runs), runs[0].steps_per_update,
+        [u for r in runs for u in r.measured], runs[0].last_returns, max(r.background for r in runs),
+        warmup=0, updates=runs[0].updates, runs_sps=[r.steady_sps for r in runs],
+    )
 
 
 @dataclass
@@ -380,12 +449,20 @@ def _ratio(a: float, b: float) -> str:
 
 
 def render(results: list[tuple[Scenario, RawResult, RawResult, TrainResult, TrainResult]],
-           threads_note: str) -> str:
+           threads_note: str, load_before: float) -> str:
     lines = [
         f"### PPO throughput: voidrl vs Stable-Baselines3 ({datetime.date.today().isoformat()})",
         "",
         environment_line() + threads_note,
         "",
+    ]
+    during = [r.background for _, _, _, *runs in results for r in runs]
+    busiest = max([load_before, *during])
+    if busiest > BUSY_LOAD:
+        lines += [f"**Warning: other processes used up to {busiest:.2f} CPU cores around the measurements; "
+                  "with torch's intra-op threads competing for cores, small ops can slow down by 10-100x "
+                  "and these numbers are unreliable.**", ""]
+    lines += [
         "| scenario | run | steps | steps/s (steady) | steps/s (wall) | env | inference | update | return (last eps) |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
@@ -397,9 +474,15 @@ def render(results: list[tuple[Scenario, RawResult, RawResult, TrainResult, Trai
         for result in (ours, theirs):
             env, inference, update = result.split()
             total = env + inference + update
+            runs = max(1, len(result.runs_sps))
+            plural = "s" if result.updates != 1 else ""
+            label = f"{result.library} PPO ({result.updates} update{plural}" + (f" x {runs} runs)" if runs > 1 else ")")
+            steady = _fmt_sps(result.steady_sps)
+            if runs > 1:
+                steady += f" ({_fmt_sps(min(result.runs_sps))}-{_fmt_sps(max(result.runs_sps))})"
             lines.append(
-                f"| {scenario.name} | {result.library} PPO ({len(result.per_update)} updates) | {result.steps:,} "
-                f"| {_fmt_sps(result.steady_sps)} | {_fmt_sps(result.wall_sps)} | {_fmt_split(env, total)} "
+                f"| {scenario.name} | {label} | {result.steps // runs:,} "
+                f"| {steady} | {_fmt_sps(result.wall_sps)} | {_fmt_split(env, total)} "
                 f"| {_fmt_split(inference, total)} | {_fmt_split(update, total)} | {_fmt_return(result.last_returns)} |"
             )
     lines += [
@@ -413,14 +496,19 @@ def render(results: list[tuple[Scenario, RawResult, RawResult, TrainResult, Trai
         ours_per = [s / (len(ours.measured) * ours.steps_per_update) for s in ours.split()]
         theirs_per = [s / (len(theirs.measured) * theirs.steps_per_update) for s in theirs.split()]
         lines.append(
-            f"| {scenario.name} | {_ratio(ours.steady_sps, theirs.steady_sps)} | {_ratio(ours.wall_sps, theirs.wall_sps)} "
-            f"| {_ratio(ours_per[0], theirs_per[0])} | {_ratio(ours_per[1], theirs_per[1])} "
-            f"| {_ratio(ours_per[2], theirs_per[2])} | {_ratio(ours.steady_sps, raw_v.sps)} "
+            f"| {scenario.name} | {_ratio(ours.steady_sps, theirs.steady_sps)} "
+            f"| {_ratio(ours.wall_sps, theirs.wall_sps)} | {_ratio(ours_per[0], theirs_per[0])} "
+            f"| {_ratio(ours_per[1], theirs_per[1])} | {_ratio(ours_per[2], theirs_per[2])} "
+            f"| {_ratio(ours.steady_sps, raw_v.sps)} "
             f"| {_ratio(theirs.steady_sps, raw_s.sps)} |"
         )
     lines += ["", "Notes:", ""]
     for scenario, *_ in results:
         lines.append(f"- {scenario.name}: {scenario.title}.")
+    loads = "; ".join(f"{scenario.name} voidrl {ours.background:.2f}, SB3 {theirs.background:.2f}"
+                      for scenario, _, _, ours, theirs in results)
+    lines.append(f"- CPU cores used by other processes: {load_before:.2f} just before the run; "
+                 f"during training (max over runs): {loads}.")
     lines += [f"- {note}" for note in GENERAL_NOTES]
     for scenario, *_ in results:
         lines += [f"- {note}" for note in scenario.notes]
@@ -438,12 +526,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="training budget per library (env steps); default: 98,304 cartpole, 8,192 atari")
     parser.add_argument("--threads", type=int, default=0,
                         help="torch.set_num_threads for both libraries; 0 keeps torch's default")
+    parser.add_argument("--repeats", type=int, default=2,
+                        help="training runs per library, alternating which library goes first (default 2)")
     parser.add_argument("--raw-seconds", type=float, default=3.0, help="duration of each raw env measurement")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=None, help="append the markdown report to this file")
     args = parser.parse_args(argv)
     if args.steps is not None and args.steps < 1:
         parser.error("--steps must be positive")
+    if args.repeats < 1:
+        parser.error("--repeats must be positive")
     if args.threads < 0:
         parser.error("--threads must be >= 0")
     return args
@@ -451,9 +543,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    load_before = background_cores()
+    if load_before > BUSY_LOAD:
+        print(f"warning: other processes are using {load_before:.2f} CPU cores; timings will be noisy",
+              file=sys.stderr)
     if args.threads:
         torch.set_num_threads(args.threads)
     threads = torch.get_num_threads()
+    # One-time imports both libraries would otherwise pay only on first use (creating the first
+    # optimizer imports torch._dynamo, ~1.5 s), so that the library run first is not charged for them.
+    torch.optim.Adam([torch.nn.Parameter(torch.zeros(1))])
+    import stable_baselines3  # noqa: F401
+    import voidrl  # noqa: F401
     threads_note = "" if args.threads else " (torch default thread count)"
     names = list(SCENARIOS) if args.scenario == "all" else [args.scenario]
 
@@ -466,15 +567,24 @@ def main(argv: list[str] | None = None) -> int:
         raw_v = raw_voidrl(scenario, args.raw_seconds, args.seed)
         log(f"  {raw_v.sps:,.0f} steps/s; raw env, SB3")
         raw_s = raw_sb3(scenario, args.raw_seconds, args.seed)
-        log(f"  {raw_s.sps:,.0f} steps/s; voidrl PPO, {steps:,} steps")
-        ours = train_voidrl(scenario, steps, threads, args.seed)
-        log(f"  {ours.steady_sps:,.0f} steps/s steady, {ours.wall:.1f} s wall; SB3 PPO, {steps:,} steps")
-        torch.set_num_threads(threads)  # same thread count for SB3, whatever voidrl did
-        theirs = train_sb3(scenario, steps, args.seed)
-        log(f"  {theirs.steady_sps:,.0f} steps/s steady, {theirs.wall:.1f} s wall")
-        results.append((scenario, raw_v, raw_s, ours, theirs))
+        log(f"  {raw_s.sps:,.0f} steps/s")
+        runs: dict[str, list[TrainResult]] = {"voidrl": [], "SB3": []}
+        for repeat in range(args.repeats):
+            order = ["voidrl", "SB3"] if repeat % 2 == 0 else ["SB3", "voidrl"]
+            for library in order:
+                log(f"{library} PPO, {steps:,} steps (run {repeat + 1}/{args.repeats})")
+                torch.set_num_threads(threads)  # same thread count for both, whatever the other did
+                with BackgroundLoad() as load:
+                    if library == "voidrl":
+                        result = train_voidrl(scenario, steps, threads, args.seed)
+                    else:
+                        result = train_sb3(scenario, steps, args.seed)
+                result.background = load.cores
+                runs[library].append(result)
+                log(f"  {result.steady_sps:,.0f} steps/s steady, {result.wall:.1f} s wall")
+        results.append((scenario, raw_v, raw_s, pool(runs["voidrl"]), pool(runs["SB3"])))
 
-    report = render(results, threads_note)
+    report = render(results, threads_note, load_before)
     print(report)
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
