@@ -45,3 +45,8 @@ def build_policy(
     device: torch.device | str,
 ) -> ActorCritic:
     return ActorCritic(obs_shape, action_space, network, hidden_sizes, shared).to(device)
+
+
+def make_adam(flat: torch.nn.Parameter, learning_rate: float, eps: float) -> torch.optim.Adam:
+    """Adam over one flat parameter (see ``FlatParameters``), fused into one kernel where torch can."""
+    return torch.optim.Adam([flat], lr=learning_rate, eps=eps, fused=flat.device.type in ("cpu", "cuda"))

@@ -7,9 +7,7 @@ from typing import Any
 
 import gymnasium as gym
 import torch
-from torch import nn
-
-from voidrl.algos.base import build_policy, validate_fraction
+from voidrl.algos.base import build_policy, make_adam, validate_fraction
 from voidrl.math import (
     clipped_surrogate_loss,
     entropy_loss,
@@ -18,6 +16,8 @@ from voidrl.math import (
     value_loss,
 )
 from voidrl.nets.bodies import NETWORKS
+from voidrl.nets.flat import FlatParameters
+from voidrl.rollout.minibatches import shuffled_minibatches
 from voidrl.rollout.storage import RolloutStorage
 
 
@@ -92,7 +92,8 @@ class PPO:
         self.config = config
         self.num_steps = config.num_steps
         self.policy = build_policy(obs_shape, action_space, config.network, config.hidden_sizes, config.shared, device)
-        self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=config.learning_rate, eps=config.adam_eps)
+        self.parameters = FlatParameters(self.policy.parameters())
+        self.optimizer = make_adam(self.parameters.flat, config.learning_rate, config.adam_eps)
 
     def update(self, rollout: RolloutStorage, progress: float) -> dict[str, float]:
         cfg = self.config
@@ -104,37 +105,42 @@ class PPO:
             rollout.rewards, rollout.values, rollout.next_values,
             rollout.terminated, rollout.truncated, cfg.gamma, cfg.gae_lambda,
         )
-        obs, actions = rollout.flat("obs"), rollout.flat("actions")
-        old_log_probs, old_values = rollout.flat("log_probs"), rollout.flat("values")
-        advantages, returns = advantages.reshape(-1), returns.reshape(-1)
-
+        fields = {
+            "obs": rollout.flat("obs"), "actions": rollout.flat("actions"), "old_log_probs": rollout.flat("log_probs"),
+            "old_values": rollout.flat("values"), "advantages": advantages.reshape(-1), "returns": returns.reshape(-1),
+        }
         history: list[dict[str, torch.Tensor]] = []
         stopped_early = False
         for _ in range(cfg.epochs):
-            for idx in torch.randperm(obs.shape[0], device=obs.device).split(cfg.minibatch_size):
-                dist, values = self.policy(obs[idx])
-                log_probs = dist.log_prob(actions[idx])
-                adv = advantages[idx]
+            for batch in shuffled_minibatches(fields, cfg.minibatch_size):
+                dist, values = self.policy(batch["obs"])
+                log_probs = dist.log_prob(batch["actions"])
+                adv = batch["advantages"]
                 if cfg.normalize_advantages and adv.numel() > 1:
                     adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-                policy_loss, metrics = clipped_surrogate_loss(log_probs, old_log_probs[idx], adv, cfg.clip)
+                policy_loss, metrics = clipped_surrogate_loss(log_probs, batch["old_log_probs"], adv, cfg.clip)
                 if cfg.target_kl is not None and metrics["train/approx_kl"] > cfg.target_kl:
                     stopped_early = True
                     break
-                critic_loss, value_metrics = value_loss(values, returns[idx], old_values[idx], cfg.clip_value)
-                entropy_term, entropy_metrics = entropy_loss(dist.entropy())
-                loss = policy_loss + cfg.value_coef * critic_loss + cfg.entropy_coef * entropy_term
+                critic_loss, value_metrics = value_loss(values, batch["returns"], batch["old_values"], cfg.clip_value)
+                loss = policy_loss + cfg.value_coef * critic_loss
+                if cfg.entropy_coef:
+                    entropy_term, entropy_metrics = entropy_loss(dist.entropy())
+                    loss = loss + cfg.entropy_coef * entropy_term
+                else:  # keep the entropy out of the graph when it has no weight
+                    with torch.no_grad():
+                        _, entropy_metrics = entropy_loss(dist.entropy())
 
-                self.optimizer.zero_grad(set_to_none=True)
+                self.parameters.zero_grad()
                 loss.backward()
-                grad_norm = nn.utils.clip_grad_norm_(self.policy.parameters(), cfg.max_grad_norm)
+                grad_norm = self.parameters.clip_grad_norm_(cfg.max_grad_norm)
                 self.optimizer.step()
                 history.append({**metrics, **value_metrics, **entropy_metrics, "train/grad_norm": grad_norm})
             if stopped_early:
                 break
 
         out = {name: torch.stack([h[name] for h in history]).mean().item() for name in history[0]} if history else {}
-        out["train/explained_variance"] = explained_variance(rollout.values.reshape(-1), returns).item()
+        out["train/explained_variance"] = explained_variance(rollout.values.reshape(-1), fields["returns"]).item()
         out["train/learning_rate"] = learning_rate
         out["train/gradient_steps"] = float(len(history))
         out["train/stopped_early"] = float(stopped_early)

@@ -74,12 +74,29 @@ class RunLogger:
         if self.metric_columns is None:
             self.metric_columns = ["step", *metrics]
             self.metrics_csv.writerow(self.metric_columns)
+        elif any(name not in self.metric_columns for name in metrics):
+            self._add_metric_columns([name for name in metrics if name not in self.metric_columns])
         row = [step] + [_format(metrics.get(name)) for name in self.metric_columns[1:]]
         self.metrics_csv.writerow(row)
         for name, value in metrics.items():
             self.tensorboard.add_scalar(name, value, step)
         if self.wandb is not None:
             self.wandb.log(metrics, step=step)
+
+    def _add_metric_columns(self, names: list[str]) -> None:
+        """A metric seen for the first time (e.g. the first finished episode): widen the file, old rows blank."""
+        self.metrics_file.close()
+        with self.metrics_path.open(newline="") as handle:
+            rows = list(csv.reader(handle))[1:]
+        self.metric_columns = self.metric_columns + names
+        tmp = self.metrics_path.with_suffix(".tmp")
+        with tmp.open("w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(self.metric_columns)
+            writer.writerows(row + [""] * len(names) for row in rows)
+        tmp.replace(self.metrics_path)
+        self.metrics_file = self.metrics_path.open("a", newline="")
+        self.metrics_csv = csv.writer(self.metrics_file)
 
     def flush(self) -> None:
         self.episodes_file.flush()

@@ -49,9 +49,11 @@ class PixelBody(nn.Module):
         self.fc = nn.Sequential(orthogonal_init(nn.Linear(flat, hidden)), nn.ReLU())
         self.offset = offset
         self.out_features = hidden
+        self.convs.to(memory_format=torch.channels_last)
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        x = obs.float() * (1.0 / 255.0)
+        # channels-last convolutions run about 2x faster on CPU (oneDNN) than NCHW
+        x = obs.contiguous(memory_format=torch.channels_last).float() * (1.0 / 255.0)
         if self.offset:
             x = x + self.offset
         return self.fc(self.convs(x))
