@@ -123,6 +123,26 @@ def _build(cls: type, values: dict[str, Any]):
 
 # Named presets: algorithm -> preset -> section ("env" / "algo_config") -> overrides.
 PRESETS: dict[str, dict[str, dict[str, dict[str, Any]]]] = {
+    "ppg": {
+        "cartpole": {
+            "env": {"num_envs": 8},
+            "algo_config": {"num_steps": 64, "minibatch_size": 64, "epochs": 2, "gamma": 0.98, "gae_lambda": 0.8,
+                            "learning_rate": 1e-3, "clip": 0.2, "entropy_coef": 0.0, "policy_iterations": 4,
+                            "aux_epochs": 2},
+        },
+        "minatar": {
+            "env": {"num_envs": 16},
+            "algo_config": {"num_steps": 128, "minibatch_size": 256, "network": "minatar", "policy_iterations": 8,
+                            "epochs": 2, "learning_rate": 5e-4},
+        },
+        "thesis": {
+            # The thesis's fine-tuning set-up on Ms. Pac-Man (SPEC.md section 1).
+            "env": {"num_envs": 16, "reward_scale": 0.1},
+            "algo_config": {"num_steps": 256, "minibatch_size": 32, "learning_rate": 3e-4, "critic_learning_rate": 1e-3,
+                            "clip": 0.25, "entropy_coef": 0.01, "policy_iterations": 32, "aux_epochs": 3,
+                            "beta_clone": 1.0, "aux_kl_stop": 0.01, "network": "thesis", "critic_network": "nature"},
+        },
+    },
     "ppo": {
         "cartpole": {
             # RL Zoo's tuned CartPole-v1 settings: solves within 100k steps.
@@ -160,6 +180,8 @@ def default_preset(algo: str, env_id: str) -> str | None:
     """The preset applied when none is named: per-environment defaults."""
     suite = suite_of(env_id)
     name = "cartpole" if env_id == "CartPole-v1" else suite
+    if algo == "ppg" and suite == "atari":
+        name = "thesis"
     return name if name in PRESETS.get(algo, {}) else None
 
 

@@ -24,6 +24,11 @@ class Algorithm(Protocol):
     policy: ActorCritic
     num_steps: int
 
+    @staticmethod
+    def make_policy(config: Any, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str) -> ActorCritic:
+        """The untrained network this algorithm acts with (also used to load saved agents)."""
+        ...
+
     def update(self, rollout: RolloutStorage, progress: float) -> dict[str, float]: ...
 
     def state_dict(self) -> dict[str, Any]: ...
@@ -36,15 +41,6 @@ def validate_fraction(name: str, value: float, low: float = 0.0, high: float = 1
         raise ValueError(f"{name} must lie in ({low:g}, {high:g}), got {value}")
 
 
-def build_policy(
-    obs_shape: tuple[int, ...],
-    action_space: gym.Space,
-    network: str,
-    hidden_sizes: tuple[int, ...],
-    shared: bool,
-    device: torch.device | str,
-) -> ActorCritic:
-    return ActorCritic(obs_shape, action_space, network, hidden_sizes, shared).to(device)
 
 
 def make_adam(flat: torch.nn.Parameter, learning_rate: float, eps: float) -> torch.optim.Adam:

@@ -7,7 +7,7 @@ from typing import Any
 
 import gymnasium as gym
 import torch
-from voidrl.algos.base import build_policy, make_adam, validate_fraction
+from voidrl.algos.base import make_adam, validate_fraction
 from voidrl.math import (
     clipped_surrogate_loss,
     entropy_loss,
@@ -15,6 +15,7 @@ from voidrl.math import (
     generalized_advantage_estimate,
     value_loss,
 )
+from voidrl.nets.actor_critic import ActorCritic
 from voidrl.nets.bodies import NETWORKS
 from voidrl.nets.flat import FlatParameters
 from voidrl.rollout.minibatches import shuffled_minibatches
@@ -91,9 +92,13 @@ class PPO:
         config.validate()
         self.config = config
         self.num_steps = config.num_steps
-        self.policy = build_policy(obs_shape, action_space, config.network, config.hidden_sizes, config.shared, device)
+        self.policy = self.make_policy(config, obs_shape, action_space, device)
         self.parameters = FlatParameters(self.policy.parameters())
         self.optimizer = make_adam(self.parameters.flat, config.learning_rate, config.adam_eps)
+
+    @staticmethod
+    def make_policy(config: PPOConfig, obs_shape, action_space, device) -> ActorCritic:
+        return ActorCritic(obs_shape, action_space, config.network, config.hidden_sizes, config.shared).to(device)
 
     def update(self, rollout: RolloutStorage, progress: float) -> dict[str, float]:
         cfg = self.config

@@ -29,11 +29,17 @@ class ActorCritic(nn.Module):
         hidden_sizes: tuple[int, ...] = (64, 64),
         shared: bool = False,
         init_log_std: float = 0.0,
+        critic_network: str | None = None,
+        aux_value: bool = False,
     ):
+        """``critic_network`` gives the separate critic another body (default: ``network``);
+        ``aux_value`` adds PPG's auxiliary value head on the policy's features."""
         super().__init__()
+        if shared and critic_network is not None:
+            raise ValueError("critic_network needs separate actor and critic (shared=False)")
         self.shared = shared
         self.actor_body = make_body(network, obs_shape, hidden_sizes)
-        self.critic_body = None if shared else make_body(network, obs_shape, hidden_sizes)
+        self.critic_body = None if shared else make_body(critic_network or network, obs_shape, hidden_sizes)
         features = self.actor_body.out_features
         if isinstance(action_space, gym.spaces.Discrete):
             self.policy_head = orthogonal_init(nn.Linear(features, int(action_space.n)), POLICY_HEAD_GAIN)
@@ -43,7 +49,9 @@ class ActorCritic(nn.Module):
             self.log_std = nn.Parameter(torch.full((action_space.shape[0],), float(init_log_std)))
         else:
             raise ValueError(f"unsupported action space {action_space}")
-        self.value_head = orthogonal_init(nn.Linear(features, 1), 1.0)
+        critic_features = features if self.critic_body is None else self.critic_body.out_features
+        self.value_head = orthogonal_init(nn.Linear(critic_features, 1), 1.0)
+        self.aux_value_head = orthogonal_init(nn.Linear(features, 1), POLICY_HEAD_GAIN) if aux_value else None
 
     def _distribution(self, features: torch.Tensor) -> Categorical | DiagonalGaussian:
         out = self.policy_head(features)
@@ -57,6 +65,18 @@ class ActorCritic(nn.Module):
 
     def distribution(self, obs: torch.Tensor) -> Categorical | DiagonalGaussian:
         return self._distribution(self.actor_body(obs))
+
+    def policy_and_aux_value(self, obs: torch.Tensor) -> tuple[Categorical | DiagonalGaussian, torch.Tensor]:
+        """PPG: the action distribution and the auxiliary value ``[B]`` from the policy's own features."""
+        if self.aux_value_head is None:
+            raise RuntimeError("this network has no auxiliary value head (aux_value=False)")
+        features = self.actor_body(obs)
+        return self._distribution(features), self.aux_value_head(features).squeeze(-1)
+
+    def actor_parameters(self) -> list[nn.Parameter]:
+        """Parameters of the policy network (body, heads, log-std); disjoint from ``critic_parameters`` when separate."""
+        critic = {id(p) for p in self.critic_parameters()}
+        return [p for p in self.parameters() if id(p) not in critic]
 
     def value(self, obs: torch.Tensor) -> torch.Tensor:
         body = self.actor_body if self.critic_body is None else self.critic_body

@@ -29,6 +29,10 @@ class Categorical:
     def entropy(self) -> torch.Tensor:
         return -(self.log_probs.exp() * self.log_probs).sum(-1)
 
+    def kl_from(self, old_log_probs: torch.Tensor) -> torch.Tensor:
+        """KL(old || self) ``[B]`` for an old distribution given by its log-probabilities ``[B, A]``."""
+        return (old_log_probs.exp() * (old_log_probs - self.log_probs)).sum(-1)
+
 
 class DiagonalGaussian:
     """Independent normal per action coordinate; ``log_std`` broadcasts against ``mean``."""

@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from voidrl.algos.base import build_policy
+from voidrl.algos import ALGORITHMS
 from voidrl.config import TrainConfig
 from voidrl.envs import VecEnv, make_env, set_training
 from voidrl.io.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
@@ -107,8 +107,7 @@ def build_policy_for(config: TrainConfig, device: torch.device) -> ActorCritic:
         obs_shape, action_space = probe.single_observation_space.shape, probe.single_action_space
     finally:
         probe.close()
-    cfg = config.algo_config
-    return build_policy(obs_shape, action_space, cfg.network, cfg.hidden_sizes, cfg.shared, device)
+    return ALGORITHMS[config.algo].make_policy(config.algo_config, obs_shape, action_space, device)
 
 
 def summarize(returns: list[float]) -> tuple[float, float]:

@@ -1,0 +1,119 @@
+"""APT's representation buffer, encoder and projection head."""
+
+import pytest
+import torch
+from torch.nn.utils import parametrize
+
+from voidrl.intrinsic.buffer import RepresentationBuffer
+from voidrl.io.checkpoint import load_checkpoint, save_checkpoint
+from voidrl.nets.encoders import APTEncoder, ProjectionHead
+
+
+def constant_frames(values, shape=(2, 3, 3)):
+    return torch.stack([torch.full(shape, v, dtype=torch.uint8) for v in values])
+
+
+def sampled_values(buffer, count=200, seed=0):
+    return set(buffer.sample(count, torch.Generator().manual_seed(seed))[:, 0, 0, 0].tolist())
+
+
+def test_samples_only_filled_slots():
+    buffer = RepresentationBuffer(10, (2, 3, 3))
+    buffer.add(constant_frames([7, 8, 9]))
+    assert len(buffer) == 3
+    batch = buffer.sample(200, torch.Generator().manual_seed(0))
+    assert batch.shape == (200, 2, 3, 3) and batch.dtype == torch.uint8
+    assert sampled_values(buffer) == {7, 8, 9}
+    assert all(torch.equal(frame, frame[0, 0, 0].expand_as(frame)) for frame in batch)
+
+
+def test_empty_buffer_refuses_to_sample():
+    with pytest.raises(ValueError):
+        RepresentationBuffer(4, (1, 2, 2)).sample(1)
+
+
+def test_wrong_observations_are_refused():
+    buffer = RepresentationBuffer(4, (1, 2, 2))
+    with pytest.raises(ValueError):
+        buffer.add(torch.zeros(3, 1, 2, 2))
+    with pytest.raises(ValueError):
+        buffer.add(torch.zeros(3, 2, 2, dtype=torch.uint8))
+
+
+def test_ring_wraps_around_keeping_the_latest():
+    buffer = RepresentationBuffer(4, (2, 3, 3))
+    buffer.add(constant_frames([1, 2, 3]))
+    buffer.add(constant_frames([4, 5, 6]))
+    assert len(buffer) == 4
+    assert sampled_values(buffer) == {3, 4, 5, 6}
+    buffer.add(constant_frames(range(10, 19)))  # more than the capacity at once
+    assert len(buffer) == 4
+    assert sampled_values(buffer) == {15, 16, 17, 18}
+    buffer.add(constant_frames([20]))
+    assert sampled_values(buffer) == {16, 17, 18, 20}
+
+
+def test_state_dict_round_trip_through_checkpoint(tmp_path):
+    buffer = RepresentationBuffer(5, (2, 3, 3))
+    buffer.add(constant_frames([1, 2, 3]))
+    save_checkpoint(tmp_path / "buffer.pt", {"buffer": buffer.state_dict()})
+    assert buffer.state_dict()["storage"].shape[0] == 3  # unfilled slots are not written
+
+    restored = RepresentationBuffer(5, (2, 3, 3))
+    restored.load_state_dict(load_checkpoint(tmp_path / "buffer.pt")["buffer"])
+    assert len(restored) == 3
+    def same_samples(seed):
+        return torch.equal(*(b.sample(50, torch.Generator().manual_seed(seed)) for b in (restored, buffer)))
+
+    assert same_samples(1)
+    for buf in (buffer, restored):  # and both go on writing at the same slot
+        buf.add(constant_frames([4, 5, 6]))
+    assert same_samples(2)
+    assert sampled_values(restored) == {2, 3, 4, 5, 6}
+
+    with pytest.raises(ValueError):
+        RepresentationBuffer(6, (2, 3, 3)).load_state_dict(buffer.state_dict())
+
+
+def test_nbytes_of_the_thesis_buffer():
+    # 10,000 uint8 Atari stacks: 282 MB, where the thesis's float32 buffer took 1.1 GB
+    assert RepresentationBuffer(10_000, (4, 84, 84)).nbytes == 282_240_000
+
+
+@pytest.mark.parametrize("obs_shape", [(4, 84, 84), (10, 10, 10), (4, 10, 10)])
+def test_encoder_output(obs_shape):
+    encoder = APTEncoder(obs_shape)
+    latent = encoder(torch.rand(3, *obs_shape))
+    assert latent.shape == (3, 15)
+    assert latent.abs().max() <= 1.0
+
+
+def test_encoder_layout_and_spectral_norm():
+    atari = APTEncoder((4, 84, 84))
+    small = APTEncoder((10, 10, 10))
+    atari_convs = [m for m in atari.modules() if isinstance(m, torch.nn.Conv2d)]
+    small_convs = [m for m in small.modules() if isinstance(m, torch.nn.Conv2d)]
+    assert [(c.out_channels, c.kernel_size, c.stride) for c in atari_convs] == [
+        (32, (8, 8), (4, 4)),
+        (64, (4, 4), (2, 2)),
+        (64, (3, 3), (1, 1)),
+    ]
+    assert atari.head[0].in_features == 3136
+    assert [(c.out_channels, c.kernel_size) for c in small_convs] == [(32, (3, 3)), (32, (3, 3))]
+    for conv in atari_convs + small_convs:
+        assert parametrize.is_parametrized(conv, "weight")
+        assert type(conv.parametrizations.weight[0]).__name__ == "_SpectralNorm"
+
+
+def test_encoder_refuses_raw_frames():
+    with pytest.raises(TypeError):
+        APTEncoder((4, 10, 10))(torch.zeros(1, 4, 10, 10, dtype=torch.uint8))
+
+
+def test_gradient_reaches_encoder_through_projection_head():
+    encoder, head = APTEncoder((4, 10, 10)), ProjectionHead()
+    projection = head(encoder(torch.rand(5, 4, 10, 10)))
+    assert projection.shape == (5, 64)
+    projection.pow(2).sum().backward()
+    for name, param in list(encoder.named_parameters()) + list(head.named_parameters()):
+        assert param.grad is not None and param.grad.abs().sum() > 0, name

@@ -1,0 +1,100 @@
+"""PPG: phases touch the right parameters, the auxiliary phase sees every stored rollout."""
+
+import csv
+
+import gymnasium as gym
+import pytest
+import torch
+
+import voidrl
+from voidrl.algos import PPG, PPGConfig
+from voidrl.io.checkpoint import load_checkpoint, save_checkpoint
+from tests.test_ppo import random_rollout
+
+DISCRETE = gym.spaces.Discrete(3)
+
+
+def policy_consistent_rollout(algo, seed=0):
+    rollout = random_rollout(seed=seed)
+    with torch.no_grad():
+        rollout.log_probs.view(-1).copy_(algo.policy.distribution(rollout.flat("obs")).log_prob(rollout.flat("actions")))
+    return rollout
+
+
+def snapshot(params):
+    return [p.detach().clone() for p in params]
+
+
+def test_policy_phase_never_touches_the_critic_and_critic_phase_never_touches_the_policy():
+    algo = PPG(PPGConfig(num_steps=16, minibatch_size=16, policy_iterations=100), (5,), DISCRETE)
+    rollout = policy_consistent_rollout(algo)
+    critic_before = snapshot(algo.policy.critic_parameters())
+    actor_before = snapshot(algo.policy.actor_parameters())
+    algo.policy_phase({"obs": rollout.flat("obs"), "actions": rollout.flat("actions"),
+                       "old_log_probs": rollout.flat("log_probs"), "advantages": torch.randn(64)})
+    assert all(torch.equal(a, b) for a, b in zip(critic_before, algo.policy.critic_parameters()))
+    assert any(not torch.equal(a, b) for a, b in zip(actor_before, algo.policy.actor_parameters()))
+    actor_before = snapshot(algo.policy.actor_parameters())
+    algo.critic_phase({"obs": rollout.flat("obs"), "returns": torch.randn(64)}, 1, 16)
+    assert all(torch.equal(a, b) for a, b in zip(actor_before, algo.policy.actor_parameters()))
+
+
+def test_auxiliary_phase_runs_every_n_pi_updates_over_all_their_states():
+    algo = PPG(PPGConfig(num_steps=16, minibatch_size=16, policy_iterations=3, aux_minibatch_size=8), (5,), DISCRETE)
+    seen = []
+    original = algo.auxiliary_phase
+
+    def spy(obs, returns):
+        seen.append(obs.clone())
+        return original(obs, returns)
+
+    algo.auxiliary_phase = spy
+    rollouts = [policy_consistent_rollout(algo, seed) for seed in range(6)]
+    metrics = [algo.update(r, 0.0) for r in rollouts]
+    assert [("aux/states" in m) for m in metrics] == [False, False, True, False, False, True]
+    assert metrics[2]["aux/states"] == 3 * 16 * 4
+    expected = torch.cat([r.flat("obs") for r in rollouts[3:]])
+    assert torch.equal(seen[1], expected)  # exactly the three rollouts since the last phase, in order
+
+
+def test_aux_kl_stop_halts_policy_updates_but_not_the_critic():
+    config = PPGConfig(num_steps=16, minibatch_size=16, policy_iterations=1, aux_epochs=20, aux_minibatch_size=8,
+                       learning_rate=0.05, aux_kl_stop=1e-4)
+    algo = PPG(config, (5,), DISCRETE)
+    metrics = algo.update(policy_consistent_rollout(algo), 0.0)
+    assert metrics["aux/stopped_early"] == 1.0
+    assert 0 < metrics["aux/policy_steps"] < 20 * 8
+
+
+def test_clone_kl_is_zero_against_the_unchanged_policy():
+    algo = PPG(PPGConfig(num_steps=16), (5,), DISCRETE)
+    obs = torch.randn(10, 5)
+    dist = algo.policy.distribution(obs)
+    assert torch.allclose(dist.kl_from(dist.log_probs.detach()), torch.zeros(10), atol=1e-7)
+    other = torch.log_softmax(torch.randn(10, 3), -1)
+    assert (dist.kl_from(other) > 0).all()
+
+
+def test_checkpoint_round_trip_keeps_the_auxiliary_buffer(tmp_path):
+    config = PPGConfig(num_steps=16, minibatch_size=16, policy_iterations=2)
+    algo = PPG(config, (5,), DISCRETE)
+    algo.update(policy_consistent_rollout(algo), 0.0)
+    save_checkpoint(tmp_path / "c.pt", {"algorithm": algo.state_dict()})
+    restored = PPG(config, (5,), DISCRETE)
+    restored.load_state_dict(load_checkpoint(tmp_path / "c.pt")["algorithm"])
+    assert len(restored.aux_buffer) == 1
+    assert torch.equal(restored.aux_buffer.obs[0], algo.aux_buffer.obs[0])
+
+
+def test_thesis_networks_and_head_scale():
+    algo = PPG(PPGConfig(network="thesis", critic_network="nature"), (4, 84, 84), gym.spaces.Discrete(18))
+    assert algo.policy.actor_body.out_features == 256 and algo.policy.critic_body.out_features == 512
+    assert algo.policy.aux_value_head.weight.norm().item() == pytest.approx(0.01, rel=1e-3)
+
+
+@pytest.mark.slow
+def test_ppg_solves_cartpole_in_100k_steps(tmp_path):
+    voidrl.train("ppg", env="CartPole-v1", steps=100_000, seed=0, run_dir=str(tmp_path), progress=False)
+    with open(tmp_path / "episodes.csv", newline="") as handle:
+        returns = [float(row["return"]) for row in csv.DictReader(handle)][-20:]
+    assert sum(returns) / 20 >= 475

@@ -1,0 +1,1 @@
+"""Intrinsic-reward plug-ins and their parts (augmentations, representation buffer)."""

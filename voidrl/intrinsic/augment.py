@@ -1,0 +1,55 @@
+"""Image augmentations for contrastive training, on float frames ``[B, C, H, W]`` in [0, 1].
+
+Every sample draws its own random parameters; pass a ``torch.Generator`` for
+reproducible draws.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+
+def translate(x: torch.Tensor, offsets: torch.Tensor, pad: int) -> torch.Tensor:
+    """Replicate-pad by ``pad``, then crop each sample back to H x W at its own offset.
+
+    Args:
+        x: ``[B, C, H, W]`` frames.
+        offsets: long ``[B, 2]`` crop corners (row, column), each in ``[0, 2 * pad]``;
+            ``(pad, pad)`` leaves a sample unchanged.
+    Returns:
+        ``[B, C, H, W]`` exact integer-pixel translations (no interpolation), channels-last.
+    """
+    batch, _, height, width = x.shape
+    padded = F.pad(x, (pad, pad, pad, pad), mode="replicate")
+    rows = offsets[:, 0, None] + torch.arange(height, device=x.device)
+    cols = offsets[:, 1, None] + torch.arange(width, device=x.device)
+    samples = torch.arange(batch, device=x.device)[:, None, None]
+    # advanced indices around a slice put their dimensions first: [B, H, W, C]
+    return padded[samples, :, rows[:, :, None], cols[:, None, :]].permute(0, 3, 1, 2)
+
+
+def random_shift(x: torch.Tensor, pad: int = 4, generator: torch.Generator | None = None) -> torch.Tensor:
+    """Random translation by up to ``pad`` pixels each way (DrQ's pad-and-crop), per sample."""
+    offsets = torch.randint(0, 2 * pad + 1, (x.shape[0], 2), generator=generator, device=x.device)
+    return translate(x, offsets, pad)
+
+
+def random_brightness(
+    x: torch.Tensor, max_delta: float = 0.2, generator: torch.Generator | None = None
+) -> torch.Tensor:
+    """Add a per-sample delta drawn uniformly from [-max_delta, max_delta], clamp to [0, 1]."""
+    uniform = torch.rand(x.shape[0], 1, 1, 1, generator=generator, device=x.device, dtype=x.dtype)
+    return (x + (2.0 * uniform - 1.0) * max_delta).clamp(0.0, 1.0)
+
+
+def augment(
+    frames: torch.Tensor, pad: int = 4, max_delta: float = 0.2, generator: torch.Generator | None = None
+) -> torch.Tensor:
+    """uint8 frames ``[B, C, H, W]`` in 0..255 -> one augmented float32 view in [0, 1].
+
+    Pixels are scaled *before* the brightness change so that its [0, 1] clamp
+    acts on the frames' real range.
+    """
+    x = frames.float() / 255.0
+    return random_brightness(random_shift(x, pad, generator), max_delta, generator)
