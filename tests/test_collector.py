@@ -68,3 +68,19 @@ def test_atari_rollout_stays_uint8():
     assert storage.obs.dtype == torch.uint8
     big = RolloutStorage(256, 16, (4, 84, 84), torch.uint8, (), torch.long)
     assert big.obs.element_size() * big.obs.nelement() == 256 * 16 * 4 * 84 * 84  # 115.6 MB, no float copy
+
+
+def test_next_obs_are_the_true_successors_and_on_step_sees_them():
+    torch.manual_seed(0)
+    env = Recorder(make_env("CartPole-v1", EnvConfig(num_envs=3, max_episode_steps=7)))
+    policy = ActorCritic(env.single_observation_space.shape, env.single_action_space)
+    seen = []
+    collector = Collector(env, policy, on_step=lambda next_obs: seen.append(next_obs.clone()))
+    obs = collector.reset(0)
+    storage = RolloutStorage(20, 3, obs.shape[1:], obs.dtype, (), torch.long)
+    collector.collect(storage, start_step=0)
+    expected = torch.stack([step.final_obs for step in env.steps])
+    assert torch.equal(storage.next_obs(0, 20), expected)
+    assert torch.equal(storage.next_obs(5, 12), expected[5:12])
+    assert torch.equal(torch.stack(seen), expected)
+    assert storage.final_obs  # episodes did end inside the rollout

@@ -16,6 +16,7 @@ from typing import Any, NoReturn
 from voidrl.algos import ALGORITHMS
 from voidrl.config import PRESETS, RunConfig, TrainConfig, field_docs, field_type, make_config
 from voidrl.envs.factory import EnvConfig, list_env_ids
+from voidrl.intrinsic.apt import APTConfig
 
 USAGE_ERROR = 2
 
@@ -83,6 +84,7 @@ def build_parser() -> Parser:
         add_dataclass_options(sub, RunConfig, "run")
         add_dataclass_options(sub, EnvConfig, "environment")
         add_dataclass_options(sub, algo.config_class, name)
+        add_dataclass_options(sub, APTConfig, "apt (with --intrinsic apt)")
 
     evaluate = commands.add_parser("eval", help="evaluate a checkpoint", description="Evaluate a saved agent.")
     evaluate.add_argument("--checkpoint", required=True, help="checkpoint file (RUN_DIR/checkpoint.pt)")

@@ -16,6 +16,9 @@ from typing import Any
 
 from voidrl.algos import ALGORITHMS
 from voidrl.envs.factory import EnvConfig, suite_of
+from voidrl.intrinsic.apt import APTConfig
+
+INTRINSIC_PLUGINS = (None, "apt")
 
 
 @dataclass
@@ -40,6 +43,8 @@ class RunConfig:
     """Show a progress bar with steps/s and ETA."""
     wandb: bool = False
     """Also log to Weights & Biases (needs the wandb package)."""
+    intrinsic: str | None = None
+    """Intrinsic-reward plug-in that rewrites the training reward: apt, or none."""
 
 
 @dataclass
@@ -50,6 +55,7 @@ class TrainConfig:
     run: RunConfig = field(default_factory=RunConfig)
     env: EnvConfig = field(default_factory=EnvConfig)
     algo_config: Any = None
+    intrinsic_config: APTConfig = field(default_factory=APTConfig)
 
     def __post_init__(self):
         if self.algo not in ALGORITHMS:
@@ -73,8 +79,11 @@ class TrainConfig:
             raise ValueError(f"reward_clip must be positive or None, got {self.env.reward_clip}")
         if self.env.max_episode_steps is not None and self.env.max_episode_steps < 1:
             raise ValueError(f"max_episode_steps must be positive or None, got {self.env.max_episode_steps}")
+        if self.run.intrinsic not in INTRINSIC_PLUGINS:
+            raise ValueError(f"intrinsic must be one of {', '.join(map(str, INTRINSIC_PLUGINS))}, got {self.run.intrinsic!r}")
         suite_of(self.run.env)
         self.algo_config.validate()
+        self.intrinsic_config.validate()
 
     @property
     def run_dir(self) -> str:
@@ -94,6 +103,7 @@ class TrainConfig:
             "run": dataclasses.asdict(self.run),
             "env": dataclasses.asdict(self.env),
             "algo_config": dataclasses.asdict(self.algo_config),
+            "intrinsic_config": dataclasses.asdict(self.intrinsic_config),
         }
 
     def to_json(self) -> str:
@@ -109,6 +119,7 @@ class TrainConfig:
             run=_build(RunConfig, data["run"]),
             env=_build(EnvConfig, data["env"]),
             algo_config=_build(ALGORITHMS[algo].config_class, data["algo_config"]),
+            intrinsic_config=_build(APTConfig, data.get("intrinsic_config", {})),
         )
 
 
@@ -191,7 +202,8 @@ def make_config(algo: str, preset: str | None = None, **overrides: Any) -> Train
     ``overrides`` may name fields of RunConfig, EnvConfig or the algorithm's config.
     """
     config = TrainConfig(algo=algo)
-    sections = {"run": config.run, "env": config.env, "algo_config": config.algo_config}
+    sections = {"run": config.run, "env": config.env, "algo_config": config.algo_config,
+                "intrinsic_config": config.intrinsic_config}
     owner = {f.name: section for section, obj in sections.items() for f in dataclasses.fields(obj)}
     unknown = set(overrides) - set(owner)
     if unknown:

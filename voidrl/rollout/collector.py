@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
@@ -22,15 +23,27 @@ class RolloutStats:
     episode_lengths: list[int] = field(default_factory=list)
     env_seconds: float = 0.0
     inference_seconds: float = 0.0
+    """Policy inference and storage writes."""
+    on_step_seconds: float = 0.0
+    """Time in the ``on_step`` hook (e.g. contrastive updates)."""
 
 
 class Collector:
     """Keeps the current observation between rollouts; ``collect`` fills one storage."""
 
-    def __init__(self, env: VecEnv, policy: ActorCritic, device: torch.device | str = "cpu"):
+    def __init__(
+        self,
+        env: VecEnv,
+        policy: ActorCritic,
+        device: torch.device | str = "cpu",
+        on_step: Callable[[torch.Tensor], None] | None = None,
+    ):
+        """``on_step``, if given, sees the true next observations ``[N, ...]`` after every vector step
+        (an intrinsic-reward plug-in filling its buffer and training its encoder)."""
         self.env = env
         self.policy = policy
         self.device = torch.device(device)
+        self.on_step = on_step
         self.obs: torch.Tensor | None = None
 
     def reset(self, seed: int) -> torch.Tensor:
@@ -44,6 +57,7 @@ class Collector:
             raise RuntimeError("Collector.reset must be called before collect")
         stats = RolloutStats()
         num_envs = storage.num_envs
+        storage.final_obs = {}
         obs = self.obs.to(self.device)
         started = time.perf_counter()
         for t in range(storage.num_steps):
@@ -60,9 +74,17 @@ class Collector:
             storage.rewards[t] = step.reward
             storage.terminated[t] = step.terminated
             storage.truncated[t] = step.truncated
+            done = step.terminated | step.truncated
+            if done.any():
+                ended = done.nonzero().squeeze(-1)
+                storage.final_obs[t] = (ended.to(self.device), step.final_obs[ended].to(self.device))
             cut = step.truncated & ~step.terminated
             if cut.any():
                 storage.next_values[t, cut] = self.policy.value(step.final_obs[cut].to(self.device))
+            if self.on_step is not None:
+                hook_started = time.perf_counter()
+                self.on_step(step.final_obs)
+                stats.on_step_seconds += time.perf_counter() - hook_started
             obs = step.obs.to(self.device)
             for episode_return, length in zip(step.episode_returns.tolist(), step.episode_lengths.tolist()):
                 stats.episode_steps.append(start_step + (t + 1) * num_envs)
@@ -74,6 +96,7 @@ class Collector:
             storage.terminated[-1] | storage.truncated[-1], storage.next_values[-1], self.policy.value(obs)
         )
         storage.next_values[storage.terminated] = 0.0
-        stats.inference_seconds = time.perf_counter() - started - stats.env_seconds
+        stats.inference_seconds = time.perf_counter() - started - stats.env_seconds - stats.on_step_seconds
+        storage.last_obs.copy_(obs)
         self.obs = obs
         return stats

@@ -32,6 +32,10 @@ class RolloutStorage:
         self.rewards = torch.zeros(shape, device=device)
         self.terminated = torch.zeros(shape, dtype=torch.bool, device=device)
         self.truncated = torch.zeros(shape, dtype=torch.bool, device=device)
+        self.last_obs = torch.zeros((num_envs, *obs_shape), dtype=obs_dtype, device=device)
+        """The observation after the last step (what the next rollout starts from)."""
+        self.final_obs: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
+        """Step t -> (env indices ``[K]``, their true final observations ``[K, ...]``) where episodes ended."""
 
     @property
     def num_steps(self) -> int:
@@ -45,3 +49,21 @@ class RolloutStorage:
         """Field ``name`` viewed as ``[T * N, ...]`` (no copy), for minibatch indexing."""
         tensor = getattr(self, name)
         return tensor.reshape(-1, *tensor.shape[2:])
+
+    def next_obs(self, start: int, stop: int) -> torch.Tensor:
+        """True successor observations of steps ``start..stop-1``: ``[stop - start, N, ...]``.
+
+        ``obs[t + 1]`` where the episode went on, the final observation where it ended,
+        ``last_obs`` after the rollout's last step. Built on demand, so the rollout never
+        holds a second full copy of its observations.
+        """
+        out = torch.empty((stop - start, *self.obs.shape[1:]), dtype=self.obs.dtype, device=self.obs.device)
+        inner_stop = min(stop, self.num_steps - 1)
+        out[: inner_stop - start] = self.obs[start + 1 : inner_stop + 1]
+        if stop == self.num_steps:
+            out[-1] = self.last_obs
+        for t in range(start, stop):
+            if t in self.final_obs:
+                env_indices, final = self.final_obs[t]
+                out[t - start, env_indices] = final
+        return out

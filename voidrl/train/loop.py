@@ -13,6 +13,7 @@ from tqdm import tqdm
 from voidrl.algos import ALGORITHMS
 from voidrl.config import TrainConfig
 from voidrl.envs import make_env
+from voidrl.intrinsic.apt import APTReward
 from voidrl.io.checkpoint import load_checkpoint, save_checkpoint
 from voidrl.io.logger import RunLogger
 from voidrl.rollout import Collector, RolloutStorage
@@ -55,16 +56,19 @@ def train_from_config(config: TrainConfig, resume: bool = False) -> Agent:
     gamma = getattr(config.algo_config, "gamma", 0.99)
     env = make_env(config.run.env, config.env, gamma=gamma)
     algo = ALGORITHMS[config.algo](config.algo_config, env.single_observation_space.shape, env.single_action_space, device)
+    plugin = APTReward(config.intrinsic_config, env.single_observation_space.shape, device) if config.run.intrinsic == "apt" else None
     step = update = 0
     if payload is not None:
         algo.load_state_dict(payload["algorithm"])
+        if plugin is not None:
+            plugin.load_state_dict(payload["intrinsic"])
         env.load_state_dict(payload["env"])
         set_rng_state(payload["rng"])
         step, update = payload["step"], payload["update"]
 
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "config.json").write_text(config.to_json() + "\n")
-    collector = Collector(env, algo.policy, device)
+    collector = Collector(env, algo.policy, device, on_step=None if plugin is None else plugin.on_step)
     first_obs = collector.reset(env_seed(config.run.seed, update))
     storage = RolloutStorage(
         algo.num_steps, env.num_envs, first_obs.shape[1:], first_obs.dtype,
@@ -80,14 +84,16 @@ def train_from_config(config: TrainConfig, resume: bool = False) -> Agent:
         save_checkpoint(run_dir / CHECKPOINT_NAME, {
             "config": config.to_dict(), "algorithm": algo.state_dict(), "env": env.state_dict(),
             "rng": rng_state(), "step": step, "update": update,
+            **({} if plugin is None else {"intrinsic": plugin.state_dict()}),
         })
 
     try:
         while step < total:
             started = time.perf_counter()
             stats = collector.collect(storage, step)
+            intrinsic_metrics = {} if plugin is None else plugin.rewrite_rewards(storage)
             collected = time.perf_counter()
-            metrics = algo.update(storage, progress=step / total)
+            metrics = algo.update(storage, progress=step / total) | intrinsic_metrics
             updated = time.perf_counter()
             step += config.steps_per_update
             update += 1
@@ -96,6 +102,7 @@ def train_from_config(config: TrainConfig, resume: bool = False) -> Agent:
                 "time/sps": config.steps_per_update / (updated - started),
                 "time/env_seconds": stats.env_seconds,
                 "time/inference_seconds": stats.inference_seconds,
+                "time/on_step_seconds": stats.on_step_seconds,
                 "time/update_seconds": updated - collected,
             })
             if recent_returns:

@@ -1,0 +1,73 @@
+"""The APT plug-in rewrites the reward stream and nothing else."""
+
+import math
+
+import torch
+
+import voidrl
+from voidrl.intrinsic.apt import APTConfig, APTReward
+from voidrl.io.checkpoint import load_checkpoint
+from voidrl.rollout import RolloutStorage
+
+OBS = (4, 10, 10)
+
+
+def filled_rollout(T=6, N=3, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    storage = RolloutStorage(T, N, OBS, torch.uint8, (), torch.long)
+    storage.obs.copy_(torch.randint(0, 2, storage.obs.shape, generator=g, dtype=torch.uint8) * 255)
+    storage.last_obs.copy_(torch.randint(0, 2, storage.last_obs.shape, generator=g, dtype=torch.uint8) * 255)
+    storage.rewards.copy_(torch.randn(T, N, generator=g))
+    return storage
+
+
+def brute_force_rewards(plugin, storage, k, running_mean):
+    with torch.no_grad():
+        z = plugin.encoder(storage.next_obs(0, storage.num_steps).flatten(0, 1).float() / 255.0)
+    rewards = []
+    for i in range(z.shape[0]):
+        distances = sorted(float((z[i] - z[j]).norm()) for j in range(z.shape[0]) if j != i)
+        rewards.append(math.log(1.0 + sum(distances[:k]) / k / running_mean))
+    return torch.tensor(rewards).view(storage.rewards.shape)
+
+
+def test_reward_free_rewrite_matches_a_brute_force_particle_reward():
+    torch.manual_seed(0)
+    plugin = APTReward(APTConfig(knn_k=3), OBS)
+    storage = filled_rollout()
+    metrics = plugin.rewrite_rewards(storage)
+    expected = brute_force_rewards(plugin, storage, 3, metrics["apt/knn_distance_running_mean"])
+    torch.testing.assert_close(storage.rewards, expected, rtol=1e-4, atol=1e-5)
+    assert metrics["apt/knn_distance_running_mean"] == metrics["apt/knn_distance_raw"]  # first batch: mean of itself
+
+
+def test_mixing_coefficients():
+    torch.manual_seed(0)
+    storage = filled_rollout()
+    task = storage.rewards.clone()
+    APTReward(APTConfig(extrinsic_coef=1.0, intrinsic_coef=0.0), OBS).rewrite_rewards(storage)
+    assert torch.equal(storage.rewards, task)
+
+
+def test_contrastive_updates_start_after_the_configured_steps_and_train_the_encoder():
+    torch.manual_seed(0)
+    plugin = APTReward(APTConfig(contrastive_start=7, contrastive_batch_size=8), OBS)
+    before = [p.detach().clone() for p in plugin.encoder.parameters()]
+    with torch.no_grad():  # as inside the collector
+        for _ in range(2):
+            plugin.on_step(torch.randint(0, 256, (3, *OBS), dtype=torch.uint8))
+    assert all(torch.equal(a, b) for a, b in zip(before, plugin.encoder.parameters()))
+    with torch.no_grad():
+        plugin.on_step(torch.randint(0, 256, (3, *OBS), dtype=torch.uint8))
+    assert any(not torch.equal(a, b) for a, b in zip(before, plugin.encoder.parameters()))
+    assert len(plugin.buffer) == 9
+
+
+def test_reward_free_training_with_ppg_checkpoints_the_plugin(tmp_path):
+    voidrl.train("ppg", env="MinAtar/Breakout-v1", steps=2048, run_dir=str(tmp_path), progress=False, intrinsic="apt",
+                 contrastive_start=128, contrastive_batch_size=32, num_envs=4, num_steps=64, policy_iterations=2)
+    state = load_checkpoint(tmp_path / "checkpoint.pt")["intrinsic"]
+    assert state["env_steps"] == 2048 and int(state["buffer"]["size"]) == 2048
+    header = (tmp_path / "metrics.csv").read_text().splitlines()[0]
+    for column in ("apt/contrastive_loss", "apt/particle_reward", "apt/knn_distance_raw", "apt/knn_distance_running_mean"):
+        assert column in header

@@ -1,0 +1,162 @@
+"""Active Pre-Training (Liu & Abbeel 2021) as a reward plug-in.
+
+Every vector step the true next observations enter a uint8 representation buffer
+and, once ``contrastive_start`` environment steps have been seen, the encoder takes
+``contrastive_updates_per_step`` NT-Xent steps on two augmented views of a batch
+drawn from the filled slots. After each rollout the particle reward of every next
+state is computed with the current encoder: its mean distance to its k nearest
+*other* particles of the rollout, divided by a running mean of those distances,
+r = log(c + that). The rollout's rewards become
+``extrinsic_coef * task + intrinsic_coef * particle``; the algorithm is unchanged.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from voidrl.intrinsic.augment import augment
+from voidrl.intrinsic.buffer import RepresentationBuffer
+from voidrl.math.contrastive import nt_xent_loss
+from voidrl.math.knn import knn_mean_distance, particle_reward
+from voidrl.math.running_stats import RunningMeanStd
+from voidrl.nets.encoders import APTEncoder, ProjectionHead
+from voidrl.nets.flat import FlatParameters
+from voidrl.rollout.storage import RolloutStorage
+
+
+@dataclass
+class APTConfig:
+    """APT plug-in settings (used with ``--intrinsic apt``). Defaults are the thesis's."""
+
+    extrinsic_coef: float = 0.0
+    """Weight of the task reward in the training reward (0 = reward-free pre-training; the task
+    score is still logged)."""
+    intrinsic_coef: float = 1.0
+    """Weight of the particle reward."""
+    knn_k: int = 5
+    """Neighbours per particle (self excluded)."""
+    reward_offset: float = 1.0
+    """c in r = log(c + mean k-NN distance / running mean)."""
+    representation_buffer: int = 10_000
+    """Observations kept (uint8) for contrastive training."""
+    contrastive_start: int = 1_600
+    """Environment steps before the first contrastive update."""
+    contrastive_updates_per_step: int = 1
+    """Contrastive updates per vector step once started."""
+    contrastive_batch_size: int = 512
+    """Observations per contrastive update (two views each)."""
+    temperature: float = 0.1
+    """NT-Xent temperature."""
+    encoder_learning_rate: float = 1e-3
+    """Adam learning rate of the encoder and projection head."""
+    encoder_max_grad_norm: float = 10.0
+    """Clip the encoder's gradient norm to this."""
+
+    def validate(self) -> None:
+        for name in ("knn_k", "representation_buffer", "contrastive_batch_size"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be a positive integer, got {getattr(self, name)}")
+        for name in ("contrastive_start", "contrastive_updates_per_step"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        for name in ("temperature", "encoder_learning_rate", "encoder_max_grad_norm", "reward_offset"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+
+
+class APTReward:
+    """The plug-in: ``on_step`` after every vector step, ``rewrite_rewards`` after every rollout."""
+
+    def __init__(self, config: APTConfig, obs_shape: tuple[int, ...], device: torch.device | str = "cpu"):
+        config.validate()
+        if len(obs_shape) != 3:
+            raise ValueError(f"apt needs pixel observations [C, H, W], got shape {tuple(obs_shape)}")
+        self.config = config
+        self.device = torch.device(device)
+        self.encoder = APTEncoder(obs_shape).to(self.device)
+        self.head = ProjectionHead(self.encoder.out_features).to(self.device)
+        self.parameters = FlatParameters([*self.encoder.parameters(), *self.head.parameters()])
+        self.optimizer = torch.optim.Adam([self.parameters.flat], lr=config.encoder_learning_rate)
+        self.buffer = RepresentationBuffer(config.representation_buffer, obs_shape)
+        self.distance_stats = RunningMeanStd(())
+        self.env_steps = 0
+        self._losses: list[torch.Tensor] = []
+        self._accuracies: list[torch.Tensor] = []
+        self._seconds = 0.0
+
+    def on_step(self, next_obs: torch.Tensor) -> None:
+        """Store the true next observations ``[N, ...]`` (uint8) and train the encoder."""
+        started = time.perf_counter()
+        self.buffer.add(next_obs.cpu())
+        self.env_steps += next_obs.shape[0]
+        if self.env_steps >= self.config.contrastive_start:
+            for _ in range(self.config.contrastive_updates_per_step):
+                self.contrastive_update()
+        self._seconds += time.perf_counter() - started
+
+    @torch.enable_grad()  # on_step runs inside the collector's no-grad rollout
+    def contrastive_update(self) -> None:
+        frames = self.buffer.sample(self.config.contrastive_batch_size).to(self.device)
+        self.encoder.train()
+        z1 = self.head(self.encoder(augment(frames)))
+        z2 = self.head(self.encoder(augment(frames)))
+        loss, metrics = nt_xent_loss(z1, z2, self.config.temperature)
+        self.parameters.zero_grad()
+        loss.backward()
+        self.parameters.clip_grad_norm_(self.config.encoder_max_grad_norm)
+        self.optimizer.step()
+        self._losses.append(metrics["apt/contrastive_loss"])
+        self._accuracies.append(metrics["apt/contrastive_accuracy"])
+
+    @torch.no_grad()
+    def rewrite_rewards(self, rollout: RolloutStorage, chunk_steps: int = 32) -> dict[str, float]:
+        """Replace ``rollout.rewards`` ``[T, N]`` by the weighted task and particle rewards."""
+        started = time.perf_counter()
+        cfg = self.config
+        self.encoder.eval()  # also freezes spectral norm's power iteration
+        latents = torch.cat([
+            self.encoder(rollout.next_obs(t, min(t + chunk_steps, rollout.num_steps)).flatten(0, 1).float() / 255.0)
+            for t in range(0, rollout.num_steps, chunk_steps)
+        ])
+        distances = knn_mean_distance(latents, cfg.knn_k)
+        self.distance_stats.update(distances)
+        running_mean = self.distance_stats.mean.to(distances.dtype).clamp_min(1e-8)
+        intrinsic = particle_reward(distances, running_mean, cfg.reward_offset).view_as(rollout.rewards)
+        task = rollout.rewards.clone()
+        rollout.rewards.mul_(cfg.extrinsic_coef).add_(cfg.intrinsic_coef * intrinsic)
+        metrics = {
+            "apt/particle_reward": intrinsic.mean().item(),
+            "apt/knn_distance_raw": distances.mean().item(),
+            "apt/knn_distance_running_mean": running_mean.item(),
+            "apt/task_reward": task.mean().item(),
+            "apt/buffer_size": float(len(self.buffer)),
+            "time/intrinsic_seconds": self._seconds + time.perf_counter() - started,
+        }
+        if self._losses:
+            metrics["apt/contrastive_loss"] = torch.stack(self._losses).mean().item()
+            metrics["apt/contrastive_accuracy"] = torch.stack(self._accuracies).mean().item()
+            metrics["apt/contrastive_updates"] = float(len(self._losses))
+        self._losses, self._accuracies, self._seconds = [], [], 0.0
+        return metrics
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "encoder": self.encoder.state_dict(),
+            "head": self.head.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "buffer": self.buffer.state_dict(),
+            "distance_stats": self.distance_stats.state_dict(),
+            "env_steps": self.env_steps,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.encoder.load_state_dict(state["encoder"])
+        self.head.load_state_dict(state["head"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.buffer.load_state_dict(state["buffer"])
+        self.distance_stats.load_state_dict(state["distance_stats"])
+        self.env_steps = int(state["env_steps"])
