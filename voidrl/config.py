@@ -132,7 +132,7 @@ def _build(cls: type, values: dict[str, Any]):
     return cls(**converted)
 
 
-# Named presets: algorithm -> preset -> section ("env" / "algo_config") -> overrides.
+# Named presets: algorithm -> preset -> section (run, env, algo_config, intrinsic_config) -> overrides.
 PRESETS: dict[str, dict[str, dict[str, dict[str, Any]]]] = {
     "ppg": {
         "cartpole": {
@@ -152,6 +152,15 @@ PRESETS: dict[str, dict[str, dict[str, dict[str, Any]]]] = {
             "algo_config": {"num_steps": 256, "minibatch_size": 32, "learning_rate": 3e-4, "critic_learning_rate": 1e-3,
                             "clip": 0.25, "entropy_coef": 0.01, "policy_iterations": 32, "aux_epochs": 3,
                             "beta_clone": 1.0, "aux_kl_stop": 0.01, "network": "thesis", "critic_network": "nature"},
+        },
+        "thesis-pretrain": {
+            # The thesis's reward-free pre-training: APT rewards only, longer rollouts, bigger minibatches.
+            "run": {"intrinsic": "apt"},
+            "env": {"num_envs": 16, "reward_scale": 0.1},
+            "algo_config": {"num_steps": 512, "minibatch_size": 512, "learning_rate": 1e-4, "critic_learning_rate": 1e-3,
+                            "clip": 0.25, "entropy_coef": 0.01, "policy_iterations": 32, "aux_epochs": 3,
+                            "beta_clone": 1.0, "aux_kl_stop": 0.01, "network": "thesis", "critic_network": "nature"},
+            "intrinsic_config": {"extrinsic_coef": 0.0, "intrinsic_coef": 1.0},
         },
     },
     "ppo": {
