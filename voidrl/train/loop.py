@@ -18,6 +18,7 @@ from voidrl.io.checkpoint import load_checkpoint, save_checkpoint
 from voidrl.io.logger import RunLogger
 from voidrl.rollout import Collector, RolloutStorage
 from voidrl.train.agent import Agent, resolve_device
+from voidrl.train.allocator import retain_freed_memory
 from voidrl.train.seeding import rng_state, seed_everything, set_rng_state
 
 CHECKPOINT_NAME = "checkpoint.pt"
@@ -51,6 +52,7 @@ def train_from_config(config: TrainConfig, resume: bool = False) -> Agent:
     payload = load_checkpoint(run_dir / CHECKPOINT_NAME) if resume else None
     if config.run.torch_threads:
         torch.set_num_threads(config.run.torch_threads)
+    retain_freed_memory()
     seed_everything(config.run.seed)
 
     gamma = getattr(config.algo_config, "gamma", 0.99)
