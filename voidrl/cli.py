@@ -11,14 +11,22 @@ import argparse
 import contextlib
 import dataclasses
 import sys
+import typing
 from typing import Any, NoReturn
 
 from voidrl.algos import ALGORITHMS
 from voidrl.config import PRESETS, RunConfig, TrainConfig, field_docs, field_type, make_config
-from voidrl.envs.factory import EnvConfig, list_env_ids
+from voidrl.envs.factory import EnvConfig, list_env_ids, suite_of
 from voidrl.intrinsic.apt import APTConfig
 
 USAGE_ERROR = 2
+
+
+COMMANDS = {
+    "train": "Train an agent",
+    "pretrain": "Pre-train an agent without task reward (APT intrinsic reward only)",
+    "finetune": "Fine-tune on the task reward, starting from a pre-trained checkpoint",
+}
 
 
 class CliError(Exception):
@@ -55,16 +63,13 @@ def add_dataclass_options(parser: argparse.ArgumentParser, cls: type, title: str
         common = {"dest": field.name, "default": argparse.SUPPRESS, "help": help_text}
         if base is bool:
             group.add_argument(flag, action=argparse.BooleanOptionalAction, **common)
-        elif typing_is_int_tuple(base):
-            group.add_argument(flag, type=int, nargs="+", metavar="N", **common)
+        elif typing.get_origin(base) is tuple:
+            element = typing.get_args(base)[0]
+            group.add_argument(flag, type=element, nargs="+", metavar=element.__name__.upper(), **common)
         else:
             parse = _parse_optional(base) if optional else base
             metavar = base.__name__.upper() + ("|none" if optional else "")
             group.add_argument(flag, type=parse, metavar=metavar, **common)
-
-
-def typing_is_int_tuple(hint: Any) -> bool:
-    return getattr(hint, "__origin__", None) is tuple
 
 
 def build_parser() -> Parser:
@@ -72,19 +77,24 @@ def build_parser() -> Parser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     commands.required = True
 
-    train = commands.add_parser("train", help="train an agent", description="Train an agent.")
-    algos = train.add_subparsers(dest="algo", metavar="ALGO", parser_class=Parser)
-    algos.required = True
-    for name, algo in sorted(ALGORITHMS.items()):
-        sub = algos.add_parser(name, help=f"train {name}", description=f"Train {name}; every option overrides its preset.")
-        sub.add_argument("--preset", choices=sorted(PRESETS.get(name, {})),
-                         help="named settings; default: the environment's own (cartpole, atari, minatar, mujoco)")
-        sub.add_argument("--resume", action="store_true",
-                         help="continue the run in --run-dir from its checkpoint (its saved config is used; --steps and --device may change)")
-        add_dataclass_options(sub, RunConfig, "run")
-        add_dataclass_options(sub, EnvConfig, "environment")
-        add_dataclass_options(sub, algo.config_class, name)
-        add_dataclass_options(sub, APTConfig, "apt (with --intrinsic apt)")
+    for command, summary in COMMANDS.items():
+        train = commands.add_parser(command, help=summary, description=summary + ".")
+        algos = train.add_subparsers(dest="algo", metavar="ALGO", parser_class=Parser)
+        algos.required = True
+        for name, algo in sorted(ALGORITHMS.items()):
+            sub = algos.add_parser(name, help=f"{command} {name}", description=f"{summary} with {name}; every option overrides its preset.")
+            sub.add_argument("--preset", choices=sorted(PRESETS.get(name, {})),
+                             help="named settings; default: the environment's own (cartpole, atari, minatar, mujoco; "
+                                  "ppg on Atari: thesis, or thesis-pretrain for pretrain)")
+            sub.add_argument("--resume", action="store_true",
+                             help="continue the run in --run-dir from its checkpoint (its saved config is used; --steps and --device may change)")
+            if command == "finetune":
+                sub.add_argument("--from", dest="init_from", required=True, metavar="CHECKPOINT",
+                                 help="pre-trained checkpoint to start from (parts chosen by --init-parts)")
+            add_dataclass_options(sub, RunConfig, "run", skip=("init_from",) if command == "finetune" else ())
+            add_dataclass_options(sub, EnvConfig, "environment")
+            add_dataclass_options(sub, algo.config_class, name)
+            add_dataclass_options(sub, APTConfig, "apt (with --intrinsic apt)")
 
     evaluate = commands.add_parser("eval", help="evaluate a checkpoint", description="Evaluate a saved agent.")
     evaluate.add_argument("--checkpoint", required=True, help="checkpoint file (RUN_DIR/checkpoint.pt)")
@@ -120,18 +130,25 @@ def resume_config(args: dict[str, Any]) -> TrainConfig:
 
 
 def command_train(args: argparse.Namespace) -> int:
+    from voidrl.io.checkpoint import load_checkpoint
     from voidrl.train import train_from_config
     from voidrl.train.agent import resolve_device, summarize
     from voidrl.train.loop import check_run_dir
 
-    options = {k: v for k, v in vars(args).items() if k not in ("command", "algo", "resume")}
-    if isinstance(options.get("hidden_sizes"), list):
-        options["hidden_sizes"] = tuple(options["hidden_sizes"])
+    options = {k: tuple(v) if isinstance(v, list) else v for k, v in vars(args).items() if k not in ("command", "algo", "resume")}
     with usage_errors():
         if args.resume:
             config = resume_config(options)
         else:
-            config = make_config(args.algo, options.pop("preset", None), **options)
+            preset = options.pop("preset", None)
+            if args.command == "pretrain":
+                options.setdefault("intrinsic", "apt")
+                options.setdefault("extrinsic_coef", 0.0)
+                if preset is None and "thesis-pretrain" in PRESETS.get(args.algo, {}) and suite_of(options.get("env", "CartPole-v1")) == "atari":
+                    preset = "thesis-pretrain"
+            if args.command == "finetune" and "env" not in options:  # the pre-trained run's environment
+                options["env"] = load_checkpoint(options["init_from"])["config"]["run"]["env"]
+            config = make_config(args.algo, preset, **options)
         config.validate()
         resolve_device(config.run.device)
         check_run_dir(config, args.resume)
@@ -188,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-        handler = {"train": command_train, "eval": command_eval, "envs": command_envs}[args.command]
+        handler = {"eval": command_eval, "envs": command_envs}.get(args.command, command_train)
         return handler(args)
     except CliError as error:
         print(error, file=sys.stderr)

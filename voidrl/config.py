@@ -17,6 +17,8 @@ from typing import Any
 from voidrl.algos import ALGORITHMS
 from voidrl.envs.factory import EnvConfig, suite_of
 from voidrl.intrinsic.apt import APTConfig
+from voidrl.io.checkpoint import load_checkpoint
+from voidrl.nets.parts import validate_parts
 
 INTRINSIC_PLUGINS = (None, "apt")
 
@@ -45,6 +47,11 @@ class RunConfig:
     """Also log to Weights & Biases (needs the wandb package)."""
     intrinsic: str | None = None
     """Intrinsic-reward plug-in that rewrites the training reward: apt, or none."""
+    init_from: str | None = None
+    """Checkpoint whose networks start this run (fine-tuning); none = fresh initialisation."""
+    init_parts: tuple[str, ...] = ("policy_body", "policy_head", "aux_head", "critic")
+    """With init_from: which parts to load (policy_body, policy_head, aux_head, critic); the rest
+    is freshly initialised, so leaving out the heads re-initialises them."""
 
 
 @dataclass
@@ -84,6 +91,9 @@ class TrainConfig:
         suite_of(self.run.env)
         self.algo_config.validate()
         self.intrinsic_config.validate()
+        if self.run.init_from is not None:
+            validate_parts(self.run.init_parts)
+            load_checkpoint(self.run.init_from)
 
     @property
     def run_dir(self) -> str:

@@ -19,6 +19,7 @@ from voidrl.io.logger import RunLogger
 from voidrl.rollout import Collector, RolloutStorage
 from voidrl.train.agent import Agent, resolve_device
 from voidrl.train.allocator import retain_freed_memory
+from voidrl.nets.parts import load_parts
 from voidrl.train.seeding import rng_state, seed_everything, set_rng_state
 
 CHECKPOINT_NAME = "checkpoint.pt"
@@ -60,6 +61,8 @@ def train_from_config(config: TrainConfig, resume: bool = False) -> Agent:
     algo = ALGORITHMS[config.algo](config.algo_config, env.single_observation_space.shape, env.single_action_space, device)
     plugin = APTReward(config.intrinsic_config, env.single_observation_space.shape, device) if config.run.intrinsic == "apt" else None
     step = update = 0
+    if config.run.init_from is not None and payload is None:
+        load_parts(algo.policy, config.run.init_from, config.run.init_parts)
     if payload is not None:
         algo.load_state_dict(payload["algorithm"])
         if plugin is not None:
