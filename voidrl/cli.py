@@ -26,6 +26,7 @@ COMMANDS = {
     "train": "Train an agent",
     "pretrain": "Pre-train an agent without task reward (APT intrinsic reward only)",
     "finetune": "Fine-tune on the task reward, starting from a pre-trained checkpoint",
+    "compare": "Fine-tune from a pre-trained checkpoint and train from scratch for several seeds; write a table and a plot",
 }
 
 
@@ -88,10 +89,12 @@ def build_parser() -> Parser:
                                   "ppg on Atari: thesis, or thesis-pretrain for pretrain)")
             sub.add_argument("--resume", action="store_true",
                              help="continue the run in --run-dir from its checkpoint (its saved config is used; --steps and --device may change)")
-            if command == "finetune":
+            if command in ("finetune", "compare"):
                 sub.add_argument("--from", dest="init_from", required=True, metavar="CHECKPOINT",
                                  help="pre-trained checkpoint to start from (parts chosen by --init-parts)")
-            add_dataclass_options(sub, RunConfig, "run", skip=("init_from",) if command == "finetune" else ())
+            if command == "compare":
+                sub.add_argument("--seeds", type=int, default=3, help="runs per group, seeds seed..seed+N-1 (default: 3)")
+            add_dataclass_options(sub, RunConfig, "run", skip=("init_from",) if command in ("finetune", "compare") else ())
             add_dataclass_options(sub, EnvConfig, "environment")
             add_dataclass_options(sub, algo.config_class, name)
             add_dataclass_options(sub, APTConfig, "apt (with --intrinsic apt)")
@@ -135,7 +138,8 @@ def command_train(args: argparse.Namespace) -> int:
     from voidrl.train.agent import resolve_device, summarize
     from voidrl.train.loop import check_run_dir
 
-    options = {k: tuple(v) if isinstance(v, list) else v for k, v in vars(args).items() if k not in ("command", "algo", "resume")}
+    options = {k: tuple(v) if isinstance(v, list) else v for k, v in vars(args).items()
+               if k not in ("command", "algo", "resume", "seeds")}
     with usage_errors():
         if args.resume:
             config = resume_config(options)
@@ -146,12 +150,22 @@ def command_train(args: argparse.Namespace) -> int:
                 options.setdefault("extrinsic_coef", 0.0)
                 if preset is None and "thesis-pretrain" in PRESETS.get(args.algo, {}) and suite_of(options.get("env", "CartPole-v1")) == "atari":
                     preset = "thesis-pretrain"
-            if args.command == "finetune" and "env" not in options:  # the pre-trained run's environment
+            if args.command in ("finetune", "compare") and "env" not in options:  # the pre-trained run's environment
                 options["env"] = load_checkpoint(options["init_from"])["config"]["run"]["env"]
             config = make_config(args.algo, preset, **options)
         config.validate()
         resolve_device(config.run.device)
-        check_run_dir(config, args.resume)
+        if args.command == "compare":
+            if args.seeds < 1:
+                raise ValueError(f"--seeds must be a positive integer, got {args.seeds}")
+        else:
+            check_run_dir(config, args.resume)
+    if args.command == "compare":
+        from voidrl.train.compare import compare
+
+        print(compare(config, config.run.init_from, args.seeds))
+        print(f"table: {config.run_dir}/comparison.md; plot: {config.run_dir}/comparison.png")
+        return 0
     agent = train_from_config(config, resume=args.resume)
     run_dir = config.run_dir
     returns = _last_returns(f"{run_dir}/episodes.csv", 20)
