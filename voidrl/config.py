@@ -47,6 +47,14 @@ class RunConfig:
     """Also log to Weights & Biases (needs the wandb package)."""
     intrinsic: str | None = None
     """Intrinsic-reward plug-in that rewrites the training reward: apt, or none."""
+    collapse_entropy: float | None = None
+    """Policy-collapse guard: warn when train/entropy stays below this for collapse_patience updates;
+    None disables."""
+    collapse_patience: int = 5
+    """Consecutive low-entropy updates that count as a collapse."""
+    collapse_restore: bool = False
+    """On a collapse, reload the last checkpoint written while the entropy was healthy (healthy.pt)
+    and go on from the current step."""
     init_from: str | None = None
     """Checkpoint whose networks start this run (fine-tuning); none = fresh initialisation."""
     init_parts: tuple[str, ...] = ("policy_body", "policy_head", "aux_head", "critic")
@@ -76,6 +84,8 @@ class TrainConfig:
             raise ValueError(f"steps must be a positive integer, got {self.run.steps}")
         if self.run.checkpoint_every < 1:
             raise ValueError(f"checkpoint_every must be a positive integer, got {self.run.checkpoint_every}")
+        if self.run.collapse_patience < 1:
+            raise ValueError(f"collapse_patience must be a positive integer, got {self.run.collapse_patience}")
         if self.run.torch_threads < 0:
             raise ValueError(f"torch_threads must be >= 0, got {self.run.torch_threads}")
         if self.env.num_envs < 1:

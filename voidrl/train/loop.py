@@ -17,12 +17,15 @@ from voidrl.intrinsic.apt import APTReward
 from voidrl.io.checkpoint import load_checkpoint, save_checkpoint
 from voidrl.io.logger import RunLogger
 from voidrl.rollout import Collector, RolloutStorage
+from voidrl.rollout.diagnostics import identical_action_fraction
 from voidrl.train.agent import Agent, resolve_device
 from voidrl.train.allocator import retain_freed_memory
 from voidrl.nets.parts import load_parts
 from voidrl.train.seeding import rng_state, seed_everything, set_rng_state
 
 CHECKPOINT_NAME = "checkpoint.pt"
+HEALTHY_NAME = "healthy.pt"
+"""With the collapse guard on: the last checkpoint written while the policy entropy was healthy."""
 
 
 class RunDirError(ValueError):
@@ -85,12 +88,27 @@ def train_from_config(config: TrainConfig, resume: bool = False) -> Agent:
     bar = tqdm(total=total, initial=min(step, total), unit="step", disable=not config.run.progress,
                dynamic_ncols=True, mininterval=1.0, file=sys.stderr)
 
-    def checkpoint() -> None:
-        save_checkpoint(run_dir / CHECKPOINT_NAME, {
+    def checkpoint(healthy: bool) -> None:
+        payload = {
             "config": config.to_dict(), "algorithm": algo.state_dict(), "env": env.state_dict(),
             "rng": rng_state(), "step": step, "update": update,
             **({} if plugin is None else {"intrinsic": plugin.state_dict()}),
-        })
+        }
+        save_checkpoint(run_dir / CHECKPOINT_NAME, payload)
+        if healthy and config.run.collapse_entropy is not None:
+            save_checkpoint(run_dir / HEALTHY_NAME, payload)
+
+    def restore_healthy() -> bool:
+        if not (run_dir / HEALTHY_NAME).exists():
+            return False
+        healthy = load_checkpoint(run_dir / HEALTHY_NAME)
+        algo.load_state_dict(healthy["algorithm"])
+        env.load_state_dict(healthy["env"])
+        if plugin is not None:
+            plugin.load_state_dict(healthy["intrinsic"])
+        return True
+
+    low_entropy_updates = 0
 
     try:
         while step < total:
@@ -112,11 +130,26 @@ def train_from_config(config: TrainConfig, resume: bool = False) -> Agent:
             })
             if recent_returns:
                 metrics["rollout/recent_return_mean"] = sum(recent_returns) / len(recent_returns)
+            if not env.single_action_space.shape:
+                metrics["rollout/identical_action_fraction"] = identical_action_fraction(storage.actions)
+            entropy = metrics.get("train/entropy", float("inf"))
+            healthy = config.run.collapse_entropy is None or entropy >= config.run.collapse_entropy
+            low_entropy_updates = 0 if healthy else low_entropy_updates + 1
+            if low_entropy_updates == config.run.collapse_patience:
+                restored = config.run.collapse_restore and restore_healthy()
+                metrics["rollout/collapse_restored"] = float(restored)
+                bar.write(
+                    f"voidrl: warning: policy entropy below {config.run.collapse_entropy} for {low_entropy_updates} "
+                    f"updates at step {step} (policy collapse?)"
+                    + ("; restored the last healthy checkpoint" if restored else ""),
+                    file=sys.stderr,
+                )
+                low_entropy_updates = 0
             logger.log_episodes(stats.episode_steps, stats.episode_returns, stats.episode_lengths)
             logger.log_metrics(step, metrics)
             logger.flush()
             if update % config.run.checkpoint_every == 0 or step >= total:
-                checkpoint()
+                checkpoint(healthy)
             bar.update(min(step, total) - bar.n)
             if recent_returns:
                 bar.set_postfix_str(f"return(last {len(recent_returns)}) {metrics['rollout/recent_return_mean']:.1f}", refresh=False)
