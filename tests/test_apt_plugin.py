@@ -71,3 +71,8 @@ def test_reward_free_training_with_ppg_checkpoints_the_plugin(tmp_path):
     header = (tmp_path / "metrics.csv").read_text().splitlines()[0]
     for column in ("apt/contrastive_loss", "apt/particle_reward", "apt/knn_distance_raw", "apt/knn_distance_running_mean"):
         assert column in header
+
+
+def test_shift_is_proportionate_to_the_frame_size():
+    assert APTReward(APTConfig(), (4, 84, 84)).shift_pad == 4
+    assert APTReward(APTConfig(), OBS).shift_pad == 1

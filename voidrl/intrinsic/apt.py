@@ -83,6 +83,8 @@ class APTReward:
         self.optimizer = torch.optim.Adam([self.parameters.flat], lr=config.encoder_learning_rate)
         self.buffer = RepresentationBuffer(config.representation_buffer, obs_shape)
         self.distance_stats = RunningMeanStd(())
+        # DrQ's 4-pixel shift is for 84x84 frames; small frames (MinAtar 10x10) get a 1-pixel one.
+        self.shift_pad = max(1, round(4 * min(obs_shape[1:]) / 84))
         self.env_steps = 0
         self._losses: list[torch.Tensor] = []
         self._accuracies: list[torch.Tensor] = []
@@ -102,8 +104,8 @@ class APTReward:
     def contrastive_update(self) -> None:
         frames = self.buffer.sample(self.config.contrastive_batch_size).to(self.device)
         self.encoder.train()
-        z1 = self.head(self.encoder(augment(frames)))
-        z2 = self.head(self.encoder(augment(frames)))
+        z1 = self.head(self.encoder(augment(frames, self.shift_pad)))
+        z2 = self.head(self.encoder(augment(frames, self.shift_pad)))
         loss, metrics = nt_xent_loss(z1, z2, self.config.temperature)
         self.parameters.zero_grad()
         loss.backward()
