@@ -1,13 +1,12 @@
 """Pre-train -> fine-tune: exactly the requested network parts are carried over."""
 
 import json
-import subprocess
-import sys
 
 import gymnasium as gym
 import pytest
 import torch
 
+from tests.cli_helpers import SMALL_PPG, pretrain_small_minatar, voidrl
 from voidrl.algos import PPG, PPGConfig
 from voidrl.io.checkpoint import save_checkpoint
 from voidrl.nets.parts import PARTS, load_parts
@@ -48,16 +47,11 @@ def test_unknown_part_and_mismatched_network_are_refused(tmp_path):
 
 
 def test_pretrain_then_finetune_on_the_command_line(tmp_path):
-    common = ["--num-envs", "4", "--num-steps", "32", "--policy-iterations", "2", "--no-progress"]
-    pre = subprocess.run([sys.executable, "-m", "voidrl", "pretrain", "ppg", "--env", "MinAtar/Breakout-v1", "--steps", "512",
-                          "--contrastive-start", "64", "--contrastive-batch-size", "16", "--run-dir", "pre", *common],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
-    assert pre.returncode == 0, pre.stderr
+    pretrain_small_minatar(tmp_path, 512)
     config = json.loads((tmp_path / "pre" / "config.json").read_text())
     assert config["run"]["intrinsic"] == "apt" and config["intrinsic_config"]["extrinsic_coef"] == 0.0
-    fine = subprocess.run([sys.executable, "-m", "voidrl", "finetune", "ppg", "--from", "pre/checkpoint.pt", "--steps", "256",
-                           "--init-parts", "policy_body", "critic", "--run-dir", "fine", *common],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    fine = voidrl("finetune", "ppg", "--from", "pre/checkpoint.pt", "--steps", "256",
+                  "--init-parts", "policy_body", "critic", "--run-dir", "fine", *SMALL_PPG, cwd=tmp_path)
     assert fine.returncode == 0, fine.stderr
     config = json.loads((tmp_path / "fine" / "config.json").read_text())
     assert config["run"]["env"] == "MinAtar/Breakout-v1" and config["run"]["intrinsic"] is None

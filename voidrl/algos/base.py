@@ -36,6 +36,20 @@ class Algorithm(Protocol):
     def load_state_dict(self, state: dict[str, Any]) -> None: ...
 
 
+def require_positive_integers(config: Any, names: tuple[str, ...]) -> None:
+    for name in names:
+        if getattr(config, name) < 1:
+            raise ValueError(f"{name} must be a positive integer, got {getattr(config, name)}")
+
+
+def require_positive(config: Any, names: tuple[str, ...]) -> None:
+    """Each named field must be > 0; a field that is None (option off) passes."""
+    for name in names:
+        value = getattr(config, name)
+        if value is not None and value <= 0:
+            raise ValueError(f"{name} must be positive, got {value}")
+
+
 def validate_fraction(name: str, value: float, low: float = 0.0, high: float = 1.0) -> None:
     if not low < value < high:
         raise ValueError(f"{name} must lie in ({low:g}, {high:g}), got {value}")

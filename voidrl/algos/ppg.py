@@ -16,7 +16,7 @@ from typing import Any
 import gymnasium as gym
 import torch
 
-from voidrl.algos.base import make_adam, validate_fraction
+from voidrl.algos.base import make_adam, require_positive, require_positive_integers, validate_fraction
 from voidrl.math import clipped_surrogate_loss, entropy_loss, explained_variance, generalized_advantage_estimate, value_loss
 from voidrl.nets.actor_critic import ActorCritic
 from voidrl.nets.bodies import NETWORKS
@@ -82,18 +82,12 @@ class PPGConfig:
         return False
 
     def validate(self) -> None:
-        for name in ("num_steps", "epochs", "value_epochs", "minibatch_size", "policy_iterations",
-                     "aux_epochs", "aux_minibatch_size"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be a positive integer, got {getattr(self, name)}")
+        require_positive_integers(self, ("num_steps", "epochs", "value_epochs", "minibatch_size", "policy_iterations",
+                                         "aux_epochs", "aux_minibatch_size"))
+        require_positive(self, ("learning_rate", "critic_learning_rate", "max_grad_norm", "critic_max_grad_norm", "aux_kl_stop"))
         validate_fraction("clip", self.clip)
-        for name in ("learning_rate", "critic_learning_rate", "max_grad_norm", "critic_max_grad_norm"):
-            if getattr(self, name) <= 0:
-                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
         if self.beta_clone < 0:
             raise ValueError(f"beta_clone must be >= 0, got {self.beta_clone}")
-        if self.aux_kl_stop is not None and self.aux_kl_stop <= 0:
-            raise ValueError(f"aux_kl_stop must be positive or None, got {self.aux_kl_stop}")
         for name in ("network", "critic_network"):
             value = getattr(self, name)
             if value is not None and value not in NETWORKS:

@@ -7,7 +7,7 @@ from typing import Any
 
 import gymnasium as gym
 import torch
-from voidrl.algos.base import make_adam, validate_fraction
+from voidrl.algos.base import make_adam, require_positive, require_positive_integers, validate_fraction
 from voidrl.math import (
     clipped_surrogate_loss,
     entropy_loss,
@@ -66,21 +66,12 @@ class PPOConfig:
     """One body for actor and critic (else two separate networks)."""
 
     def validate(self) -> None:
-        for name in ("num_steps", "epochs", "minibatch_size"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be a positive integer, got {getattr(self, name)}")
+        require_positive_integers(self, ("num_steps", "epochs", "minibatch_size"))
+        require_positive(self, ("learning_rate", "max_grad_norm", "target_kl", "clip_value"))
         validate_fraction("clip", self.clip)
         validate_fraction("gamma", self.gamma, 0.0, 1.0 + 1e-9)
         if not 0.0 <= self.gae_lambda <= 1.0:
             raise ValueError(f"gae_lambda must lie in [0, 1], got {self.gae_lambda}")
-        if self.learning_rate <= 0:
-            raise ValueError(f"learning_rate must be positive, got {self.learning_rate}")
-        if self.max_grad_norm <= 0:
-            raise ValueError(f"max_grad_norm must be positive, got {self.max_grad_norm}")
-        if self.target_kl is not None and self.target_kl <= 0:
-            raise ValueError(f"target_kl must be positive or None, got {self.target_kl}")
-        if self.clip_value is not None and self.clip_value <= 0:
-            raise ValueError(f"clip_value must be positive or None, got {self.clip_value}")
         if self.network not in NETWORKS:
             raise ValueError(f"network must be one of {', '.join(NETWORKS)}, got {self.network!r}")
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import torch
 
+from voidrl.algos.base import require_positive, require_positive_integers
 from voidrl.intrinsic.augment import augment
 from voidrl.intrinsic.buffer import RepresentationBuffer
 from voidrl.math.contrastive import nt_xent_loss
@@ -57,15 +58,11 @@ class APTConfig:
     """Clip the encoder's gradient norm to this."""
 
     def validate(self) -> None:
-        for name in ("knn_k", "representation_buffer", "contrastive_batch_size"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be a positive integer, got {getattr(self, name)}")
+        require_positive_integers(self, ("knn_k", "representation_buffer", "contrastive_batch_size"))
         for name in ("contrastive_start", "contrastive_updates_per_step"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
-        for name in ("temperature", "encoder_learning_rate", "encoder_max_grad_norm", "reward_offset"):
-            if getattr(self, name) <= 0:
-                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+        require_positive(self, ("temperature", "encoder_learning_rate", "encoder_max_grad_norm", "reward_offset"))
 
 
 class APTReward:
