@@ -66,6 +66,22 @@ def test_aux_kl_stop_halts_policy_updates_but_not_the_critic():
     assert 0 < metrics["aux/policy_steps"] < 20 * 8
 
 
+def test_auxiliary_policy_loss_never_reaches_the_critic():
+    """Only the critic's own regression may move the critic during the aux phase."""
+    config = PPGConfig(num_steps=16, minibatch_size=16, policy_iterations=1, aux_epochs=2, aux_minibatch_size=8)
+    algo = PPG(config, (5,), DISCRETE)
+    critic_steps = []
+    algo._critic_step = lambda loss: critic_steps.append(loss)  # the critic regression is switched off
+    critic_before = snapshot(algo.policy.critic_parameters())
+    actor_before = snapshot(algo.policy.actor_parameters())
+    algo.aux_buffer.add(random_rollout(seed=3).obs, torch.randn(16, 4))
+    metrics = algo.auxiliary_phase()
+    assert metrics["aux/policy_steps"] == 2 * 8 and len(critic_steps) == 2 * 8
+    assert all(torch.equal(a, b) for a, b in zip(critic_before, algo.policy.critic_parameters()))
+    assert any(not torch.equal(a, b) for a, b in zip(actor_before, algo.policy.actor_parameters()))
+    assert algo.critic.flat.grad.abs().sum() == 0  # the aux and clone losses left no critic gradient
+
+
 def test_clone_kl_is_zero_against_the_unchanged_policy():
     algo = PPG(PPGConfig(num_steps=16), (5,), DISCRETE)
     obs = torch.randn(10, 5)
