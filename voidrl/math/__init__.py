@@ -3,14 +3,21 @@
 from voidrl.math.losses import approx_kl, clipped_surrogate_loss, entropy_loss, explained_variance, value_loss
 from voidrl.math.returns import discounted_returns, generalized_advantage_estimate
 from voidrl.math.running_stats import RunningMeanStd
+from voidrl.math.trust_region import backtracking_line_search, conjugate_gradient, fisher_vector_product, flat_gradient, max_kl_step, natural_gradient_step
 
 __all__ = [
     "RunningMeanStd",
     "approx_kl",
+    "backtracking_line_search",
     "clipped_surrogate_loss",
+    "conjugate_gradient",
     "discounted_returns",
     "entropy_loss",
     "explained_variance",
+    "fisher_vector_product",
+    "flat_gradient",
     "generalized_advantage_estimate",
+    "max_kl_step",
+    "natural_gradient_step",
     "value_loss",
 ]
