@@ -76,3 +76,16 @@ def test_reward_free_training_with_ppg_checkpoints_the_plugin(tmp_path):
 def test_shift_is_proportionate_to_the_frame_size():
     assert APTReward(APTConfig(), (4, 84, 84)).shift_pad == 4
     assert APTReward(APTConfig(), OBS).shift_pad == 1
+
+
+def test_fractional_update_ratio_spaces_the_contrastive_updates_out():
+    torch.manual_seed(0)
+    plugin = APTReward(APTConfig(contrastive_start=0, contrastive_batch_size=4, contrastive_updates_per_step=0.25), OBS)
+    calls = []
+    plugin.contrastive_update = lambda: calls.append(plugin.env_steps)
+    for _ in range(10):
+        plugin.on_step(torch.zeros(3, *OBS, dtype=torch.uint8))
+    assert calls == [12, 24]  # one update every 4 vector steps of 3 envs
+    plugin.config.contrastive_updates_per_step = 2.0
+    plugin.on_step(torch.zeros(3, *OBS, dtype=torch.uint8))
+    assert calls == [12, 24, 33, 33]

@@ -10,6 +10,7 @@ policy in place, and training the critic again on the same data.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -201,15 +202,21 @@ class PPG:
             rollout.terminated, rollout.truncated, cfg.gamma, cfg.gae_lambda,
         )
         obs = rollout.flat("obs")
+        started = time.perf_counter()
         metrics = self.policy_phase({
             "obs": obs, "actions": rollout.flat("actions"), "old_log_probs": rollout.flat("log_probs"),
             "advantages": advantages.reshape(-1),
         })
+        policy_done = time.perf_counter()
         metrics |= self.critic_phase({"obs": obs, "returns": returns.reshape(-1)}, cfg.value_epochs, cfg.minibatch_size)
+        critic_done = time.perf_counter()
         metrics["train/explained_variance"] = explained_variance(rollout.values.reshape(-1), returns.reshape(-1)).item()
+        metrics["time/policy_phase_seconds"] = policy_done - started
+        metrics["time/critic_phase_seconds"] = critic_done - policy_done
         self.aux_buffer.add(rollout.obs, returns)
         if len(self.aux_buffer) == cfg.policy_iterations:
             metrics |= self.auxiliary_phase()
+            metrics["time/aux_phase_seconds"] = time.perf_counter() - critic_done
             self.aux_buffer.clear()
         return metrics
 

@@ -46,8 +46,9 @@ class APTConfig:
     """Observations kept (uint8) for contrastive training."""
     contrastive_start: int = 1_600
     """Environment steps before the first contrastive update."""
-    contrastive_updates_per_step: int = 1
-    """Contrastive updates per vector step once started."""
+    contrastive_updates_per_step: float = 1.0
+    """Contrastive updates per vector step once started; a fraction spaces them out (0.25 = one
+    update every 4 vector steps), 0 turns contrastive training off."""
     contrastive_batch_size: int = 512
     """Observations per contrastive update (two views each)."""
     temperature: float = 0.1
@@ -83,6 +84,8 @@ class APTReward:
         # DrQ's 4-pixel shift is for 84x84 frames; small frames (MinAtar 10x10) get a 1-pixel one.
         self.shift_pad = max(1, round(4 * min(obs_shape[1:]) / 84))
         self.env_steps = 0
+        self.update_credit = 0.0
+        """Contrastive updates owed: grows by contrastive_updates_per_step per vector step."""
         self._losses: list[torch.Tensor] = []
         self._accuracies: list[torch.Tensor] = []
         self._seconds = 0.0
@@ -93,8 +96,10 @@ class APTReward:
         self.buffer.add(next_obs.cpu())
         self.env_steps += next_obs.shape[0]
         if self.env_steps >= self.config.contrastive_start:
-            for _ in range(self.config.contrastive_updates_per_step):
+            self.update_credit += self.config.contrastive_updates_per_step
+            while self.update_credit >= 1.0:
                 self.contrastive_update()
+                self.update_credit -= 1.0
         self._seconds += time.perf_counter() - started
 
     @torch.enable_grad()  # on_step runs inside the collector's no-grad rollout
@@ -150,6 +155,7 @@ class APTReward:
             "buffer": self.buffer.state_dict(),
             "distance_stats": self.distance_stats.state_dict(),
             "env_steps": self.env_steps,
+            "update_credit": self.update_credit,
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -159,3 +165,4 @@ class APTReward:
         self.buffer.load_state_dict(state["buffer"])
         self.distance_stats.load_state_dict(state["distance_stats"])
         self.env_steps = int(state["env_steps"])
+        self.update_credit = float(state.get("update_credit", 0.0))

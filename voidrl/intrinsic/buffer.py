@@ -53,9 +53,10 @@ class RepresentationBuffer:
         return self._storage[torch.randint(0, self._size, (batch_size,), generator=generator)]
 
     def state_dict(self) -> dict[str, torch.Tensor]:
-        """Tensors only (fit for a weights-only checkpoint); only the filled slots are stored."""
+        """Tensors only (fit for a weights-only checkpoint). ``storage`` is a view of the filled
+        slots, not a copy: a checkpoint of a full 10,000-frame buffer must not double its 282 MB."""
         return {
-            "storage": self._storage[: self._size].clone(),
+            "storage": self._storage[: self._size],
             "position": torch.tensor(self._position),
             "size": torch.tensor(self._size),
             "capacity": torch.tensor(self.capacity),
