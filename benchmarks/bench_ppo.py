@@ -502,7 +502,7 @@ def render(results: list[tuple[Scenario, RawResult, RawResult, TrainResult, Trai
             f"| {_ratio(ours.steady_sps, raw_v.sps)} "
             f"| {_ratio(theirs.steady_sps, raw_s.sps)} |"
         )
-    lines += ["", "Notes:", "", "- Both libraries run with glibc's mmap/trim thresholds raised to 1 GiB "
+    lines += ["", "Notes:", "", "- Both libraries run with glibc's mmap threshold at 32 MiB and trim threshold at 256 MiB "
               "(`voidrl.train.allocator.retain_freed_memory`, applied once for the whole process)."]
     for scenario, *_ in results:
         lines.append(f"- {scenario.name}: {scenario.title}.")

@@ -89,3 +89,11 @@ def test_augment_scales_before_brightness():
     white = torch.full((4, 1, 6, 6), 255, dtype=torch.uint8)
     views = augment(white, max_delta=0.2)
     assert views.max() <= 1.0 and views.min() >= 0.8 - 1e-6  # not clamped to near-binary values
+
+
+def test_shift_works_on_uint8_and_matches_the_float_shift():
+    batch = frames()
+    offsets = torch.randint(0, 9, (batch.shape[0], 2), generator=torch.Generator().manual_seed(5))
+    shifted = translate(batch, offsets, 4)
+    assert shifted.dtype == torch.uint8
+    assert torch.equal(shifted.float() / 255, translate(batch.float() / 255, offsets, 4))

@@ -260,7 +260,7 @@ class PPG:
         every_state = torch.arange(buffer.num_states, device=buffer.returns[0].device)
         with torch.no_grad():
             old_log_probs = torch.cat([
-                self.policy.distribution(buffer.gather(chunk)).log_probs for chunk in every_state.split(1024)
+                self.policy.distribution(buffer.gather(chunk)).log_probs for chunk in every_state.split(cfg.aux_minibatch_size)
             ])
         returns = buffer.all_returns()
         history, policy_steps, stopped = [], 0, False

@@ -13,20 +13,21 @@ import torch.nn.functional as F
 def translate(x: torch.Tensor, offsets: torch.Tensor, pad: int) -> torch.Tensor:
     """Replicate-pad by ``pad``, then crop each sample back to H x W at its own offset.
 
+    Done as one gather with clamped indices (no padded copy), so it works on uint8.
+
     Args:
-        x: ``[B, C, H, W]`` frames.
+        x: ``[B, C, H, W]`` frames, any dtype.
         offsets: long ``[B, 2]`` crop corners (row, column), each in ``[0, 2 * pad]``;
             ``(pad, pad)`` leaves a sample unchanged.
     Returns:
         ``[B, C, H, W]`` exact integer-pixel translations (no interpolation), channels-last.
     """
     batch, _, height, width = x.shape
-    padded = F.pad(x, (pad, pad, pad, pad), mode="replicate")
-    rows = offsets[:, 0, None] + torch.arange(height, device=x.device)
-    cols = offsets[:, 1, None] + torch.arange(width, device=x.device)
+    rows = (offsets[:, 0, None] - pad + torch.arange(height, device=x.device)).clamp(0, height - 1)
+    cols = (offsets[:, 1, None] - pad + torch.arange(width, device=x.device)).clamp(0, width - 1)
     samples = torch.arange(batch, device=x.device)[:, None, None]
     # advanced indices around a slice put their dimensions first: [B, H, W, C]
-    return padded[samples, :, rows[:, :, None], cols[:, None, :]].permute(0, 3, 1, 2)
+    return x[samples, :, rows[:, :, None], cols[:, None, :]].permute(0, 3, 1, 2)
 
 
 def random_shift(x: torch.Tensor, pad: int = 4, generator: torch.Generator | None = None) -> torch.Tensor:
@@ -40,7 +41,7 @@ def random_brightness(
 ) -> torch.Tensor:
     """Add a per-sample delta drawn uniformly from [-max_delta, max_delta], clamp to [0, 1]."""
     uniform = torch.rand(x.shape[0], 1, 1, 1, generator=generator, device=x.device, dtype=x.dtype)
-    return (x + (2.0 * uniform - 1.0) * max_delta).clamp(0.0, 1.0)
+    return (x + (2.0 * uniform - 1.0) * max_delta).clamp_(0.0, 1.0)
 
 
 def augment(
@@ -49,7 +50,8 @@ def augment(
     """uint8 frames ``[B, C, H, W]`` in 0..255 -> one augmented float32 view in [0, 1].
 
     Pixels are scaled *before* the brightness change so that its [0, 1] clamp
-    acts on the frames' real range.
+    acts on the frames' real range. The shift runs on the uint8 frames (it only moves
+    pixels), so a batch of 512 Atari stacks never exists as a padded float copy.
     """
-    x = frames.float() / 255.0
-    return random_brightness(random_shift(x, pad, generator), max_delta, generator)
+    shifted = random_shift(frames, pad, generator).float().div_(255.0)
+    return random_brightness(shifted, max_delta, generator)

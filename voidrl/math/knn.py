@@ -6,7 +6,7 @@ import torch
 
 
 @torch.no_grad()
-def knn_mean_distance(z: torch.Tensor, k: int, chunk_size: int = 4096) -> torch.Tensor:
+def knn_mean_distance(z: torch.Tensor, k: int, chunk_size: int = 1024) -> torch.Tensor:
     """Mean Euclidean distance from each particle to its k nearest *other* particles.
 
     Only the particle itself is excluded (by index): an exact duplicate of z_i is a

@@ -17,7 +17,9 @@ class StackedFrames:
     def __init__(self, obs: torch.Tensor):
         steps, envs, depth = obs.shape[:3]
         continues = torch.zeros(steps, envs, dtype=torch.bool, device=obs.device)
-        continues[1:] = (obs[1:, :, :-1] == obs[:-1, :, 1:]).flatten(2).all(-1)
+        for start in range(1, steps, 64):  # in time chunks: one full comparison would be a 170 MB bool tensor
+            stop = min(start + 64, steps)
+            continues[start:stop] = (obs[start:stop, :, :-1] == obs[start - 1 : stop - 1, :, 1:]).flatten(2).all(-1)
         anchors = ~continues  # states whose whole stack is kept
         self.envs, self.depth = envs, depth
         self.frames = obs[:, :, -1].clone()
