@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from voidrl.envs import EnvConfig, UnknownEnvironment, make_env, suite_of
+from voidrl.envs import EnvConfig, UnknownEnvironment, list_env_ids, make_env, suite_of
 
 
 def run_random(env, steps, seed=0):
@@ -140,3 +140,27 @@ def test_unknown_id_names_the_id_and_how_to_list(env_id):
                                           ("MinAtar/Breakout-v1", "minatar")])
 def test_suites(env_id, suite):
     assert suite_of(env_id) == suite
+
+
+def test_notebook_pendulum_trains_on_fall_penalty_but_reports_the_task_return():
+    env = make_env("voidrl/InvertedPendulumFall-v5", EnvConfig(num_envs=2))
+    env.reset(0)
+    rewards = []
+    while True:
+        step = env.step(torch.full((2, 1), 3.0))  # full push: the pole falls within a few steps
+        rewards.append(step.reward)
+        if len(step.episode_returns):
+            break
+    rewards = torch.stack(rewards)
+    assert (rewards[:-1] == 0).all() and (rewards[-1] == -1).all()
+    assert step.terminated.all()
+    assert step.episode_returns.tolist() == [len(rewards) - 1.0] * 2  # gymnasium's +1 per step before the fall
+
+
+def test_notebook_half_cheetah_is_cut_at_500_steps():
+    env = make_env("voidrl/HalfCheetah500-v5", EnvConfig(num_envs=1))
+    env.reset(0)
+    for t in range(500):
+        step = env.step(torch.zeros(1, 6))
+    assert step.truncated.all() and not step.terminated.any() and step.episode_lengths.tolist() == [500]
+    assert "voidrl/HalfCheetah500-v5" in list_env_ids()["mujoco"]

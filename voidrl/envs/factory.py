@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import gymnasium as gym
 
 from voidrl.envs.atari import AtariVecEnv, all_rom_names, rom_name
 from voidrl.envs.base import VecEnv
 from voidrl.envs.gym_backend import make_gym_vec_env
-from voidrl.envs.wrappers import NormalizeObservation, NormalizeReward, TransformReward
+from voidrl.envs.wrappers import FallPenalty, NormalizeObservation, NormalizeReward, TransformReward
 
 SUITES = ("classic", "mujoco", "minatar", "atari")
 LIST_HINT = "run `voidrl envs` to list the valid ids"
@@ -17,6 +17,23 @@ LIST_HINT = "run `voidrl envs` to list the valid ids"
 
 class UnknownEnvironment(ValueError):
     pass
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A registered task variant: a base id with another time limit and/or training reward."""
+
+    base: str
+    max_episode_steps: int | None = None
+    fall_penalty: bool = False
+    """Train on -1 per fall, 0 otherwise (reported returns stay the base task's)."""
+
+
+VARIANTS = {
+    # The notebook's tasks (SPEC.md section 3).
+    "voidrl/InvertedPendulumFall-v5": Variant("InvertedPendulum-v5", fall_penalty=True),
+    "voidrl/HalfCheetah500-v5": Variant("HalfCheetah-v5", max_episode_steps=500),
+}
 
 
 @dataclass
@@ -53,6 +70,8 @@ def _register_optional_suites() -> None:
 
 def suite_of(env_id: str) -> str:
     """The suite an id belongs to; raises ``UnknownEnvironment`` naming the id otherwise."""
+    if env_id in VARIANTS:
+        return suite_of(VARIANTS[env_id].base)
     if env_id.startswith("MinAtar/"):
         _register_optional_suites()
         if env_id in gym.registry:
@@ -82,6 +101,8 @@ def list_env_ids() -> dict[str, list[str]]:
             ids["minatar"].append(env_id)
         elif env_id.startswith("ALE/") and env_id.endswith("-v5"):
             ids["atari"].append(env_id)
+    for env_id, variant in VARIANTS.items():
+        ids[suite_of(variant.base)].append(env_id)
     if not ids["atari"]:
         ids["atari"] = all_rom_names()
     return {suite: sorted(names) for suite, names in ids.items()}
@@ -93,6 +114,10 @@ def make_env(env_id: str, config: EnvConfig | None = None, gamma: float = 0.99) 
     ``gamma`` is the discount used by reward normalisation.
     """
     config = config or EnvConfig()
+    variant = VARIANTS.get(env_id, Variant(env_id))
+    env_id = variant.base
+    if variant.max_episode_steps is not None and config.max_episode_steps is None:
+        config = replace(config, max_episode_steps=variant.max_episode_steps)
     suite = suite_of(env_id)
     if suite == "atari":
         env: VecEnv = AtariVecEnv(
@@ -106,6 +131,8 @@ def make_env(env_id: str, config: EnvConfig | None = None, gamma: float = 0.99) 
         if suite == "minatar" and max_steps is None:
             max_steps = 27_000
         env = make_gym_vec_env(env_id, config.num_envs, suite, max_steps)
+    if variant.fall_penalty:
+        env = FallPenalty(env)
     if config.normalize_observation:
         env = NormalizeObservation(env)
     if config.reward_clip is not None or config.reward_scale != 1.0:

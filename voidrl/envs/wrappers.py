@@ -126,6 +126,18 @@ class TransformReward(VecEnvWrapper):
         return replace(step, reward=reward * self.scale)
 
 
+class FallPenalty(VecEnvWrapper):
+    """Training reward -1 on a termination (the pole fell), 0 on every other step.
+
+    The notebook's pendulum task: unlike +1 per step, it tells a fall at step 999 from
+    the time limit at 1000, and its values stay O(1) instead of ~1 / (1 - gamma).
+    """
+
+    def step(self, actions: torch.Tensor) -> Step:
+        step = self.env.step(actions)
+        return replace(step, reward=-step.terminated.to(step.reward.dtype))
+
+
 def set_training(env: VecEnv, training: bool) -> None:
     """Freeze (``False``) or resume (``True``) the statistics of every normaliser in the chain."""
     while isinstance(env, VecEnvWrapper):
