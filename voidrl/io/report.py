@@ -1,8 +1,10 @@
-"""Learning-curve statistics across seeds: final-return tables and mean curves with 95% bands."""
+"""Learning-curve statistics across seeds: final-return tables, mean curves with 95% bands, best-score violins."""
 
 from __future__ import annotations
 
 import csv
+import fnmatch
+import json
 import math
 from pathlib import Path
 
@@ -27,11 +29,66 @@ def mean_and_interval(values: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np
     return mean, std, t_quantile_95(n - 1) * std / math.sqrt(n)
 
 
+def read_columns(path: Path, columns: tuple[str, ...]) -> list[np.ndarray]:
+    """The named columns of a CSV file as float arrays ``[rows]``; ValueError naming the file if it lacks one."""
+    with open(path, newline="") as handle:
+        reader = csv.DictReader(handle)
+        missing = [name for name in columns if name not in (reader.fieldnames or [])]
+        if missing:
+            raise ValueError(f"{str(path)!r} has no {', '.join(missing)} column")
+        rows = list(reader)
+    try:
+        return [np.array([float(row[name]) for row in rows]) for name in columns]
+    except (TypeError, ValueError):
+        raise ValueError(f"{str(path)!r} has a short or non-numeric row") from None
+
+
 def read_episodes(run_dir: str | Path) -> tuple[np.ndarray, np.ndarray]:
     """``(steps [E], returns [E])`` from a run's episodes.csv."""
-    with open(Path(run_dir) / "episodes.csv", newline="") as handle:
-        rows = list(csv.DictReader(handle))
-    return np.array([int(r["step"]) for r in rows]), np.array([float(r["return"]) for r in rows])
+    steps, returns = read_columns(Path(run_dir) / "episodes.csv", ("step", "return"))
+    return steps.astype(np.int64), returns
+
+
+def read_evaluations(run_dir: str | Path) -> tuple[np.ndarray, np.ndarray]:
+    """``(steps [K], mean returns [K])`` from a run's evaluations.csv; empty when it has none."""
+    path = Path(run_dir) / "evaluations.csv"
+    if not path.exists():
+        return np.zeros(0, dtype=np.int64), np.zeros(0)
+    steps, means = read_columns(path, ("step", "return_mean"))
+    return steps.astype(np.int64), means
+
+
+def trailing_means(returns: np.ndarray, window: int) -> np.ndarray:
+    """``[E]``: at each episode, the mean return of the last ``window`` episodes up to it (fewer at the start)."""
+    sums = np.concatenate([[0.0], np.cumsum(returns)])
+    ends = np.arange(1, len(returns) + 1)
+    starts = np.maximum(ends - window, 0)
+    return (sums[ends] - sums[starts]) / (ends - starts)
+
+
+def best_window_mean(returns: np.ndarray, window: int) -> float:
+    """Best mean of ``window`` consecutive returns (of all of them when fewer); NaN when there are none."""
+    if not len(returns):
+        return float("nan")
+    window = min(window, len(returns))
+    sums = np.concatenate([[0.0], np.cumsum(returns)])
+    return float((sums[window:] - sums[:-window]).max() / window)
+
+
+def latest_at(steps: np.ndarray, values: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """``[G]``: at each ``grid`` step, the latest of ``values [K]`` measured at or before it (NaN before the
+    first); ``steps [K]`` is non-decreasing. This puts runs measured at different steps on one grid."""
+    if not len(steps):
+        return np.full(len(grid), np.nan)
+    index = np.searchsorted(steps, grid, side="right") - 1
+    return np.where(index >= 0, values[np.maximum(index, 0)], np.nan)
+
+
+def mean_curve(curves: list[tuple[np.ndarray, np.ndarray]], grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean ``[G]`` and 95% t-interval half-width ``[G]`` across runs of their curves ``(steps [K], values [K])``,
+    each read on ``grid`` with ``latest_at``."""
+    mean, _, half = mean_and_interval(np.stack([latest_at(steps, values, grid) for steps, values in curves]))
+    return mean, half
 
 
 def final_return(run_dir: str | Path, window: int = 100) -> float:
@@ -43,23 +100,24 @@ def final_return(run_dir: str | Path, window: int = 100) -> float:
 def curve(run_dir: str | Path, grid: np.ndarray, window: int = 100) -> np.ndarray:
     """At each grid step, the mean return of the last ``window`` episodes finished by then (NaN before any)."""
     steps, returns = read_episodes(run_dir)
-    out = np.full(len(grid), np.nan)
-    for i, step in enumerate(grid):
-        finished = returns[steps <= step]
-        if len(finished):
-            out[i] = finished[-window:].mean()
-    return out
+    return latest_at(steps, trailing_means(returns, window), grid)
+
+
+def pyplot():
+    """``matplotlib.pyplot`` on the Agg backend (files only, no display needed)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
 
 
 def compare_runs(groups: dict[str, list[Path]], total_steps: int, out_dir: Path, window: int = 100) -> str:
     """Write ``comparison.md`` and ``comparison.png`` for groups of runs; returns the markdown table."""
     lines = [f"| system | seeds | final return (last {window} episodes): mean | std | 95% interval |", "|---|---:|---:|---:|---|"]
     grid = np.linspace(0, total_steps, 60)[1:]
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     figure, axes = plt.subplots(figsize=(7, 4.5))
     for name, run_dirs in groups.items():
         finals = np.array([final_return(d, window) for d in run_dirs])
@@ -67,8 +125,7 @@ def compare_runs(groups: dict[str, list[Path]], total_steps: int, out_dir: Path,
         lines.append(f"| {name} | {len(finals)} | {mean:.1f} | {std:.1f} | [{mean - half:.1f}, {mean + half:.1f}] |")
         curves = np.stack([curve(d, grid, window) for d in run_dirs])
         curve_mean, _, curve_half = mean_and_interval(curves)
-        axes.plot(grid, curve_mean, label=name)
-        axes.fill_between(grid, curve_mean - curve_half, curve_mean + curve_half, alpha=0.25)
+        _plot_band(axes, grid, curve_mean, curve_half, name)
     axes.set_xlabel("environment steps")
     axes.set_ylabel(f"mean return of the last {window} episodes")
     axes.legend()
@@ -80,3 +137,96 @@ def compare_runs(groups: dict[str, list[Path]], total_steps: int, out_dir: Path,
     table = "\n".join(lines)
     (out_dir / "comparison.md").write_text(table + "\n\nBands and intervals: 95% Student-t intervals of the mean over seeds.\n")
     return table
+
+
+def group_runs(run_dirs: list[Path], labels: list[tuple[str, str]]) -> dict[str, list[Path]]:
+    """Runs by group: the first ``(name, glob)`` of ``labels`` whose glob matches a run's path, else
+    ``"<algo> <env>"`` from its config.json. Groups in order of ``labels``, then of first appearance."""
+    groups: dict[str, list[Path]] = {name: [] for name, _ in labels}
+    for run_dir in run_dirs:
+        name = next((name for name, pattern in labels if fnmatch.fnmatch(run_dir.as_posix(), pattern)), None)
+        if name is None:
+            config_path = run_dir / "config.json"
+            if not config_path.is_file():
+                raise ValueError(f"{str(config_path)!r} does not exist; name the run's group with --label NAME=GLOB")
+            try:
+                config = json.loads(config_path.read_text())
+                name = f"{config['algo']} {config['run']['env']}"
+            except (ValueError, KeyError, TypeError):
+                raise ValueError(f"{str(config_path)!r} is not a voidrl config (no algo and run.env)") from None
+        groups.setdefault(name, []).append(run_dir)
+    unmatched = [f"{name}={pattern}" for name, pattern in labels if not groups[name]]
+    if unmatched:
+        raise ValueError(f"--label {unmatched[0]} matches none of the run directories")
+    return groups
+
+
+def plot_runs(groups: dict[str, list[Path]], out_prefix: Path, window: int = 100) -> tuple[Path, Path]:
+    """Learning curves to ``<out_prefix>-curves.png`` and best scores to ``<out_prefix>-best.png``.
+
+    Curves: per group, the mean over its runs with a 95% t-band, of the training return (mean of the last
+    ``window`` episodes, over the steps every run reached) and of the evaluation return (evaluations.csv).
+    Best scores: a violin per group of each run's best evaluation mean, or, for a run without evaluations,
+    its best ``window``-episode training mean (drawn hollow).
+    """
+    plt = pyplot()
+    figure, (train_axes, eval_axes) = plt.subplots(1, 2, figsize=(12, 4.5))
+    scores: dict[str, list[tuple[float, bool]]] = {}
+    for name, run_dirs in groups.items():
+        episodes = [read_episodes(run_dir) for run_dir in run_dirs]
+        for run_dir, (steps, _) in zip(run_dirs, episodes):
+            if not len(steps):
+                raise ValueError(f"{str(run_dir / 'episodes.csv')!r} holds no finished episode")
+        grid = np.linspace(0, min(steps[-1] for steps, _ in episodes), 100)[1:]
+        training = [(steps, trailing_means(returns, window)) for steps, returns in episodes]
+        _plot_band(train_axes, grid, *mean_curve(training, grid), f"{name} (n={len(run_dirs)})")
+        evaluations = [read_evaluations(run_dir) for run_dir in run_dirs]
+        evaluated = [(steps, means) for steps, means in evaluations if len(steps)]
+        if evaluated:
+            grid = np.unique(np.concatenate([steps for steps, _ in evaluated]))
+            grid = grid[grid <= min(steps[-1] for steps, _ in evaluated)]
+            _plot_band(eval_axes, grid, *mean_curve(evaluated, grid), f"{name} (n={len(evaluated)} of {len(run_dirs)})")
+        scores[name] = [(float(means.max()), True) if len(means) else (best_window_mean(returns, window), False)
+                        for (_, means), (_, returns) in zip(evaluations, episodes)]
+    train_axes.set(title="training", xlabel="environment steps", ylabel=f"mean return of the last {window} episodes")
+    eval_axes.set(title="greedy evaluation", xlabel="environment steps", ylabel="mean evaluation return")
+    if not eval_axes.lines:
+        eval_axes.text(0.5, 0.5, "no run has evaluations.csv\n(train with --eval-every)", ha="center", va="center",
+                       transform=eval_axes.transAxes)
+    for axes in (train_axes, eval_axes):
+        axes.grid(alpha=0.3)
+        if axes.lines:
+            axes.legend()
+    figure.tight_layout()
+    out_prefix.parent.mkdir(parents=True, exist_ok=True)
+    curves_path = out_prefix.parent / f"{out_prefix.name}-curves.png"
+    figure.savefig(curves_path, dpi=120)
+    plt.close(figure)
+
+    figure, axes = plt.subplots(figsize=(max(4.0, 1.6 * len(scores) + 2), 4.5))
+    positions = np.arange(1, len(scores) + 1)
+    axes.violinplot([[score for score, _ in runs] for runs in scores.values()], positions, showmeans=True)
+    for position, runs in zip(positions, scores.values()):
+        for score, evaluated in runs:
+            axes.scatter(position, score, edgecolors="black", facecolors="black" if evaluated else "none", zorder=3)
+    evaluated_runs = [evaluated for runs in scores.values() for _, evaluated in runs]
+    if all(evaluated_runs):
+        axes.set_ylabel("best greedy evaluation mean return")
+    elif not any(evaluated_runs):
+        axes.set_ylabel(f"best {window}-episode training mean return (no evaluations)")
+    else:
+        axes.set_ylabel(f"best greedy evaluation mean return\n(hollow: no evaluations, best {window}-episode training mean)")
+    axes.set_xticks(positions, list(scores))
+    axes.set_title("best score of each run")
+    axes.grid(alpha=0.3, axis="y")
+    figure.tight_layout()
+    best_path = out_prefix.parent / f"{out_prefix.name}-best.png"
+    figure.savefig(best_path, dpi=120)
+    plt.close(figure)
+    return curves_path, best_path
+
+
+def _plot_band(axes, grid: np.ndarray, mean: np.ndarray, half: np.ndarray, label: str) -> None:
+    """A mean curve with its 95% band (no band for a single run: its half-width is NaN)."""
+    (line,) = axes.plot(grid, mean, label=label)
+    axes.fill_between(grid, mean - half, mean + half, color=line.get_color(), alpha=0.25)

@@ -1,0 +1,77 @@
+"""voidrl plot: curve alignment and intervals on hand-computed numbers; PNGs from hand-written run dirs."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from tests.cli_helpers import voidrl
+from voidrl.io.report import best_window_mean, group_runs, mean_curve, trailing_means
+
+
+def write_run(path, algo="ppo", env="CartPole-v1", episodes=(), evaluations=None):
+    """A run directory with config.json, episodes.csv ``(step, return)`` and optionally evaluations.csv ``(step, mean)``."""
+    path.mkdir(parents=True)
+    (path / "config.json").write_text(json.dumps({"algo": algo, "run": {"env": env}}))
+    (path / "episodes.csv").write_text("step,return,length\n" + "".join(f"{s},{r},10\n" for s, r in episodes))
+    if evaluations is not None:
+        (path / "evaluations.csv").write_text(
+            "step,return_mean,return_std,episodes\n" + "".join(f"{s},{m},1.0,10\n" for s, m in evaluations))
+    return path
+
+
+def test_mean_curve_aligns_runs_and_gives_the_t_interval():
+    first = (np.array([10, 20]), np.array([1.0, 3.0]))
+    second = (np.array([10, 20]), np.array([3.0, 7.0]))
+    mean, half = mean_curve([first, second], np.array([5, 10, 15, 20, 30]))
+    # Each run is read as its latest value by then: [nan, 1, 1, 3, 3] and [nan, 3, 3, 7, 7].
+    assert np.isnan(mean[0]) and np.isnan(half[0])
+    assert mean[1:] == pytest.approx([2.0, 2.0, 5.0, 5.0])
+    t = 12.706  # t_{0.975} with 1 degree of freedom
+    std = np.array([math.sqrt(2), math.sqrt(2), math.sqrt(8), math.sqrt(8)])  # sample std of two values
+    assert half[1:] == pytest.approx(t * std / math.sqrt(2))
+
+    late = (np.array([15, 20]), np.array([3.0, 7.0]))  # no value at step 10 yet
+    mean, _ = mean_curve([first, late], np.array([10, 15]))
+    assert np.isnan(mean[0]) and mean[1] == 2.0
+
+
+def test_trailing_and_best_window_means():
+    returns = np.array([1.0, 2.0, 3.0, 10.0, 0.0])
+    assert trailing_means(returns, 2) == pytest.approx([1.0, 1.5, 2.5, 6.5, 5.0])
+    assert best_window_mean(returns, 2) == 6.5
+    assert best_window_mean(returns, 100) == pytest.approx(3.2)  # fewer episodes than the window: all of them
+    assert math.isnan(best_window_mean(np.array([]), 100))
+
+
+def test_runs_are_grouped_by_config_unless_labelled(tmp_path):
+    a = write_run(tmp_path / "a", episodes=[(1, 1.0)])
+    b = write_run(tmp_path / "b", episodes=[(1, 1.0)])
+    c = write_run(tmp_path / "c", algo="ppg", env="MinAtar/Breakout-v1", episodes=[(1, 1.0)])
+    assert group_runs([a, b, c], []) == {"ppo CartPole-v1": [a, b], "ppg MinAtar/Breakout-v1": [c]}
+    assert group_runs([a, b, c], [("first", "*/a"), ("all", "*")]) == {"first": [a], "all": [b, c]}
+    with pytest.raises(ValueError, match="--label x=nope matches none"):
+        group_runs([a], [("x", "nope")])
+
+
+def test_plot_writes_curves_and_best_score_pngs(tmp_path):
+    episodes = [(100 * k, float(k)) for k in range(1, 31)]
+    write_run(tmp_path / "runs" / "s0", episodes=episodes, evaluations=[(1000, 5.0), (2000, 9.0), (3000, 8.0)])
+    write_run(tmp_path / "runs" / "s1", episodes=[(s, r + 2) for s, r in episodes], evaluations=[(1000, 6.0), (2000, 12.0)])
+    write_run(tmp_path / "runs" / "other", algo="ppg", episodes=episodes)  # no evaluations: training fallback
+    result = voidrl("plot", "runs/s0", "runs/s1", "runs/other", "--out", "figs/cartpole", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["figs/cartpole-curves.png", "figs/cartpole-best.png"]
+    for name in result.stdout.split():
+        assert (tmp_path / name).stat().st_size > 5000
+
+
+def test_plot_bad_input_is_one_line_naming_the_path(tmp_path):
+    for args, fragment in [(["/nonexistent"], "'/nonexistent' does not exist"),
+                           (["empty"], "'empty/episodes.csv' does not exist")]:
+        (tmp_path / "empty").mkdir(exist_ok=True)
+        result = voidrl("plot", *args, cwd=tmp_path)
+        assert result.returncode == 2, result.stderr
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and fragment in lines[0], result.stderr

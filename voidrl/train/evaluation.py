@@ -1,0 +1,95 @@
+"""Periodic greedy evaluation during training: ``evaluations.csv`` and the best weights so far (``best.pt``)."""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from voidrl.config import TrainConfig
+from voidrl.io.logger import truncate_csv
+from voidrl.train.agent import Agent, build_policy_for, summarize
+from voidrl.train.seeding import rng_state, set_rng_state
+
+EVALUATIONS_NAME = "evaluations.csv"
+EVALUATION_COLUMNS = ["step", "return_mean", "return_std", "episodes"]
+BEST_NAME = "best.pt"
+"""The agent of the best evaluation so far, loadable with ``Agent.load`` (``voidrl eval --checkpoint``)."""
+EVALUATION_STREAM = 0xE7A1
+"""Third word of the evaluation seed's entropy, separating it from every other seed derived from the run seed."""
+
+
+def evaluation_seed(seed: int, step: int) -> int:
+    """Reset seed of the evaluation at ``step``: reproducible, and hashed from ``(seed, step)`` rather than
+    training's ``seed + 1_000_003 * update``, so evaluation episodes do not replay training ones."""
+    return int(np.random.SeedSequence([seed, step, EVALUATION_STREAM]).generate_state(1)[0]) % 2**31
+
+
+class PeriodicEvaluator:
+    """Greedy whole-episode evaluation every ``config.run.eval_every`` environment steps, and at the end.
+
+    Each evaluation runs ``config.run.eval_episodes`` episodes on a fresh environment with the training
+    normalisers frozen (``Agent.evaluate``), appends ``step,return_mean,return_std,episodes`` to
+    ``evaluations.csv``, and when its mean beats every earlier one writes the agent to ``best.pt``.
+    The random generators of training are left as they were, so evaluating does not change training.
+    """
+
+    def __init__(self, config: TrainConfig, run_dir: Path, start_step: int, resume: bool):
+        """``start_step``: the step training starts (or resumes) from; on ``resume``, rows after it are dropped."""
+        self.config = config
+        self.every = config.run.eval_every
+        self.episodes = config.run.eval_episodes
+        self.path = run_dir / EVALUATIONS_NAME
+        self.best_path = run_dir / BEST_NAME
+        self.last_step = start_step
+        self.best_return = -math.inf
+        self.best: dict[str, Any] | None = None
+        """Policy weights, normaliser statistics and step of the best evaluation (copies, on the cpu)."""
+        if resume:
+            truncate_csv(self.path, start_step)
+
+    def due(self, step: int, final: bool) -> bool:
+        """Whether training at ``step`` crossed a multiple of ``eval_every`` since the last evaluation, or ends."""
+        return final or step // self.every > self.last_step // self.every
+
+    def evaluate(self, agent: Agent) -> dict[str, float]:
+        """Evaluate ``agent`` (at step ``agent.step``); returns the ``eval/...`` metrics to log at that step."""
+        training_rng = rng_state()
+        try:
+            returns = agent.evaluate(self.episodes, deterministic=True, seed=evaluation_seed(self.config.run.seed, agent.step))
+        finally:
+            set_rng_state(training_rng)
+        mean, std = summarize(returns)
+        new_file = not self.path.exists() or self.path.stat().st_size == 0
+        with self.path.open("a", newline="") as handle:
+            writer = csv.writer(handle)
+            if new_file:
+                writer.writerow(EVALUATION_COLUMNS)
+            writer.writerow([agent.step, mean, std, len(returns)])
+        self.last_step = agent.step
+        if mean > self.best_return:
+            self.best_return = mean
+            self.best = {
+                "policy": {name: value.detach().to("cpu", copy=True) for name, value in agent.policy.state_dict().items()},
+                "env": agent.env_state,
+                "step": agent.step,
+            }
+            agent.save(self.best_path)
+        return {"eval/return_mean": mean, "eval/return_std": std}
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"best_return": self.best_return, **({} if self.best is None else {"best": self.best})}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore the best score, and rewrite ``best.pt`` from the copy in ``state``: after a kill, ``best.pt``
+        may hold weights of an evaluation later than the checkpoint, whose row a resume drops."""
+        self.best_return = state["best_return"]
+        self.best = state.get("best")
+        if self.best is not None:
+            policy = build_policy_for(self.config, torch.device("cpu"))
+            policy.load_state_dict(self.best["policy"])
+            Agent(self.config, policy, self.best["env"], self.best["step"]).save(self.best_path)
