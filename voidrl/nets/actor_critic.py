@@ -2,22 +2,54 @@
 
 from __future__ import annotations
 
+import math
+
 import gymnasium as gym
+import numpy as np
 import torch
 from torch import nn
 
 from voidrl.nets.bodies import make_body, orthogonal_init
-from voidrl.nets.distributions import Categorical, DiagonalGaussian
+from voidrl.nets.distributions import (
+    Categorical,
+    DiagonalGaussian,
+    MixtureOfGaussians,
+    TanhGaussian,
+    softplus_log_std,
+    softplus_std_offset,
+)
 
 POLICY_HEAD_GAIN = 0.01
 """The last policy layer starts 100x smaller than the body's (Andrychowicz et al. 2021)."""
+
+CONTINUOUS_POLICIES = ("gaussian", "tanh_gaussian", "mixture")
+STD_PARAMETERIZATIONS = ("log_std", "softplus")
+
+Distribution = Categorical | DiagonalGaussian | TanhGaussian | MixtureOfGaussians
+
+
+def _check_choice(argument: str, value: str, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise ValueError(f"{argument} must be one of {', '.join(allowed)}; got {value!r}")
 
 
 class ActorCritic(nn.Module):
     """pi(a|s) and V(s) for one observation and action space.
 
-    Discrete actions get a categorical head; Box actions a diagonal Gaussian with a
-    state-independent log-std parameter. With ``shared=False`` the critic has its own
+    Discrete actions get a categorical head. Box actions ``[A]`` get, by ``continuous_policy``:
+
+    - ``"gaussian"``: a diagonal Gaussian on the mean from the head (actions unbounded;
+      the environment clips them to the box);
+    - ``"tanh_gaussian"``: a Gaussian squashed into the Box's (finite) bounds;
+    - ``"mixture"``: the notebook's per-coordinate mixture of ``mixture_modes`` Gaussians.
+      It works in normalised units: means are clamped to [-1, 1] whatever the Box's
+      bounds, as in the notebook.
+
+    The Gaussian policies' std follows ``std_parameterization``: ``"log_std"`` is a
+    state-independent parameter starting at ``init_log_std``; ``"softplus"`` is
+    state-dependent, softplus(head output + offset) + min std, with the offset chosen so
+    the std starts at exp(``init_log_std``) (Andrychowicz et al. 2021). The mixture
+    computes its own std and takes neither. With ``shared=False`` the critic has its own
     body, so the value loss never reaches the policy's parameters.
     """
 
@@ -31,42 +63,84 @@ class ActorCritic(nn.Module):
         init_log_std: float = 0.0,
         critic_network: str | None = None,
         aux_value: bool = False,
+        continuous_policy: str = "gaussian",
+        std_parameterization: str = "log_std",
+        mixture_modes: int = 3,
     ):
         """``critic_network`` gives the separate critic another body (default: ``network``);
         ``aux_value`` adds PPG's auxiliary value head on the policy's features."""
         super().__init__()
+        _check_choice("continuous_policy", continuous_policy, CONTINUOUS_POLICIES)
+        _check_choice("std_parameterization", std_parameterization, STD_PARAMETERIZATIONS)
         if shared and critic_network is not None:
             raise ValueError("critic_network needs separate actor and critic (shared=False)")
         self.shared = shared
         self.actor_body = make_body(network, obs_shape, hidden_sizes)
         self.critic_body = None if shared else make_body(critic_network or network, obs_shape, hidden_sizes)
         features = self.actor_body.out_features
+        self.log_std = None
         if isinstance(action_space, gym.spaces.Discrete):
+            if continuous_policy != "gaussian" or std_parameterization != "log_std":
+                raise ValueError(
+                    f"continuous_policy={continuous_policy!r} and std_parameterization={std_parameterization!r} "
+                    f"need a Box action space; discrete actions take the defaults ('gaussian', 'log_std')"
+                )
+            self.policy_kind = "categorical"
             self.policy_head = orthogonal_init(nn.Linear(features, int(action_space.n)), POLICY_HEAD_GAIN)
-            self.log_std = None
         elif isinstance(action_space, gym.spaces.Box) and len(action_space.shape) == 1:
-            self.policy_head = orthogonal_init(nn.Linear(features, action_space.shape[0]), POLICY_HEAD_GAIN)
-            self.log_std = nn.Parameter(torch.full((action_space.shape[0],), float(init_log_std)))
+            self.policy_kind = continuous_policy
+            action_dim = action_space.shape[0]
+            if continuous_policy == "mixture":
+                if std_parameterization != "log_std":
+                    raise ValueError("std_parameterization applies to the Gaussian policies; the mixture computes its own std")
+                if mixture_modes < 1:
+                    raise ValueError(f"mixture_modes must be at least 1, got {mixture_modes}")
+                self.mixture_shape = (action_dim, mixture_modes, 3)
+                head_outputs = action_dim * mixture_modes * 3
+            elif std_parameterization == "softplus":
+                self.std_offset = softplus_std_offset(math.exp(init_log_std))
+                head_outputs = 2 * action_dim
+            else:
+                head_outputs = action_dim
+            self.policy_head = orthogonal_init(nn.Linear(features, head_outputs), POLICY_HEAD_GAIN)
+            if continuous_policy != "mixture" and std_parameterization == "log_std":
+                self.log_std = nn.Parameter(torch.full((action_dim,), float(init_log_std)))
+            if continuous_policy == "tanh_gaussian":
+                if not (np.isfinite(action_space.low).all() and np.isfinite(action_space.high).all()):
+                    raise ValueError(f"tanh_gaussian needs finite action bounds, got {action_space}")
+                self.register_buffer("action_low", torch.as_tensor(action_space.low, dtype=torch.float32), persistent=False)
+                self.register_buffer("action_high", torch.as_tensor(action_space.high, dtype=torch.float32), persistent=False)
         else:
             raise ValueError(f"unsupported action space {action_space}")
         critic_features = features if self.critic_body is None else self.critic_body.out_features
         self.value_head = orthogonal_init(nn.Linear(critic_features, 1), 1.0)
         self.aux_value_head = orthogonal_init(nn.Linear(features, 1), POLICY_HEAD_GAIN) if aux_value else None
 
-    def _distribution(self, features: torch.Tensor) -> Categorical | DiagonalGaussian:
+    def _distribution(self, features: torch.Tensor) -> Distribution:
         out = self.policy_head(features)
-        return Categorical(out) if self.log_std is None else DiagonalGaussian(out, self.log_std)
+        if self.policy_kind == "categorical":
+            return Categorical(out)
+        if self.policy_kind == "mixture":
+            return MixtureOfGaussians.from_head(out.unflatten(-1, self.mixture_shape))
+        if self.log_std is None:
+            mean, std_pre_activation = out.chunk(2, dim=-1)
+            log_std = softplus_log_std(std_pre_activation, self.std_offset)
+        else:
+            mean, log_std = out, self.log_std
+        if self.policy_kind == "tanh_gaussian":
+            return TanhGaussian(mean, log_std, self.action_low, self.action_high)
+        return DiagonalGaussian(mean, log_std)
 
-    def forward(self, obs: torch.Tensor) -> tuple[Categorical | DiagonalGaussian, torch.Tensor]:
+    def forward(self, obs: torch.Tensor) -> tuple[Distribution, torch.Tensor]:
         """``obs [B, *obs_shape]`` -> (action distribution over B, values ``[B]``)."""
         actor_features = self.actor_body(obs)
         critic_features = actor_features if self.critic_body is None else self.critic_body(obs)
         return self._distribution(actor_features), self.value_head(critic_features).squeeze(-1)
 
-    def distribution(self, obs: torch.Tensor) -> Categorical | DiagonalGaussian:
+    def distribution(self, obs: torch.Tensor) -> Distribution:
         return self._distribution(self.actor_body(obs))
 
-    def policy_and_aux_value(self, obs: torch.Tensor) -> tuple[Categorical | DiagonalGaussian, torch.Tensor]:
+    def policy_and_aux_value(self, obs: torch.Tensor) -> tuple[Distribution, torch.Tensor]:
         """PPG: the action distribution and the auxiliary value ``[B]`` from the policy's own features."""
         if self.aux_value_head is None:
             raise RuntimeError("this network has no auxiliary value head (aux_value=False)")
