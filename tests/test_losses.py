@@ -5,7 +5,15 @@ import math
 import numpy as np
 import torch
 
-from voidrl.math import RunningMeanStd, approx_kl, clipped_surrogate_loss, entropy_loss, explained_variance, value_loss
+from voidrl.math import (
+    RunningMeanStd,
+    approx_kl,
+    clipped_surrogate_loss,
+    entropy_loss,
+    explained_variance,
+    policy_gradient_loss,
+    value_loss,
+)
 
 
 def test_clipped_surrogate_hand_computed():
@@ -74,3 +82,15 @@ def test_running_mean_std_matches_numpy_on_concatenated_batches():
     restored = RunningMeanStd((3,))
     restored.load_state_dict(stats.state_dict())
     assert torch.equal(restored.mean, stats.mean) and torch.equal(restored.var, stats.var)
+
+
+def test_policy_gradient_loss_hand_computed_with_constant_advantages():
+    log_prob = torch.tensor([-1.0, -2.0, -0.5], requires_grad=True)
+    advantages = torch.tensor([2.0, -1.0, 4.0], requires_grad=True)
+    loss, metrics = policy_gradient_loss(log_prob, advantages)
+    expected = -((-1.0 * 2.0) + (-2.0 * -1.0) + (-0.5 * 4.0)) / 3  # = 2/3
+    assert math.isclose(loss.item(), expected, rel_tol=1e-6)
+    assert metrics["train/policy_loss"].item() == loss.item()
+    loss.backward()
+    torch.testing.assert_close(log_prob.grad, torch.tensor([-2.0, 1.0, -4.0]) / 3)  # -A / B
+    assert advantages.grad is None  # the advantages are constants

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from voidrl.math import discounted_returns, generalized_advantage_estimate
+from voidrl.math import discounted_returns, episode_start_values, generalized_advantage_estimate
 
 
 def slow_gae(rewards, values, next_values, terminated, truncated, gamma, lam):
@@ -136,3 +136,16 @@ def test_timeout_is_bootstrapped_but_termination_is_not():
     truncated_returns = discounted_returns(r, nv, trunc, term, 1.0)
     assert terminated_returns[:, 0].tolist() == [3.0, 2.0, 1.0]
     assert truncated_returns[:, 0].tolist() == [13.0, 12.0, 11.0]
+
+
+def test_episode_start_values_hand_computed():
+    """env 0: an episode ends (terminated) at t=1, the next is truncated at t=3, a third is cut by the
+    rollout's end; env 1 never ends, so the rollout start is its only episode start."""
+    values = torch.tensor([[1.0, 7.0], [2.0, 8.0], [3.0, 9.0], [4.0, 10.0], [5.0, 11.0], [6.0, 12.0]])
+    terminated = torch.zeros(6, 2, dtype=torch.bool)
+    truncated = torch.zeros(6, 2, dtype=torch.bool)
+    terminated[1, 0] = True
+    truncated[3, 0] = True
+    out = episode_start_values(values, terminated, truncated)
+    assert out[:, 0].tolist() == [1.0, 1.0, 3.0, 3.0, 5.0, 5.0]
+    assert out[:, 1].tolist() == [7.0] * 6

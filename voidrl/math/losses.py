@@ -11,6 +11,16 @@ import torch
 Metrics = dict[str, torch.Tensor]
 
 
+def policy_gradient_loss(log_prob: torch.Tensor, advantages: torch.Tensor) -> tuple[torch.Tensor, Metrics]:
+    """The vanilla (likelihood-ratio) policy gradient of REINFORCE and A2C, negated.
+
+    L = -E[log pi(a|s) A]; the advantages are constants (detached), so the gradient is
+    -E[A grad log pi(a|s)] (Williams 1992).
+    """
+    loss = -(log_prob * advantages.detach()).mean()
+    return loss, {"train/policy_loss": loss.detach()}
+
+
 def clipped_surrogate_loss(
     log_prob: torch.Tensor, old_log_prob: torch.Tensor, advantages: torch.Tensor, clip: float
 ) -> tuple[torch.Tensor, Metrics]:

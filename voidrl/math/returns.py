@@ -84,3 +84,25 @@ def discounted_returns(
         following = rewards[t] + gamma * tail
         returns[t] = following
     return returns
+
+
+def episode_start_values(values: torch.Tensor, terminated: torch.Tensor, truncated: torch.Tensor) -> torch.Tensor:
+    """Each step's ``values`` entry at its episode's first step within the rollout.
+
+    ``out[t] = values[s]`` with ``s`` the last step ``<= t`` that starts an episode: the
+    rollout's first step, or one right after a termination or truncation. REINFORCE without
+    reward-to-go weights every step by its episode's first-step return this way.
+
+    Args:
+        values: float ``[T, N]``; terminated, truncated: bool ``[T, N]``.
+    Returns:
+        ``[T, N]``.
+    """
+    done = terminated | truncated
+    out = torch.empty_like(values)
+    current = values[0]
+    out[0] = current
+    for t in range(1, values.shape[0]):
+        current = torch.where(done[t - 1], values[t], current)
+        out[t] = current
+    return out

@@ -1,0 +1,118 @@
+"""Advantage actor-critic: the synchronous variant of A3C (Mnih et al. 2016)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+import torch
+
+from voidrl.algos.base import PolicyConfig, make_adam, require_positive, require_positive_integers, validate_fraction
+from voidrl.math import entropy_loss, explained_variance, generalized_advantage_estimate, policy_gradient_loss, value_loss
+from voidrl.nets.actor_critic import ActorCritic
+from voidrl.nets.flat import FlatParameters
+from voidrl.rollout.storage import RolloutStorage
+
+OPTIMIZERS = ("rmsprop", "adam")
+
+
+@dataclass
+class A2CConfig(PolicyConfig):
+    """A2C hyperparameters. Defaults are Stable-Baselines3's."""
+
+    num_steps: int = 5
+    """Rollout length per environment between two updates (the n of the n-step returns)."""
+    learning_rate: float = 7e-4
+    """Learning rate of the optimiser."""
+    optimizer: str = "rmsprop"
+    """rmsprop (as in the paper and SB3) or adam (fused)."""
+    rmsprop_alpha: float = 0.99
+    """RMSprop's smoothing constant (decay of the squared-gradient average)."""
+    optimizer_eps: float = 1e-5
+    """Epsilon of RMSprop or Adam."""
+    gamma: float = 0.99
+    """Discount factor."""
+    gae_lambda: float = 1.0
+    """GAE lambda; 1 gives the paper's n-step bootstrapped returns (up to num_steps)."""
+    value_coef: float = 0.5
+    """Weight c_v of the value loss in L = L_pi + c_v L_v - c_H H."""
+    entropy_coef: float = 0.0
+    """Weight c_H of the entropy bonus."""
+    max_grad_norm: float | None = 0.5
+    """Clip the global gradient norm to this before the step; None disables."""
+    normalize_advantages: bool = False
+    """Standardise the advantages over each rollout."""
+
+    def validate(self) -> None:
+        require_positive_integers(self, ("num_steps",))
+        require_positive(self, ("learning_rate", "optimizer_eps", "max_grad_norm"))
+        if self.optimizer not in OPTIMIZERS:
+            raise ValueError(f"optimizer must be one of {', '.join(OPTIMIZERS)}, got {self.optimizer!r}")
+        validate_fraction("rmsprop_alpha", self.rmsprop_alpha)
+        validate_fraction("gamma", self.gamma, 0.0, 1.0 + 1e-9)
+        if not 0.0 <= self.gae_lambda <= 1.0:
+            raise ValueError(f"gae_lambda must lie in [0, 1], got {self.gae_lambda}")
+        self.validate_policy()
+
+
+class A2C:
+    """One gradient step of the combined loss per rollout of ``num_steps`` x ``num_envs`` transitions."""
+
+    config_class = A2CConfig
+
+    def __init__(self, config: A2CConfig, obs_shape: tuple[int, ...], action_space: gym.Space, device="cpu"):
+        config.validate()
+        self.config = config
+        self.num_steps = config.num_steps
+        self.policy = self.make_policy(config, obs_shape, action_space, device)
+        self.parameters = FlatParameters(self.policy.parameters())
+        flat = self.parameters.flat
+        if config.optimizer == "rmsprop":
+            self.optimizer = torch.optim.RMSprop([flat], config.learning_rate, alpha=config.rmsprop_alpha, eps=config.optimizer_eps)
+        else:
+            self.optimizer = make_adam(flat, config.learning_rate, config.optimizer_eps)
+
+    @staticmethod
+    def make_policy(config: A2CConfig, obs_shape, action_space, device) -> ActorCritic:
+        return config.build_policy(obs_shape, action_space, device)
+
+    def advantages(self, rollout: RolloutStorage) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(advantages, returns)``, both ``[T, N]``; with lambda = 1, returns are the n-step targets
+        sum_k gamma^k r_{t+k} + gamma^n V(s_{t+n}) (bootstrapped at truncations, not terminations)."""
+        cfg = self.config
+        return generalized_advantage_estimate(
+            rollout.rewards, rollout.values, rollout.next_values,
+            rollout.terminated, rollout.truncated, cfg.gamma, cfg.gae_lambda,
+        )
+
+    def update(self, rollout: RolloutStorage, progress: float) -> dict[str, float]:
+        """One gradient step on L = L_pi + c_v L_v - c_H H over the rollout's T x N samples."""
+        cfg = self.config
+        advantages, returns = (x.reshape(-1) for x in self.advantages(rollout))
+        if cfg.normalize_advantages and advantages.numel() > 1:
+            advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+
+        dist, values = self.policy(rollout.flat("obs"))
+        policy_loss, metrics = policy_gradient_loss(dist.log_prob(rollout.flat("actions")), advantages)
+        critic_loss, value_metrics = value_loss(values, returns)
+        entropy_term, entropy_metrics = entropy_loss(dist.entropy())
+        loss = policy_loss + cfg.value_coef * critic_loss + cfg.entropy_coef * entropy_term
+
+        self.parameters.zero_grad()
+        loss.backward()
+        grad_norm = self.parameters.flat.grad.norm()
+        if cfg.max_grad_norm is not None:
+            self.parameters.clip_grad_norm_(cfg.max_grad_norm)
+        self.optimizer.step()
+        out = {name: value.item() for name, value in (metrics | value_metrics | entropy_metrics).items()}
+        out["train/grad_norm"] = grad_norm.item()
+        out["train/explained_variance"] = explained_variance(rollout.values.reshape(-1), returns).item()
+        return out
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"policy": self.policy.state_dict(), "optimizer": self.optimizer.state_dict()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.policy.load_state_dict(state["policy"])
+        self.optimizer.load_state_dict(state["optimizer"])

@@ -1,0 +1,51 @@
+"""Trust Region Policy Optimization (Schulman et al. 2015).
+
+NPG's update (``voidrl.algos.npg``) with another way to accept a step: the longest step along
+d ~= F^-1 g whose quadratic KL model reaches ``max_kl``, shrunk geometrically until the true
+mean KL(pi_old || pi) <= max_kl and the surrogate improves; if no candidate passes, no step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from voidrl.algos.base import require_positive, require_positive_integers, validate_fraction
+from voidrl.algos.npg import NPG, Evaluate, NaturalGradientConfig
+from voidrl.math import backtracking_line_search, max_kl_step
+
+
+@dataclass
+class TRPOConfig(NaturalGradientConfig):
+    """TRPO hyperparameters. Defaults are Spinning Up's (delta 0.01, backtrack 0.8 up to 10 times)."""
+
+    max_kl: float = 0.01
+    """delta: the bound on the mean KL(pi_old || pi) over the rollout."""
+    backtrack_ratio: float = 0.8
+    """Each rejected candidate step is multiplied by this, in (0, 1)."""
+    max_backtracks: int = 10
+    """Candidate steps tried (full step included) before the update gives up and keeps theta_old."""
+
+    def validate(self) -> None:
+        super().validate()
+        require_positive(self, ("max_kl",))
+        require_positive_integers(self, ("max_backtracks",))
+        validate_fraction("backtrack_ratio", self.backtrack_ratio)
+
+
+class TRPO(NPG):
+    config_class = TRPOConfig
+
+    def accept_step(
+        self, gradient: torch.Tensor, direction: torch.Tensor, fisher_product: Callable[[torch.Tensor], torch.Tensor], evaluate: Evaluate
+    ) -> tuple[torch.Tensor | None, dict[str, float]]:
+        """Full step sqrt(2 delta / d^T F d) d ``[P]``, then the backtracking line search on the true KL and surrogate.
+
+        ``train/backtracks`` counts the shrinkings before the accepted step (``max_backtracks`` when none was).
+        """
+        cfg = self.config
+        full_step = max_kl_step(direction, fisher_product(direction), cfg.max_kl)
+        step, backtracks = backtracking_line_search(evaluate, full_step, cfg.max_kl, cfg.backtrack_ratio, cfg.max_backtracks)
+        return step, {"train/backtracks": float(backtracks)}
