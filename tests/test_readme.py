@@ -14,7 +14,7 @@ def readme_commands():
 
 def test_ci_runs_the_readme_test_command():
     main_job, tests = readme_commands()[:2]
-    assert "pytest" in tests and "voidrl train" in main_job
+    assert "pytest" in tests and "voidrl compare ppg" in main_job and "--pretrain-steps" in main_job
     assert tests in (ROOT / ".ci" / "run").read_text().splitlines()
 
 

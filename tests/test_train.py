@@ -23,3 +23,38 @@ def test_minatar_and_mujoco_runs_log_and_checkpoint(tmp_path):
         agent = voidrl.train("ppo", env=env_id, steps=steps, run_dir=str(run_dir), progress=False)
         assert (run_dir / "checkpoint.pt").exists() and (run_dir / "metrics.csv").exists()
         assert len(agent.evaluate(episodes=2)) == 2
+
+
+
+def test_collector_draws_mixture_actions_from_the_persistent_uniforms():
+    from voidrl.envs import make_env
+    from voidrl.envs.factory import EnvConfig
+    from voidrl.nets.actor_critic import ActorCritic
+    from voidrl.nets.persistence import PersistentUniforms
+    from voidrl.rollout import Collector, RolloutStorage
+
+    env = make_env("voidrl/InvertedPendulumFall-v5", EnvConfig(num_envs=2))
+    policy = ActorCritic((4,), env.single_action_space, continuous_policy="mixture")  # untrained: std ~0.5
+    moves = {}
+    for persistence in (0.99, None):
+        torch.manual_seed(0)
+        noise = None if persistence is None else PersistentUniforms(2, 1, persistence, torch.Generator().manual_seed(0))
+        collector = Collector(env, policy, action_noise=noise)
+        collector.reset(0)
+        storage = RolloutStorage(64, 2, (4,), torch.float32, (1,), torch.float32)
+        collector.collect(storage, 0)
+        moves[persistence] = (storage.actions[1:] - storage.actions[:-1]).abs().mean().item()
+    assert moves[0.99] < 0.3 * moves[None]
+
+
+def test_persistence_state_is_checkpointed_and_resumed(tmp_path):
+    from voidrl.io.checkpoint import load_checkpoint
+    from voidrl.train.loop import train_from_config
+
+    options = dict(env="voidrl/InvertedPendulumFall-v5", num_envs=2, num_steps=64, progress=False,
+                   continuous_policy="mixture", action_persistence=0.9, run_dir=str(tmp_path))
+    voidrl.train("ppo", steps=128, **options)
+    state = load_checkpoint(tmp_path / "checkpoint.pt")["action_noise"]
+    assert state["uniforms"].shape == (2, 1, 2)
+    train_from_config(voidrl.make_config("ppo", steps=256, **options), resume=True)
+    assert load_checkpoint(tmp_path / "checkpoint.pt")["step"] == 256

@@ -1,4 +1,4 @@
-"""Command line: ``voidrl train|eval|envs``.
+"""Command line: ``voidrl train|eval|envs|plot``.
 
 Training options are generated from the config dataclasses, so ``--help``
 shows every field with its docstring. Bad input fails before any work with one
@@ -90,10 +90,13 @@ def build_parser() -> Parser:
             sub.add_argument("--resume", action="store_true",
                              help="continue the run in --run-dir from its checkpoint (its saved config is used; --steps and --device may change)")
             if command in ("finetune", "compare"):
-                sub.add_argument("--from", dest="init_from", required=True, metavar="CHECKPOINT",
+                sub.add_argument("--from", dest="init_from", required=command == "finetune", metavar="CHECKPOINT",
                                  help="pre-trained checkpoint to start from (parts chosen by --init-parts)")
             if command == "compare":
                 sub.add_argument("--seeds", type=int, default=3, help="runs per group, seeds seed..seed+N-1 (default: 3)")
+                sub.add_argument("--pretrain-steps", type=int, default=None, metavar="N",
+                                 help="instead of --from: first pre-train for N steps into RUN_DIR/pretrain (reused once "
+                                      "finished), with the pretrain command's defaults, then compare")
             add_dataclass_options(sub, RunConfig, "run", skip=("init_from",) if command in ("finetune", "compare") else ())
             add_dataclass_options(sub, EnvConfig, "environment")
             add_dataclass_options(sub, algo.config_class, name)
@@ -108,6 +111,16 @@ def build_parser() -> Parser:
     evaluate.add_argument("--device", default="cpu", help="torch device (default: cpu)")
 
     commands.add_parser("envs", help="list valid environment ids", description="List valid environment ids.")
+
+    plot = commands.add_parser("plot", help="plot learning curves and best scores of runs",
+                               description="Plot mean learning curves with 95% t-intervals over the runs of each group "
+                                           "(training and evaluation return) and a violin plot of each run's best score.")
+    plot.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="run directories (episodes.csv; evaluations.csv with --eval-every)")
+    plot.add_argument("--out", default="plot", metavar="FILE_PREFIX",
+                      help="write FILE_PREFIX-curves.png and FILE_PREFIX-best.png (default: plot)")
+    plot.add_argument("--label", action="append", default=[], metavar="NAME=GLOB",
+                      help="put the runs whose path matches GLOB in group NAME (repeatable; the first match wins); other runs "
+                           "are grouped by algorithm and environment from their config.json; --label all='*' makes one group")
     return parser
 
 
@@ -139,19 +152,19 @@ def command_train(args: argparse.Namespace) -> int:
     from voidrl.train.loop import check_run_dir
 
     options = {k: tuple(v) if isinstance(v, list) else v for k, v in vars(args).items()
-               if k not in ("command", "algo", "resume", "seeds")}
+               if k not in ("command", "algo", "resume", "seeds", "pretrain_steps") and not (k == "init_from" and v is None)}
+    pretrain_config = None
     with usage_errors():
         if args.resume:
             config = resume_config(options)
         else:
             preset = options.pop("preset", None)
             if args.command == "pretrain":
-                options.setdefault("intrinsic", "apt")
-                options.setdefault("extrinsic_coef", 0.0)
-                if preset is None and "thesis-pretrain" in PRESETS.get(args.algo, {}) and suite_of(options.get("env", "CartPole-v1")) == "atari":
-                    preset = "thesis-pretrain"
-            if args.command in ("finetune", "compare") and "env" not in options:  # the pre-trained run's environment
-                options["env"] = load_checkpoint(options["init_from"])["config"]["run"]["env"]
+                preset, options = pretrain_defaults(args.algo, preset, options)
+            if args.command == "compare":
+                pretrain_config = compare_pretrain_config(args, preset, options)
+            if args.command in ("finetune", "compare") and "env" not in options and "init_from" in options:
+                options["env"] = load_checkpoint(options["init_from"])["config"]["run"]["env"]  # the pre-trained run's
             config = make_config(args.algo, preset, **options)
         config.validate()
         resolve_device(config.run.device)
@@ -161,8 +174,11 @@ def command_train(args: argparse.Namespace) -> int:
         else:
             check_run_dir(config, args.resume)
     if args.command == "compare":
-        from voidrl.train.compare import compare
+        from voidrl.train.compare import compare, run_to_completion
 
+        if pretrain_config is not None:
+            run_to_completion(pretrain_config)
+            config.run.init_from = f"{pretrain_config.run_dir}/checkpoint.pt"
         print(compare(config, config.run.init_from, args.seeds))
         print(f"table: {config.run_dir}/comparison.md; plot: {config.run_dir}/comparison.png")
         return 0
@@ -174,6 +190,31 @@ def command_train(args: argparse.Namespace) -> int:
         print(f"final score: mean return {mean:.1f} +- {std:.1f} over the last {len(returns)} training episodes")
     print(f"steps: {agent.step}; logs: {run_dir}/ (episodes.csv, metrics.csv, tensorboard/); checkpoint: {run_dir}/checkpoint.pt")
     return 0
+
+
+def pretrain_defaults(algo: str, preset: str | None, options: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
+    """Reward-free APT unless the user says otherwise; the thesis-pretrain preset on Atari."""
+    options = {"intrinsic": "apt", "extrinsic_coef": 0.0, **options}
+    if preset is None and "thesis-pretrain" in PRESETS.get(algo, {}) and suite_of(options.get("env", "CartPole-v1")) == "atari":
+        preset = "thesis-pretrain"
+    return preset, options
+
+
+def compare_pretrain_config(args: argparse.Namespace, preset: str | None, options: dict[str, Any]) -> TrainConfig | None:
+    """For ``compare --pretrain-steps N``: the pre-training run (validated now, run before the comparison)."""
+    if ("init_from" in options) == (args.pretrain_steps is not None):
+        raise ValueError("compare needs exactly one of --from CHECKPOINT and --pretrain-steps N")
+    if args.pretrain_steps is None:
+        return None
+    if "run_dir" not in options:
+        raise ValueError("compare --pretrain-steps needs --run-dir (the pre-trained run goes to RUN_DIR/pretrain)")
+    finetune_only = ("init_from", "init_parts", "steps", "run_dir")
+    pretrain_preset, pretrain_options = pretrain_defaults(
+        args.algo, None if preset == "thesis" else preset, {k: v for k, v in options.items() if k not in finetune_only})
+    config = make_config(args.algo, pretrain_preset, steps=args.pretrain_steps,
+                         run_dir=f"{options['run_dir']}/pretrain", **pretrain_options)
+    config.validate()
+    return config
 
 
 def _last_returns(path: str, count: int) -> list[float]:
@@ -200,6 +241,30 @@ def command_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def command_plot(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from voidrl.io.report import group_runs, plot_runs
+
+    labels = []
+    for label in args.label:
+        name, _, pattern = label.partition("=")
+        if not name or not pattern:
+            raise CliError(f"voidrl plot: --label must look like NAME=GLOB, got {label!r}")
+        labels.append((name, pattern))
+    run_dirs = [Path(run_dir) for run_dir in args.run_dirs]
+    for run_dir in run_dirs:
+        if not run_dir.is_dir():
+            raise CliError(f"voidrl plot: run directory {str(run_dir)!r} does not exist")
+        if not (run_dir / "episodes.csv").is_file():
+            raise CliError(f"voidrl plot: {str(run_dir / 'episodes.csv')!r} does not exist (not a run directory?)")
+    with usage_errors():
+        paths = plot_runs(group_runs(run_dirs, labels), Path(args.out))
+    for path in paths:
+        print(path)
+    return 0
+
+
 def command_envs(_: argparse.Namespace) -> int:
     for suite, ids in list_env_ids().items():
         print(f"{suite}: {' '.join(ids)}")
@@ -219,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-        handler = {"eval": command_eval, "envs": command_envs}.get(args.command, command_train)
+        handler = {"eval": command_eval, "envs": command_envs, "plot": command_plot}.get(args.command, command_train)
         return handler(args)
     except CliError as error:
         print(error, file=sys.stderr)

@@ -60,6 +60,12 @@ class RunConfig:
     init_parts: tuple[str, ...] = ("policy_body", "policy_head", "aux_head", "critic")
     """With init_from: which parts to load (policy_body, policy_head, aux_head, critic); the rest
     is freshly initialised, so leaving out the heads re-initialises them."""
+    eval_every: int | None = None
+    """Greedy evaluation every this many environment steps, checked after each update, and once at the
+    end; scores go to evaluations.csv, the best agent to best.pt; None disables. Counted in environment
+    steps, not training episodes: the unit of --steps, the same for every algorithm."""
+    eval_episodes: int = 10
+    """Whole episodes per evaluation, split evenly over the parallel environments."""
 
 
 @dataclass
@@ -86,6 +92,10 @@ class TrainConfig:
             raise ValueError(f"checkpoint_every must be a positive integer, got {self.run.checkpoint_every}")
         if self.run.collapse_patience < 1:
             raise ValueError(f"collapse_patience must be a positive integer, got {self.run.collapse_patience}")
+        if self.run.eval_every is not None and self.run.eval_every < 1:
+            raise ValueError(f"eval_every must be a positive integer or None, got {self.run.eval_every}")
+        if self.run.eval_episodes < 1:
+            raise ValueError(f"eval_episodes must be a positive integer, got {self.run.eval_episodes}")
         if self.run.torch_threads < 0:
             raise ValueError(f"torch_threads must be >= 0, got {self.run.torch_threads}")
         if self.env.num_envs < 1:
@@ -180,7 +190,9 @@ PRESETS: dict[str, dict[str, dict[str, dict[str, Any]]]] = {
             "algo_config": {"num_steps": 512, "minibatch_size": 512, "learning_rate": 1e-4, "critic_learning_rate": 1e-3,
                             "clip": 0.25, "entropy_coef": 0.01, "policy_iterations": 32, "aux_epochs": 3,
                             "beta_clone": 1.0, "aux_kl_stop": 0.01, "network": "thesis", "critic_network": "nature"},
-            "intrinsic_config": {"extrinsic_coef": 0.0, "intrinsic_coef": 1.0},
+            # one view back-propagated at a time: the same gradient with half the contrastive
+            # activations, so 32 stored rollouts stay under 3 GB; costs ~35% more per update
+            "intrinsic_config": {"extrinsic_coef": 0.0, "intrinsic_coef": 1.0, "contrastive_chunk_size": 512},
         },
     },
     "ppo": {
@@ -211,6 +223,41 @@ PRESETS: dict[str, dict[str, dict[str, dict[str, Any]]]] = {
             # CleanRL ppo_continuous_action.
             "env": {"num_envs": 1, "normalize_observation": True, "normalize_reward": True},
             "algo_config": {"num_steps": 2048, "minibatch_size": 64, "epochs": 10, "anneal_lr": True},
+        },
+    },
+    "npg": {
+        "cartpole": {
+            # TRPO's cartpole settings with a fixed step whose quadratic KL model is 0.2^2 / 2 = 0.02.
+            "env": {"num_envs": 2},
+            "algo_config": {"num_steps": 512, "gamma": 0.99, "gae_lambda": 0.98, "step_size": 0.2, "value_epochs": 10},
+        },
+    },
+    "trpo": {
+        "cartpole": {
+            # After RL Zoo's CartPole-v1 settings (2 x 512 steps per update, lambda 0.98); 475+ by about 25k steps.
+            "env": {"num_envs": 2},
+            "algo_config": {"num_steps": 512, "gamma": 0.99, "gae_lambda": 0.98, "value_epochs": 10},
+        },
+        "mujoco": {
+            # RL Zoo-like: 1024 steps per update, delta 0.01, 10 critic epochs, observation normalisation.
+            "env": {"num_envs": 1, "normalize_observation": True},
+            "algo_config": {"num_steps": 1024, "gamma": 0.99, "gae_lambda": 0.95, "max_kl": 0.01, "cg_damping": 0.1,
+                            "value_learning_rate": 1e-3, "value_epochs": 10, "value_minibatch_size": 128},
+        },
+    },
+    "reinforce": {
+        "cartpole": {
+            # Tuned here: with a baseline, 8 episodes per update; 475+ (last 20 episodes) by about 150k steps.
+            "env": {"num_envs": 8},
+            "algo_config": {"learning_rate": 5e-3},
+        },
+    },
+    "a2c": {
+        "cartpole": {
+            # Tuned here from SB3's defaults (RMSprop 7e-4): 8 x 8-step rollouts, gamma 0.98, lambda 0.9;
+            # 475+ (last 20 episodes) by about 200k steps.
+            "env": {"num_envs": 8},
+            "algo_config": {"num_steps": 8, "gamma": 0.98, "gae_lambda": 0.9},
         },
     },
 }
@@ -255,9 +302,12 @@ def make_config(algo: str, preset: str | None = None, **overrides: Any) -> Train
 @cache
 def field_docs(cls: type) -> dict[str, str]:
     """The docstring written under each field of dataclass ``cls`` (read from its source)."""
+    docs = {}
+    for base in reversed(cls.__mro__[1:]):
+        if dataclasses.is_dataclass(base):
+            docs.update(field_docs(base))
     tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
     body = tree.body[0].body
-    docs = {}
     for node, following in zip(body, body[1:]):
         if (
             isinstance(node, ast.AnnAssign)

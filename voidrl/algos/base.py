@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 import gymnasium as gym
 import torch
 
-from voidrl.nets.actor_critic import ActorCritic
+from voidrl.nets.actor_critic import CONTINUOUS_POLICIES, STD_PARAMETERIZATIONS, ActorCritic
+from voidrl.nets.bodies import NETWORKS
 from voidrl.rollout.storage import RolloutStorage
 
 
@@ -34,6 +36,52 @@ class Algorithm(Protocol):
     def state_dict(self) -> dict[str, Any]: ...
 
     def load_state_dict(self, state: dict[str, Any]) -> None: ...
+
+
+@dataclass
+class PolicyConfig:
+    """The acting network; every algorithm's config except PPG's (discrete only) extends it."""
+
+    network: str = "auto"
+    """Body: auto, mlp, nature (Nature CNN), thesis (the thesis's small CNN), minatar."""
+    hidden_sizes: tuple[int, ...] = (64, 64)
+    """Hidden layer sizes of the mlp body."""
+    shared: bool = False
+    """One body for actor and critic (else two separate networks)."""
+    continuous_policy: str = "gaussian"
+    """Box actions: gaussian (diagonal), tanh_gaussian (squashed into the action bounds), or mixture
+    (the notebook's per-coordinate mixture of Gaussians, means clamped to [-1, 1])."""
+    std_parameterization: str = "log_std"
+    """Gaussian std: log_std (state-independent parameter) or softplus (state-dependent, softplus with
+    an offset so it starts at exp(init_log_std))."""
+    init_log_std: float = 0.0
+    """Initial log standard deviation of Gaussian policies."""
+    mixture_modes: int = 3
+    """Modes per action coordinate of the mixture policy."""
+    action_persistence: float = 0.0
+    """Mixture policy only: probability that an environment keeps its mode and Gaussian quantile draws
+    from the previous step (the notebook uses 0.965 on the pendulum, 0.931 on the cheetah); 0 = fresh
+    draws every step."""
+
+    def validate_policy(self) -> None:
+        if self.network not in NETWORKS:
+            raise ValueError(f"network must be one of {', '.join(NETWORKS)}, got {self.network!r}")
+        if self.continuous_policy not in CONTINUOUS_POLICIES:
+            raise ValueError(f"continuous_policy must be one of {', '.join(CONTINUOUS_POLICIES)}, got {self.continuous_policy!r}")
+        if self.std_parameterization not in STD_PARAMETERIZATIONS:
+            raise ValueError(f"std_parameterization must be one of {', '.join(STD_PARAMETERIZATIONS)}, got {self.std_parameterization!r}")
+        require_positive_integers(self, ("mixture_modes",))
+        if not 0.0 <= self.action_persistence < 1.0:
+            raise ValueError(f"action_persistence must lie in [0, 1), got {self.action_persistence}")
+        if self.action_persistence and self.continuous_policy != "mixture":
+            raise ValueError("action_persistence needs continuous_policy mixture")
+
+    def build_policy(self, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str) -> ActorCritic:
+        return ActorCritic(
+            obs_shape, action_space, self.network, self.hidden_sizes, self.shared, self.init_log_std,
+            continuous_policy=self.continuous_policy, std_parameterization=self.std_parameterization,
+            mixture_modes=self.mixture_modes,
+        ).to(device)
 
 
 def require_positive_integers(config: Any, names: tuple[str, ...]) -> None:

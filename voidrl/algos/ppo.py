@@ -7,7 +7,7 @@ from typing import Any
 
 import gymnasium as gym
 import torch
-from voidrl.algos.base import make_adam, require_positive, require_positive_integers, validate_fraction
+from voidrl.algos.base import PolicyConfig, make_adam, require_positive, require_positive_integers, validate_fraction
 from voidrl.math import (
     clipped_surrogate_loss,
     entropy_loss,
@@ -16,14 +16,13 @@ from voidrl.math import (
     value_loss,
 )
 from voidrl.nets.actor_critic import ActorCritic
-from voidrl.nets.bodies import NETWORKS
 from voidrl.nets.flat import FlatParameters
 from voidrl.rollout.minibatches import shuffled_minibatches
 from voidrl.rollout.storage import RolloutStorage
 
 
 @dataclass
-class PPOConfig:
+class PPOConfig(PolicyConfig):
     """PPO hyperparameters. Defaults are Stable-Baselines3's."""
 
     num_steps: int = 2048
@@ -58,13 +57,6 @@ class PPOConfig:
     """Early stop: the update ends at the first minibatch whose approximate KL to the rollout
     policy, measured on that minibatch before its gradient step, exceeds this; that step is
     not taken. None disables."""
-    network: str = "auto"
-    """Body: auto, mlp, nature (Nature CNN), thesis (the thesis's small CNN), minatar."""
-    hidden_sizes: tuple[int, ...] = (64, 64)
-    """Hidden layer sizes of the mlp body."""
-    shared: bool = False
-    """One body for actor and critic (else two separate networks)."""
-
     def validate(self) -> None:
         require_positive_integers(self, ("num_steps", "epochs", "minibatch_size"))
         require_positive(self, ("learning_rate", "max_grad_norm", "target_kl", "clip_value"))
@@ -72,8 +64,7 @@ class PPOConfig:
         validate_fraction("gamma", self.gamma, 0.0, 1.0 + 1e-9)
         if not 0.0 <= self.gae_lambda <= 1.0:
             raise ValueError(f"gae_lambda must lie in [0, 1], got {self.gae_lambda}")
-        if self.network not in NETWORKS:
-            raise ValueError(f"network must be one of {', '.join(NETWORKS)}, got {self.network!r}")
+        self.validate_policy()
 
 
 class PPO:
@@ -89,7 +80,7 @@ class PPO:
 
     @staticmethod
     def make_policy(config: PPOConfig, obs_shape, action_space, device) -> ActorCritic:
-        return ActorCritic(obs_shape, action_space, config.network, config.hidden_sizes, config.shared).to(device)
+        return config.build_policy(obs_shape, action_space, device)
 
     def update(self, rollout: RolloutStorage, progress: float) -> dict[str, float]:
         cfg = self.config

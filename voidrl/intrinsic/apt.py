@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+from torch.nn.utils import parametrize
 
 from voidrl.algos.base import require_positive, require_positive_integers
-from voidrl.intrinsic.augment import augment
+from voidrl.intrinsic.augment import View, augment, draw_view
 from voidrl.intrinsic.buffer import RepresentationBuffer
 from voidrl.math.contrastive import nt_xent_loss
 from voidrl.math.knn import knn_mean_distance, particle_reward
@@ -51,6 +52,12 @@ class APTConfig:
     update every 4 vector steps), 0 turns contrastive training off."""
     contrastive_batch_size: int = 512
     """Observations per contrastive update (two views each)."""
+    contrastive_chunk_size: int | None = None
+    """Back-propagate the contrastive loss one chunk of this many observations (of one view) at a time
+    (gradient caching, Gao et al. 2021): the loss's gradient w.r.t. the projections comes first, then
+    each chunk is re-encoded and back-propagated alone. Same gradient, a fraction of the activation
+    memory, one more forward pass; the batch size keeps one view at a time; None back-propagates
+    both views at once."""
     temperature: float = 0.1
     """NT-Xent temperature."""
     encoder_learning_rate: float = 1e-3
@@ -60,10 +67,17 @@ class APTConfig:
 
     def validate(self) -> None:
         require_positive_integers(self, ("knn_k", "representation_buffer", "contrastive_batch_size"))
+        if self.contrastive_chunk_size is not None:
+            require_positive_integers(self, ("contrastive_chunk_size",))
         for name in ("contrastive_start", "contrastive_updates_per_step"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
         require_positive(self, ("temperature", "encoder_learning_rate", "encoder_max_grad_norm", "reward_offset"))
+
+
+def chunk_views(view: View, chunk_size: int) -> list[View]:
+    """A view's parameters cut into the chunks of its batch."""
+    return list(zip(*(part.split(chunk_size) for part in view)))
 
 
 class APTReward:
@@ -102,15 +116,37 @@ class APTReward:
                 self.update_credit -= 1.0
         self._seconds += time.perf_counter() - started
 
+    def project(self, frames: torch.Tensor, view: View) -> torch.Tensor:
+        """g(f(one augmented view)) ``[B, 64]`` of uint8 frames ``[B, C, H, W]``."""
+        return self.head(self.encoder(augment(frames, self.shift_pad, view=view)))
+
     @torch.enable_grad()  # on_step runs inside the collector's no-grad rollout
     def contrastive_update(self) -> None:
         frames = self.buffer.sample(self.config.contrastive_batch_size).to(self.device)
+        chunk_size = self.config.contrastive_chunk_size or frames.shape[0]
+        chunks = frames.split(chunk_size)
+        views = [draw_view(frames.shape[0], self.shift_pad, device=frames.device) for _ in range(2)]
         self.encoder.train()
-        z1 = self.head(self.encoder(augment(frames, self.shift_pad)))
-        z2 = self.head(self.encoder(augment(frames, self.shift_pad)))
-        loss, metrics = nt_xent_loss(z1, z2, self.config.temperature)
         self.parameters.zero_grad()
-        loss.backward()
+        # one spectral-norm power iteration per update; every forward below shares its weights
+        with parametrize.cached():
+            for module in self.encoder.modules():
+                if parametrize.is_parametrized(module, "weight"):
+                    module.weight  # computed (and cached) with grad enabled, before any no-grad pass
+            if self.config.contrastive_chunk_size is None:
+                z1, z2 = (self.project(frames, view) for view in views)
+                loss, metrics = nt_xent_loss(z1, z2, self.config.temperature)
+                loss.backward()
+            else:
+                with torch.no_grad():
+                    projections = [torch.cat([self.project(c, v) for c, v in zip(chunks, chunk_views(view, chunk_size))])
+                                   for view in views]
+                z1, z2 = (z.requires_grad_() for z in projections)
+                loss, metrics = nt_xent_loss(z1, z2, self.config.temperature)
+                loss.backward()
+                for z, view in zip((z1, z2), views):
+                    for chunk, chunk_view, grad in zip(chunks, chunk_views(view, chunk_size), z.grad.split(chunk_size)):
+                        self.project(chunk, chunk_view).backward(grad, retain_graph=True)  # keeps the cached weights' graph
         self.parameters.clip_grad_norm_(self.config.encoder_max_grad_norm)
         self.optimizer.step()
         self._losses.append(metrics["apt/contrastive_loss"])

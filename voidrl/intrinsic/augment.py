@@ -36,22 +36,40 @@ def random_shift(x: torch.Tensor, pad: int = 4, generator: torch.Generator | Non
     return translate(x, offsets, pad)
 
 
+def brighten(x: torch.Tensor, deltas: torch.Tensor) -> torch.Tensor:
+    """Add ``deltas [B]`` to each sample of ``x [B, ...]`` (in [0, 1]), clamp to [0, 1]."""
+    return (x + deltas.to(x.dtype).view(-1, *[1] * (x.dim() - 1))).clamp_(0.0, 1.0)
+
+
 def random_brightness(
     x: torch.Tensor, max_delta: float = 0.2, generator: torch.Generator | None = None
 ) -> torch.Tensor:
     """Add a per-sample delta drawn uniformly from [-max_delta, max_delta], clamp to [0, 1]."""
-    uniform = torch.rand(x.shape[0], 1, 1, 1, generator=generator, device=x.device, dtype=x.dtype)
-    return (x + (2.0 * uniform - 1.0) * max_delta).clamp_(0.0, 1.0)
+    return brighten(x, (2.0 * torch.rand(x.shape[0], generator=generator, device=x.device) - 1.0) * max_delta)
+
+
+View = tuple[torch.Tensor, torch.Tensor]
+"""One augmented view's random parameters: crop corners ``[B, 2]`` and brightness deltas ``[B]``."""
+
+
+def draw_view(batch: int, pad: int = 4, max_delta: float = 0.2, generator: torch.Generator | None = None,
+              device: torch.device | str = "cpu") -> View:
+    """Random parameters of one view of ``batch`` samples (slice both to augment a chunk of them)."""
+    offsets = torch.randint(0, 2 * pad + 1, (batch, 2), generator=generator, device=device)
+    deltas = (2.0 * torch.rand(batch, generator=generator, device=device) - 1.0) * max_delta
+    return offsets, deltas
 
 
 def augment(
-    frames: torch.Tensor, pad: int = 4, max_delta: float = 0.2, generator: torch.Generator | None = None
+    frames: torch.Tensor, pad: int = 4, max_delta: float = 0.2, generator: torch.Generator | None = None,
+    view: View | None = None,
 ) -> torch.Tensor:
     """uint8 frames ``[B, C, H, W]`` in 0..255 -> one augmented float32 view in [0, 1].
 
+    ``view`` fixes the random parameters (``draw_view``); by default they are drawn here.
     Pixels are scaled *before* the brightness change so that its [0, 1] clamp
     acts on the frames' real range. The shift runs on the uint8 frames (it only moves
     pixels), so a batch of 512 Atari stacks never exists as a padded float copy.
     """
-    shifted = random_shift(frames, pad, generator).float().div_(255.0)
-    return random_brightness(shifted, max_delta, generator)
+    offsets, deltas = view if view is not None else draw_view(frames.shape[0], pad, max_delta, generator, frames.device)
+    return brighten(translate(frames, offsets, pad).float().div_(255.0), deltas)

@@ -10,6 +10,7 @@ import torch
 
 from voidrl.envs.base import VecEnv
 from voidrl.nets.actor_critic import ActorCritic
+from voidrl.nets.persistence import PersistentUniforms
 from voidrl.rollout.storage import RolloutStorage
 
 
@@ -26,6 +27,8 @@ class RolloutStats:
     """Policy inference and storage writes."""
     on_step_seconds: float = 0.0
     """Time in the ``on_step`` hook (e.g. contrastive updates)."""
+    vector_steps: int = 0
+    """Vector steps taken (each steps every environment once)."""
 
 
 class Collector:
@@ -37,13 +40,16 @@ class Collector:
         policy: ActorCritic,
         device: torch.device | str = "cpu",
         on_step: Callable[[torch.Tensor], None] | None = None,
+        action_noise: PersistentUniforms | None = None,
     ):
         """``on_step``, if given, sees the true next observations ``[N, ...]`` after every vector step
-        (an intrinsic-reward plug-in filling its buffer and training its encoder)."""
+        (an intrinsic-reward plug-in filling its buffer and training its encoder). ``action_noise``
+        supplies the uniforms a mixture policy samples from (the notebook's action persistence)."""
         self.env = env
         self.policy = policy
         self.device = torch.device(device)
         self.on_step = on_step
+        self.action_noise = action_noise
         self.obs: torch.Tensor | None = None
 
     def reset(self, seed: int) -> torch.Tensor:
@@ -51,18 +57,27 @@ class Collector:
         return self.obs
 
     @torch.no_grad()
-    def collect(self, storage: RolloutStorage, start_step: int) -> RolloutStats:
-        """Fill ``storage`` with ``T`` vector steps; ``start_step`` counts env steps before it."""
+    def collect(self, storage: RolloutStorage, start_step: int, episodes_per_env: int | None = None) -> RolloutStats:
+        """Fill ``storage`` with ``T`` vector steps; ``start_step`` counts env steps before it.
+
+        With ``episodes_per_env`` (REINFORCE's whole episodes, the envs freshly reset) the
+        collection stops as soon as every env has finished that many episodes, or at ``T``;
+        ``storage.valid`` marks each env's steps up to the end of its last counted episode.
+        """
         if self.obs is None:
             raise RuntimeError("Collector.reset must be called before collect")
         stats = RolloutStats()
         num_envs = storage.num_envs
         storage.final_obs = {}
+        storage.valid.fill_(True)
+        finished = torch.zeros(num_envs, dtype=torch.long, device=self.device)
         obs = self.obs.to(self.device)
         started = time.perf_counter()
         for t in range(storage.num_steps):
+            if episodes_per_env is not None:
+                storage.valid[t] = finished < episodes_per_env
             dist, value = self.policy(obs)
-            action = dist.sample()
+            action = dist.sample() if self.action_noise is None else dist.sample(self.action_noise.draw().to(self.device))
             storage.obs[t] = obs
             storage.actions[t] = action
             storage.log_probs[t] = dist.log_prob(action)
@@ -90,12 +105,17 @@ class Collector:
                 stats.episode_steps.append(start_step + (t + 1) * num_envs)
                 stats.episode_returns.append(episode_return)
                 stats.episode_lengths.append(length)
-        continues = ~(storage.terminated[:-1] | storage.truncated[:-1])
-        storage.next_values[:-1] = torch.where(continues, storage.values[1:], storage.next_values[:-1])
-        storage.next_values[-1] = torch.where(
-            storage.terminated[-1] | storage.truncated[-1], storage.next_values[-1], self.policy.value(obs)
-        )
-        storage.next_values[storage.terminated] = 0.0
+            if episodes_per_env is not None:
+                finished += done.to(self.device)
+                if bool((finished >= episodes_per_env).all()):
+                    break
+        storage.length = stats.vector_steps = filled = t + 1
+        values, next_values = storage.values[:filled], storage.next_values[:filled]
+        terminated, truncated = storage.terminated[:filled], storage.truncated[:filled]
+        continues = ~(terminated[:-1] | truncated[:-1])
+        next_values[:-1] = torch.where(continues, values[1:], next_values[:-1])
+        next_values[-1] = torch.where(terminated[-1] | truncated[-1], next_values[-1], self.policy.value(obs))
+        next_values[terminated] = 0.0
         stats.inference_seconds = time.perf_counter() - started - stats.env_seconds - stats.on_step_seconds
         storage.last_obs.copy_(obs)
         self.obs = obs

@@ -36,6 +36,12 @@ class RolloutStorage:
         """The observation after the last step (what the next rollout starts from)."""
         self.final_obs: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
         """Step t -> (env indices ``[K]``, their true final observations ``[K, ...]``) where episodes ended."""
+        self.length = num_steps
+        """Vector steps filled by the last collection (less than ``num_steps`` only when it
+        stopped after whole episodes); algorithms read ``[:length]``."""
+        self.valid = torch.ones(shape, dtype=torch.bool, device=device)
+        """Steps that belong to the episodes an update may use (all, unless the collection
+        gathered whole episodes: then the steps after each env's last counted episode are False)."""
 
     @property
     def num_steps(self) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import resource
 import sys
 import time
 from collections import deque
@@ -19,8 +20,10 @@ from voidrl.io.logger import RunLogger
 from voidrl.rollout import Collector, RolloutStorage
 from voidrl.rollout.diagnostics import identical_action_fraction
 from voidrl.train.agent import Agent, resolve_device
-from voidrl.train.allocator import retain_freed_memory
+from voidrl.train.allocator import pin_allocator_thresholds
+from voidrl.train.evaluation import PeriodicEvaluator
 from voidrl.nets.parts import load_parts
+from voidrl.nets.persistence import PersistentUniforms
 from voidrl.train.seeding import rng_state, seed_everything, set_rng_state
 
 CHECKPOINT_NAME = "checkpoint.pt"
@@ -30,6 +33,11 @@ HEALTHY_NAME = "healthy.pt"
 
 class RunDirError(ValueError):
     pass
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory so far, in MB (Linux reports ru_maxrss in KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def env_seed(seed: int, update: int) -> int:
@@ -56,13 +64,18 @@ def train_from_config(config: TrainConfig, resume: bool = False) -> Agent:
     payload = load_checkpoint(run_dir / CHECKPOINT_NAME) if resume else None
     if config.run.torch_threads:
         torch.set_num_threads(config.run.torch_threads)
-    retain_freed_memory()
+    pin_allocator_thresholds()
     seed_everything(config.run.seed)
 
     gamma = getattr(config.algo_config, "gamma", 0.99)
     env = make_env(config.run.env, config.env, gamma=gamma)
     algo = ALGORITHMS[config.algo](config.algo_config, env.single_observation_space.shape, env.single_action_space, device)
     plugin = APTReward(config.intrinsic_config, env.single_observation_space.shape, device) if config.run.intrinsic == "apt" else None
+    persistence = getattr(config.algo_config, "action_persistence", 0.0)
+    action_noise = PersistentUniforms(
+        env.num_envs, env.single_action_space.shape[0], persistence,
+        torch.Generator().manual_seed(config.run.seed),
+    ) if persistence else None
     step = update = 0
     if config.run.init_from is not None and payload is None:
         load_parts(algo.policy, config.run.init_from, config.run.init_parts)
@@ -71,18 +84,24 @@ def train_from_config(config: TrainConfig, resume: bool = False) -> Agent:
         if plugin is not None:
             plugin.load_state_dict(payload["intrinsic"])
         env.load_state_dict(payload["env"])
+        if action_noise is not None:
+            action_noise.load_state_dict(payload["action_noise"])
         set_rng_state(payload["rng"])
         step, update = payload["step"], payload["update"]
 
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "config.json").write_text(config.to_json() + "\n")
-    collector = Collector(env, algo.policy, device, on_step=None if plugin is None else plugin.on_step)
+    collector = Collector(env, algo.policy, device, on_step=None if plugin is None else plugin.on_step,
+                          action_noise=action_noise)
     first_obs = collector.reset(env_seed(config.run.seed, update))
     storage = RolloutStorage(
         algo.num_steps, env.num_envs, first_obs.shape[1:], first_obs.dtype,
         env.single_action_space.shape, torch.long if not env.single_action_space.shape else torch.float32, device,
     )
     logger = RunLogger(run_dir, config.to_dict(), resume_step=step if resume else None, wandb=config.run.wandb)
+    evaluator = None if config.run.eval_every is None else PeriodicEvaluator(config, run_dir, step, resume)
+    if evaluator is not None and payload is not None and "evaluation" in payload:
+        evaluator.load_state_dict(payload["evaluation"])
     total = config.run.steps
     recent_returns: deque[float] = deque(maxlen=20)
     bar = tqdm(total=total, initial=min(step, total), unit="step", disable=not config.run.progress,
@@ -93,6 +112,8 @@ def train_from_config(config: TrainConfig, resume: bool = False) -> Agent:
             "config": config.to_dict(), "algorithm": algo.state_dict(), "env": env.state_dict(),
             "rng": rng_state(), "step": step, "update": update,
             **({} if plugin is None else {"intrinsic": plugin.state_dict()}),
+            **({} if evaluator is None else {"evaluation": evaluator.state_dict()}),
+            **({} if action_noise is None else {"action_noise": action_noise.state_dict()}),
         }
         save_checkpoint(run_dir / CHECKPOINT_NAME, payload)
         if healthy and config.run.collapse_entropy is not None:
@@ -113,20 +134,25 @@ def train_from_config(config: TrainConfig, resume: bool = False) -> Agent:
     try:
         while step < total:
             started = time.perf_counter()
-            stats = collector.collect(storage, step)
+            episodes_per_env = getattr(algo, "episodes_per_env", None)
+            if episodes_per_env is not None and update > 0:  # whole episodes: every rollout starts from a reset
+                collector.reset(env_seed(config.run.seed, update))
+            stats = collector.collect(storage, step, episodes_per_env)
             intrinsic_metrics = {} if plugin is None else plugin.rewrite_rewards(storage)
             collected = time.perf_counter()
             metrics = algo.update(storage, progress=step / total) | intrinsic_metrics
             updated = time.perf_counter()
-            step += config.steps_per_update
+            steps_taken = stats.vector_steps * env.num_envs
+            step += steps_taken
             update += 1
             recent_returns.extend(stats.episode_returns)
             metrics.update({
-                "time/sps": config.steps_per_update / (updated - started),
+                "time/sps": steps_taken / (updated - started),
                 "time/env_seconds": stats.env_seconds,
                 "time/inference_seconds": stats.inference_seconds,
                 "time/on_step_seconds": stats.on_step_seconds,
                 "time/update_seconds": updated - collected,
+                "sys/peak_rss_mb": peak_rss_mb(),
             })
             if recent_returns:
                 metrics["rollout/recent_return_mean"] = sum(recent_returns) / len(recent_returns)
@@ -145,6 +171,8 @@ def train_from_config(config: TrainConfig, resume: bool = False) -> Agent:
                     file=sys.stderr,
                 )
                 low_entropy_updates = 0
+            if evaluator is not None and evaluator.due(step, final=step >= total):
+                metrics |= evaluator.evaluate(Agent(config, algo.policy, env.state_dict(), step))
             logger.log_episodes(stats.episode_steps, stats.episode_returns, stats.episode_lengths)
             logger.log_metrics(step, metrics)
             logger.flush()
