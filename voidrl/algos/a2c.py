@@ -8,7 +8,7 @@ from typing import Any
 import gymnasium as gym
 import torch
 
-from voidrl.algos.base import PolicyConfig, make_adam, require_positive, require_positive_integers, validate_fraction
+from voidrl.algos.base import PolicyConfig, make_adam, require_positive, require_positive_integers, validate_discounting, validate_fraction
 from voidrl.math import entropy_loss, explained_variance, generalized_advantage_estimate, policy_gradient_loss, value_loss
 from voidrl.nets.actor_critic import ActorCritic
 from voidrl.nets.flat import FlatParameters
@@ -50,9 +50,7 @@ class A2CConfig(PolicyConfig):
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"optimizer must be one of {', '.join(OPTIMIZERS)}, got {self.optimizer!r}")
         validate_fraction("rmsprop_alpha", self.rmsprop_alpha)
-        validate_fraction("gamma", self.gamma, 0.0, 1.0 + 1e-9)
-        if not 0.0 <= self.gae_lambda <= 1.0:
-            raise ValueError(f"gae_lambda must lie in [0, 1], got {self.gae_lambda}")
+        validate_discounting(self)
         self.validate_policy()
 
 

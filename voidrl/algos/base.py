@@ -105,6 +105,14 @@ def validate_fraction(name: str, value: float, low: float = 0.0, high: float = 1
 
 
 
+def validate_discounting(config: Any) -> None:
+    """gamma in (0, 1] and, where the config has one, gae_lambda in [0, 1]."""
+    validate_fraction("gamma", config.gamma, 0.0, 1.0 + 1e-9)
+    gae_lambda = getattr(config, "gae_lambda", 0.0)
+    if not 0.0 <= gae_lambda <= 1.0:
+        raise ValueError(f"gae_lambda must lie in [0, 1], got {gae_lambda}")
+
+
 def make_adam(flat: torch.nn.Parameter, learning_rate: float, eps: float) -> torch.optim.Adam:
     """Adam over one flat parameter (see ``FlatParameters``), fused into one kernel where torch can."""
     return torch.optim.Adam([flat], lr=learning_rate, eps=eps, fused=flat.device.type in ("cpu", "cuda"))

@@ -14,7 +14,7 @@ from typing import Any
 import gymnasium as gym
 import torch
 
-from voidrl.algos.base import PolicyConfig, make_adam, require_positive, require_positive_integers, validate_fraction
+from voidrl.algos.base import PolicyConfig, make_adam, require_positive, require_positive_integers, validate_discounting
 from voidrl.math import (
     conjugate_gradient,
     explained_variance,
@@ -69,9 +69,7 @@ class NaturalGradientConfig(PolicyConfig):
     def validate(self) -> None:
         require_positive_integers(self, ("num_steps", "cg_iterations", "value_epochs", "value_minibatch_size"))
         require_positive(self, ("value_learning_rate", "value_max_grad_norm", "adam_eps"))
-        validate_fraction("gamma", self.gamma, 0.0, 1.0 + 1e-9)
-        if not 0.0 <= self.gae_lambda <= 1.0:
-            raise ValueError(f"gae_lambda must lie in [0, 1], got {self.gae_lambda}")
+        validate_discounting(self)
         if self.cg_damping < 0:
             raise ValueError(f"cg_damping must be >= 0, got {self.cg_damping}")
         if self.shared:

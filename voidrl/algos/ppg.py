@@ -17,7 +17,7 @@ from typing import Any
 import gymnasium as gym
 import torch
 
-from voidrl.algos.base import make_adam, require_positive, require_positive_integers, validate_fraction
+from voidrl.algos.base import make_adam, require_positive, require_positive_integers, validate_discounting, validate_fraction
 from voidrl.math import clipped_surrogate_loss, entropy_loss, explained_variance, generalized_advantage_estimate, value_loss
 from voidrl.nets.actor_critic import ActorCritic
 from voidrl.nets.bodies import NETWORKS
@@ -87,6 +87,7 @@ class PPGConfig:
                                          "aux_epochs", "aux_minibatch_size"))
         require_positive(self, ("learning_rate", "critic_learning_rate", "max_grad_norm", "critic_max_grad_norm", "aux_kl_stop"))
         validate_fraction("clip", self.clip)
+        validate_discounting(self)
         if self.beta_clone < 0:
             raise ValueError(f"beta_clone must be >= 0, got {self.beta_clone}")
         for name in ("network", "critic_network"):

@@ -7,7 +7,7 @@ from typing import Any
 
 import gymnasium as gym
 import torch
-from voidrl.algos.base import PolicyConfig, make_adam, require_positive, require_positive_integers, validate_fraction
+from voidrl.algos.base import PolicyConfig, make_adam, require_positive, require_positive_integers, validate_discounting, validate_fraction
 from voidrl.math import (
     clipped_surrogate_loss,
     entropy_loss,
@@ -61,9 +61,7 @@ class PPOConfig(PolicyConfig):
         require_positive_integers(self, ("num_steps", "epochs", "minibatch_size"))
         require_positive(self, ("learning_rate", "max_grad_norm", "target_kl", "clip_value"))
         validate_fraction("clip", self.clip)
-        validate_fraction("gamma", self.gamma, 0.0, 1.0 + 1e-9)
-        if not 0.0 <= self.gae_lambda <= 1.0:
-            raise ValueError(f"gae_lambda must lie in [0, 1], got {self.gae_lambda}")
+        validate_discounting(self)
         self.validate_policy()
 
 
