@@ -50,7 +50,7 @@ SPLIT = (
 
 
 def run_cli(args: list[str]) -> tuple[float, float, float]:
-    """Run ``voidrl ARGS``; returns (wall seconds, peak RSS in GB, CPU cores used by other processes)."""
+    """Run ``voidrl ARGS``; returns (wall seconds, peak RSS in GiB, CPU cores used by other processes)."""
     with BackgroundLoad() as load:
         started = time.perf_counter()
         process = subprocess.Popen(VOIDRL + args + ["--no-progress"])
@@ -86,7 +86,7 @@ def report(stage: str, run_dir: Path, wall: float, peak_gb: float, background: f
         f"thesis code's {THESIS_STEPS_PER_SECOND[stage]}",
         f"- raw environment steps/s in the same run (steps / seconds in the vector env's step): "
         f"{steps / seconds['env']:,.0f}",
-        f"- peak RSS of the process: {peak_gb:.2f} GB; CPU cores used by other processes meanwhile: {background:.2f}",
+        f"- peak RSS of the process: {peak_gb:.2f} GiB; CPU cores used by other processes meanwhile: {background:.2f}",
         "",
         "| part | seconds | share |",
         "|---|---:|---:|",
