@@ -17,19 +17,21 @@ DISCRETE = gym.spaces.Discrete(3)
 BOX = gym.spaces.Box(-1.0, 1.0, (2,))
 
 
-def random_rollout(T=16, N=4, obs_dim=5, action_space=DISCRETE, seed=0):
+def random_rollout(T=16, N=4, obs_dim=5, action_space=DISCRETE, seed=0, zero_rewards=False):
+    """Random observations, actions inside the box, rewards and values; optionally all rewards and values 0."""
     g = torch.Generator().manual_seed(seed)
     continuous = isinstance(action_space, gym.spaces.Box)
     storage = RolloutStorage(T, N, (obs_dim,), torch.float32, action_space.shape, torch.float32 if continuous else torch.long)
     storage.obs.copy_(torch.randn(T, N, obs_dim, generator=g))
     if continuous:
-        storage.actions.copy_(torch.randn(T, N, *action_space.shape, generator=g))
+        storage.actions.copy_(torch.rand(T, N, *action_space.shape, generator=g) * 1.8 - 0.9)
     else:
         storage.actions.copy_(torch.randint(0, action_space.n, (T, N), generator=g))
     storage.log_probs.copy_(-torch.rand(T, N, generator=g))
-    storage.values.copy_(torch.randn(T, N, generator=g))
-    storage.next_values.copy_(torch.randn(T, N, generator=g))
-    storage.rewards.copy_(torch.randn(T, N, generator=g))
+    if not zero_rewards:
+        storage.values.copy_(torch.randn(T, N, generator=g))
+        storage.next_values.copy_(torch.randn(T, N, generator=g))
+        storage.rewards.copy_(torch.randn(T, N, generator=g))
     storage.terminated.copy_(torch.rand(T, N, generator=g) < 0.1)
     storage.truncated.copy_(torch.rand(T, N, generator=g) < 0.05)
     return storage
