@@ -7,6 +7,7 @@ from torch.nn.utils import parametrize
 from voidrl.intrinsic.buffer import RepresentationBuffer
 from voidrl.io.checkpoint import load_checkpoint, save_checkpoint
 from voidrl.nets.encoders import APTEncoder, ProjectionHead
+from tests.test_frames import synthetic_stacks
 
 
 def constant_frames(values, shape=(2, 3, 3)):
@@ -57,7 +58,7 @@ def test_state_dict_round_trip_through_checkpoint(tmp_path):
     buffer = RepresentationBuffer(5, (2, 3, 3))
     buffer.add(constant_frames([1, 2, 3]))
     save_checkpoint(tmp_path / "buffer.pt", {"buffer": buffer.state_dict()})
-    assert buffer.state_dict()["storage"].shape[0] == 3  # unfilled slots are not written
+    assert buffer.state_dict()["staging"].shape[:2] == (1, 3)  # unfilled slots are not written
 
     restored = RepresentationBuffer(5, (2, 3, 3))
     restored.load_state_dict(load_checkpoint(tmp_path / "buffer.pt")["buffer"])
@@ -75,9 +76,30 @@ def test_state_dict_round_trip_through_checkpoint(tmp_path):
         RepresentationBuffer(6, (2, 3, 3)).load_state_dict(buffer.state_dict())
 
 
-def test_nbytes_of_the_thesis_buffer():
-    # 10,000 uint8 Atari stacks: 282 MB, where the thesis's float32 buffer took 1.1 GB
-    assert RepresentationBuffer(10_000, (4, 84, 84)).nbytes == 282_240_000
+def test_frame_stacks_come_back_exactly_from_compact_blocks():
+    obs = synthetic_stacks(T=100, N=3, breaks=((0, 40), (2, 41), (1, 77), (1, 78)))
+    buffer = RepresentationBuffer(50, (4, 5, 5), block_steps=8)
+    for step in obs:
+        buffer.add(step)
+    assert len(buffer) == 50 and len(buffer.blocks) > 1
+    newest = obs.reshape(-1, 4, 5, 5)[-50:]
+    batch = buffer.sample(3000, torch.Generator().manual_seed(0))
+    matches = (batch.unsqueeze(1) == newest.unsqueeze(0)).flatten(2).all(-1)  # [3000, 50]
+    assert matches.any(1).all()  # every draw is one of the newest 50 stacks, rebuilt exactly
+    assert matches.any(0).all()  # and each of them is drawn
+
+
+def test_thesis_buffer_keeps_one_frame_per_state():
+    # 10,000 Atari stacks from 16 envs: 282 MB as stacks (the thesis's float32 copy: 1.1 GB)
+    steps, envs = 625, 16
+    frames = torch.randint(0, 256, (steps + 3, envs, 84, 84), dtype=torch.uint8)
+    buffer = RepresentationBuffer(10_000, (4, 84, 84))
+    for t in range(steps):
+        buffer.add(frames[t : t + 4].transpose(0, 1))
+    assert len(buffer) == 10_000
+    assert buffer.nbytes < 0.35 * 282_240_000
+    newest = buffer.sample(64, torch.Generator().manual_seed(0))
+    assert newest.shape == (64, 4, 84, 84) and newest.dtype == torch.uint8
 
 
 @pytest.mark.parametrize("obs_shape", [(4, 84, 84), (10, 10, 10), (4, 10, 10)])

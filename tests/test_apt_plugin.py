@@ -67,7 +67,7 @@ def test_reward_free_training_with_ppg_checkpoints_the_plugin(tmp_path):
     voidrl.train("ppg", env="MinAtar/Breakout-v1", steps=2048, run_dir=str(tmp_path), progress=False, intrinsic="apt",
                  contrastive_start=128, contrastive_batch_size=32, num_envs=4, num_steps=64, policy_iterations=2)
     state = load_checkpoint(tmp_path / "checkpoint.pt")["intrinsic"]
-    assert state["env_steps"] == 2048 and int(state["buffer"]["size"]) == 2048
+    assert state["env_steps"] == 2048 and int(state["buffer"]["total"]) == 2048
     header = (tmp_path / "metrics.csv").read_text().splitlines()[0]
     for column in ("apt/contrastive_loss", "apt/particle_reward", "apt/knn_distance_raw", "apt/knn_distance_running_mean"):
         assert column in header

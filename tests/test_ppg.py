@@ -70,13 +70,18 @@ def test_auxiliary_policy_loss_never_reaches_the_critic():
     """Only the critic's own regression may move the critic during the aux phase."""
     config = PPGConfig(num_steps=16, minibatch_size=16, policy_iterations=1, aux_epochs=2, aux_minibatch_size=8)
     algo = PPG(config, (5,), DISCRETE)
-    critic_steps = []
-    algo._critic_step = lambda loss: critic_steps.append(loss)  # the critic regression is switched off
+    critic_losses = []
+
+    def no_critic_regression(obs, returns, share=1.0):
+        critic_losses.append(share)
+        return torch.zeros(())
+
+    algo._critic_backward = no_critic_regression  # the critic's own regression is switched off
     critic_before = snapshot(algo.policy.critic_parameters())
     actor_before = snapshot(algo.policy.actor_parameters())
     algo.aux_buffer.add(random_rollout(seed=3).obs, torch.randn(16, 4))
     metrics = algo.auxiliary_phase()
-    assert metrics["aux/policy_steps"] == 2 * 8 and len(critic_steps) == 2 * 8
+    assert metrics["aux/policy_steps"] == 2 * 8 and len(critic_losses) == 2 * 8
     assert all(torch.equal(a, b) for a, b in zip(critic_before, algo.policy.critic_parameters()))
     assert any(not torch.equal(a, b) for a, b in zip(actor_before, algo.policy.actor_parameters()))
     assert algo.critic.flat.grad.abs().sum() == 0  # the aux and clone losses left no critic gradient
@@ -115,3 +120,24 @@ def test_ppg_solves_cartpole_in_100k_steps(tmp_path):
     with open(tmp_path / "episodes.csv", newline="") as handle:
         returns = [float(row["return"]) for row in csv.DictReader(handle)][-20:]
     assert sum(returns) / 20 >= 475
+
+
+def test_gradient_accumulation_takes_the_same_steps_in_every_phase():
+    """Chunks of 3 (so one chunk of each minibatch is shorter) give the whole-minibatch update."""
+    results = []
+    for chunk_size in (None, 3):
+        torch.manual_seed(0)
+        config = PPGConfig(num_steps=16, minibatch_size=8, policy_iterations=1, aux_epochs=2, aux_minibatch_size=8,
+                           chunk_size=chunk_size)
+        algo = PPG(config, (5,), DISCRETE)
+        metrics = algo.update(policy_consistent_rollout(algo), 0.0)
+        results.append((metrics, snapshot(algo.policy.parameters())))
+    (whole, whole_params), (chunked, chunked_params) = results
+    assert whole["aux/policy_steps"] == chunked["aux/policy_steps"] == 2 * 8
+    for name in ("train/policy_loss", "train/approx_kl", "train/entropy", "train/grad_norm", "train/value_loss",
+                 "aux/aux_value_loss", "aux/clone_kl", "aux/value_loss"):
+        assert chunked[name] == pytest.approx(whole[name], rel=1e-4, abs=1e-7), name
+    assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(whole_params, chunked_params))
+    torch.manual_seed(0)
+    untrained = snapshot(PPG(PPGConfig(num_steps=16), (5,), DISCRETE).policy.parameters())
+    assert all(not torch.equal(a, b) for a, b in zip(whole_params, untrained))

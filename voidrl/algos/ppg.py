@@ -22,8 +22,8 @@ from voidrl.math import clipped_surrogate_loss, entropy_loss, explained_variance
 from voidrl.nets.actor_critic import ActorCritic
 from voidrl.nets.bodies import NETWORKS
 from voidrl.nets.flat import FlatParameters
-from voidrl.rollout.frames import StackedFrames
-from voidrl.rollout.minibatches import shuffled_minibatches
+from voidrl.rollout.frames import Store, compact_copy, gather_across, load_store, store_state
+from voidrl.rollout.minibatches import accumulation_chunks, shuffled_minibatches
 from voidrl.rollout.storage import RolloutStorage
 
 
@@ -65,6 +65,10 @@ class PPGConfig:
     """E_aux: passes over the stored states in each auxiliary phase."""
     aux_minibatch_size: int = 256
     """Samples per gradient step in the auxiliary phase."""
+    chunk_size: int | None = None
+    """Gradient accumulation: every minibatch (policy, critic and auxiliary phases) goes forward and
+    backward in chunks of at most this many samples before its one optimiser step. The same step with a
+    fraction of the activation memory; None = whole minibatches."""
     beta_clone: float = 1.0
     """Weight of the behaviour-cloning KL(pi_old || pi) in the auxiliary loss."""
     aux_kl_stop: float | None = None
@@ -85,6 +89,8 @@ class PPGConfig:
     def validate(self) -> None:
         require_positive_integers(self, ("num_steps", "epochs", "value_epochs", "minibatch_size", "policy_iterations",
                                          "aux_epochs", "aux_minibatch_size"))
+        if self.chunk_size is not None:
+            require_positive_integers(self, ("chunk_size",))
         require_positive(self, ("learning_rate", "critic_learning_rate", "max_grad_norm", "critic_max_grad_norm", "aux_kl_stop"))
         validate_fraction("clip", self.clip)
         validate_discounting(self)
@@ -96,31 +102,6 @@ class PPGConfig:
                 raise ValueError(f"{name} must be one of {', '.join(NETWORKS)}, got {value!r}")
 
 
-class FlatStates:
-    """A rollout's observations ``[T, N, ...]`` kept as they are (non-pixel observations)."""
-
-    def __init__(self, obs: torch.Tensor):
-        self.obs = obs.reshape(-1, *obs.shape[2:]).clone()
-
-    def __len__(self) -> int:
-        return self.obs.shape[0]
-
-    def gather(self, index: torch.Tensor) -> torch.Tensor:
-        return self.obs[index]
-
-    def state_dict(self) -> dict[str, torch.Tensor]:
-        return {"obs": self.obs}
-
-    @classmethod
-    def from_state_dict(cls, state: dict[str, torch.Tensor]) -> FlatStates:
-        store = cls.__new__(cls)
-        store.obs = state["obs"]
-        return store
-
-
-STORES = {"stacked": StackedFrames, "flat": FlatStates}
-
-
 class AuxiliaryBuffer:
     """The last rollouts' states and critic targets, for the auxiliary phase.
 
@@ -129,13 +110,12 @@ class AuxiliaryBuffer:
     """
 
     def __init__(self):
-        self.stores: list[StackedFrames | FlatStates] = []
+        self.stores: list[Store] = []
         self.returns: list[torch.Tensor] = []
 
     def add(self, obs: torch.Tensor, returns: torch.Tensor) -> None:
         """``obs [T, N, ...]`` and ``returns [T, N]`` of one rollout (copied: the storage is reused)."""
-        stacked = obs.dim() == 5 and obs.dtype == torch.uint8 and obs.shape[2] > 1
-        self.stores.append(StackedFrames(obs) if stacked else FlatStates(obs))
+        self.stores.append(compact_copy(obs))
         self.returns.append(returns.reshape(-1).clone())
 
     def __len__(self) -> int:
@@ -149,27 +129,17 @@ class AuxiliaryBuffer:
         return torch.cat(self.returns)
 
     def gather(self, index: torch.Tensor) -> torch.Tensor:
-        """States at indices ``[B]`` into the concatenation of the stored rollouts (all of one size)."""
-        size = len(self.stores[0])
-        which, local = index // size, index % size
-        parts = [(i, which == i) for i in range(len(self.stores))]
-        first = next(i for i, mask in parts if mask.any())
-        sample = self.stores[first].gather(local[:1])
-        out = torch.empty((index.shape[0], *sample.shape[1:]), dtype=sample.dtype, device=sample.device)
-        for i, mask in parts:
-            if mask.any():
-                out[mask] = self.stores[i].gather(local[mask])
-        return out
+        """States at indices ``[B]`` into the concatenation of the stored rollouts."""
+        return gather_across(self.stores, index)
 
     def clear(self) -> None:
         self.stores, self.returns = [], []
 
     def state_dict(self) -> dict[str, Any]:
-        kinds = ["stacked" if isinstance(store, StackedFrames) else "flat" for store in self.stores]
-        return {"kinds": kinds, "stores": [store.state_dict() for store in self.stores], "returns": list(self.returns)}
+        return {"stores": [store_state(store) for store in self.stores], "returns": list(self.returns)}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.stores = [STORES[kind].from_state_dict(store) for kind, store in zip(state["kinds"], state["stores"])]
+        self.stores = [load_store(store) for store in state["stores"]]
         self.returns = list(state["returns"])
 
 
@@ -226,31 +196,42 @@ class PPG:
         history = []
         for _ in range(cfg.epochs):
             for batch in shuffled_minibatches(fields, cfg.minibatch_size):
-                dist = self.policy.distribution(batch["obs"])
                 adv = batch["advantages"]
                 if cfg.normalize_advantages and adv.numel() > 1:
-                    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-                policy_loss, metrics = clipped_surrogate_loss(dist.log_prob(batch["actions"]), batch["old_log_probs"], adv, cfg.clip)
-                entropy_term, entropy_metrics = entropy_loss(dist.entropy())
+                    batch["advantages"] = (adv - adv.mean()) / (adv.std() + 1e-8)
                 self.actor.zero_grad()
-                (policy_loss + cfg.entropy_coef * entropy_term).backward()
+                chunk_metrics = []
+                for share, chunk in accumulation_chunks(batch, cfg.chunk_size):
+                    dist = self.policy.distribution(chunk["obs"])
+                    policy_loss, metrics = clipped_surrogate_loss(
+                        dist.log_prob(chunk["actions"]), chunk["old_log_probs"], chunk["advantages"], cfg.clip)
+                    entropy_term, entropy_metrics = entropy_loss(dist.entropy())
+                    (share * (policy_loss + cfg.entropy_coef * entropy_term)).backward()
+                    chunk_metrics.append((share, metrics | entropy_metrics))
+                metrics = {name: sum(share * m[name] for share, m in chunk_metrics) for name in chunk_metrics[0][1]}
                 metrics["train/grad_norm"] = self.actor.clip_grad_norm_(cfg.max_grad_norm)
                 self.actor_optimizer.step()
-                history.append(metrics | entropy_metrics)
+                history.append(metrics)
         return _mean_metrics(history)
 
     def critic_phase(self, fields: dict[str, torch.Tensor], epochs: int, minibatch_size: int, prefix: str = "train/") -> dict[str, float]:
         history = []
         for _ in range(epochs):
             for batch in shuffled_minibatches(fields, minibatch_size):
-                loss, _ = value_loss(self.policy.value(batch["obs"]), batch["returns"])
-                self._critic_step(loss)
-                history.append({f"{prefix}value_loss": loss.detach()})
+                self.critic.zero_grad()
+                loss = sum(share * self._critic_backward(chunk["obs"], chunk["returns"], share)
+                           for share, chunk in accumulation_chunks(batch, self.config.chunk_size))
+                self._critic_step()
+                history.append({f"{prefix}value_loss": loss})
         return _mean_metrics(history)
 
-    def _critic_step(self, loss: torch.Tensor) -> None:
-        self.critic.zero_grad()
-        loss.backward()
+    def _critic_backward(self, obs: torch.Tensor, returns: torch.Tensor, share: float = 1.0) -> torch.Tensor:
+        """Accumulate the gradient of ``share`` x the critic's regression loss on ``obs``; returns the loss."""
+        loss, _ = value_loss(self.policy.value(obs), returns)
+        (share * loss).backward()
+        return loss.detach()
+
+    def _critic_step(self) -> None:
         self.critic.clip_grad_norm_(self.config.critic_max_grad_norm)
         self.critic_optimizer.step()
 
@@ -258,32 +239,40 @@ class PPG:
         """L_aux = 0.5 MSE(pi_aux(s), G) + beta_clone KL(pi_old || pi) over every stored state; critic on the same data."""
         cfg = self.config
         buffer = self.aux_buffer
+        chunk_size = cfg.chunk_size or cfg.aux_minibatch_size
         every_state = torch.arange(buffer.num_states, device=buffer.returns[0].device)
         with torch.no_grad():
             old_log_probs = torch.cat([
-                self.policy.distribution(buffer.gather(chunk)).log_probs for chunk in every_state.split(cfg.aux_minibatch_size)
+                self.policy.distribution(buffer.gather(chunk)).log_probs for chunk in every_state.split(chunk_size)
             ])
         returns = buffer.all_returns()
         history, policy_steps, stopped = [], 0, False
         for _ in range(cfg.aux_epochs):
             for index in torch.randperm(buffer.num_states, device=returns.device).split(cfg.aux_minibatch_size):
-                batch = {"obs": buffer.gather(index), "returns": returns[index], "old_log_probs": old_log_probs[index]}
+                self.actor.zero_grad()
+                self.critic.zero_grad()
+                aux_loss = clone_kl = critic_loss = 0.0
+                for chunk in index.split(chunk_size):
+                    share = chunk.shape[0] / index.shape[0]  # the minibatch's losses are means over its states
+                    obs, chunk_returns = buffer.gather(chunk), returns[chunk]
+                    if not stopped:
+                        dist, aux_values = self.policy.policy_and_aux_value(obs)
+                        chunk_aux_loss, _ = value_loss(aux_values, chunk_returns)
+                        chunk_clone_kl = dist.kl_from(old_log_probs[chunk]).mean()
+                        (share * (chunk_aux_loss + cfg.beta_clone * chunk_clone_kl)).backward()
+                        aux_loss += share * chunk_aux_loss.detach()
+                        clone_kl += share * chunk_clone_kl.detach()
+                    critic_loss += share * self._critic_backward(obs, chunk_returns, share)
                 if not stopped:
-                    dist, aux_values = self.policy.policy_and_aux_value(batch["obs"])
-                    aux_loss, _ = value_loss(aux_values, batch["returns"])
-                    clone_kl = dist.kl_from(batch["old_log_probs"]).mean()
                     if cfg.aux_kl_stop is not None and clone_kl > cfg.aux_kl_stop:
-                        stopped = True
+                        stopped = True  # this minibatch's policy gradient is dropped, not applied
                     else:
-                        self.actor.zero_grad()
-                        (aux_loss + cfg.beta_clone * clone_kl).backward()
                         self.actor.clip_grad_norm_(cfg.max_grad_norm)
                         self.actor_optimizer.step()
                         policy_steps += 1
-                    history.append({"aux/aux_value_loss": aux_loss.detach(), "aux/clone_kl": clone_kl.detach()})
-                critic_loss, _ = value_loss(self.policy.value(batch["obs"]), batch["returns"])
-                self._critic_step(critic_loss)
-                history.append({"aux/value_loss": critic_loss.detach()})
+                    history.append({"aux/aux_value_loss": aux_loss, "aux/clone_kl": clone_kl})
+                self._critic_step()
+                history.append({"aux/value_loss": critic_loss})
         metrics = _mean_metrics(history)
         metrics.update({"aux/states": float(buffer.num_states), "aux/policy_steps": float(policy_steps), "aux/stopped_early": float(stopped)})
         return metrics

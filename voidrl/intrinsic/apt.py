@@ -153,7 +153,7 @@ class APTReward:
         self._accuracies.append(metrics["apt/contrastive_accuracy"])
 
     @torch.no_grad()
-    def rewrite_rewards(self, rollout: RolloutStorage, chunk_steps: int = 32) -> dict[str, float]:
+    def rewrite_rewards(self, rollout: RolloutStorage, chunk_steps: int = 8) -> dict[str, float]:
         """Replace ``rollout.rewards`` ``[T, N]`` by the weighted task and particle rewards."""
         started = time.perf_counter()
         cfg = self.config

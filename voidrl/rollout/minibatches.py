@@ -26,3 +26,14 @@ def shuffled_minibatches(fields: dict[str, torch.Tensor], minibatch_size: int) -
         index = order[start : start + minibatch_size]
         yield {name: shuffled[name][start : start + minibatch_size] if name in shuffled else tensor[index]
                for name, tensor in fields.items()}
+
+
+def accumulation_chunks(batch: dict[str, torch.Tensor], chunk_size: int | None) -> Iterator[tuple[float, dict[str, torch.Tensor]]]:
+    """A minibatch cut into chunks of at most ``chunk_size`` samples (None: one chunk), each with its share
+    of the minibatch: a mean loss over the minibatch is the share-weighted sum of the chunks' mean losses,
+    so back-propagating ``share * chunk loss`` chunk by chunk accumulates the minibatch's gradient."""
+    size = next(iter(batch.values())).shape[0]
+    step = chunk_size or size
+    for start in range(0, size, step):
+        chunk = {name: tensor[start : start + step] for name, tensor in batch.items()}
+        yield next(iter(chunk.values())).shape[0] / size, chunk
