@@ -217,3 +217,21 @@ def test_cli_trains_reinforce_on_whole_episodes(tmp_path):
     with open(tmp_path / "run" / "metrics.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
     assert rows and all(float(row["train/valid_steps"]) > 0 for row in rows)
+
+
+def test_notebook_pendulum_gets_its_own_preset():
+    config = voidrl.make_config("a2c", env="voidrl/InvertedPendulumFall-v5")
+    algo = config.algo_config
+    assert (algo.continuous_policy, algo.mixture_modes, algo.action_persistence) == ("mixture", 3, 0.965)
+    assert config.env.num_envs == 25 and algo.gamma == 0.95
+    assert voidrl.make_config("ppo", env="voidrl/InvertedPendulumFall-v5").algo_config.continuous_policy == "gaussian"
+
+
+@pytest.mark.benchmark
+def test_mixture_policy_balances_the_notebook_pendulum_for_1000_steps(tmp_path):
+    """A2C with the pendulum preset: some greedy evaluation (10 episodes) balances all 1000 steps by 500k steps."""
+    voidrl.train("a2c", env="voidrl/InvertedPendulumFall-v5", steps=500_000, run_dir=str(tmp_path / "run"),
+                 eval_every=50_000, eval_episodes=10, progress=False)
+    with open(tmp_path / "run" / "evaluations.csv", newline="") as handle:
+        best = max(float(row["return_mean"]) for row in csv.DictReader(handle))
+    assert best == 1000.0
