@@ -227,7 +227,7 @@ def test_notebook_pendulum_gets_its_own_preset():
     assert voidrl.make_config("ppo", env="voidrl/InvertedPendulumFall-v5").algo_config.continuous_policy == "gaussian"
 
 
-@pytest.mark.benchmark
+@pytest.mark.slow  # ~30 s on 2 cores
 def test_mixture_policy_balances_the_notebook_pendulum_for_1000_steps(tmp_path):
     """A2C with the pendulum preset: some greedy evaluation (10 episodes) balances all 1000 steps by 500k steps."""
     voidrl.train("a2c", env="voidrl/InvertedPendulumFall-v5", steps=500_000, run_dir=str(tmp_path / "run"),
