@@ -2,6 +2,7 @@
 
 import math
 
+import pytest
 import torch
 
 import voidrl
@@ -21,13 +22,14 @@ def filled_rollout(T=6, N=3, seed=0):
     return storage
 
 
-def brute_force_rewards(plugin, storage, k, running_mean):
+def brute_force_rewards(plugin, storage, k, running_mean, clip=0.0, observations=None):
+    observations = storage.next_obs(0, storage.num_steps) if observations is None else observations
     with torch.no_grad():
-        z = plugin.encoder(storage.next_obs(0, storage.num_steps).flatten(0, 1).float() / 255.0)
+        z = plugin.encoder(observations.flatten(0, 1).float() / 255.0)
     rewards = []
     for i in range(z.shape[0]):
-        distances = sorted(float((z[i] - z[j]).norm()) for j in range(z.shape[0]) if j != i)
-        rewards.append(math.log(1.0 + sum(distances[:k]) / k / running_mean))
+        distances = sorted(float((z[i] - z[j]).norm()) for j in range(z.shape[0]) if j != i)[:k]
+        rewards.append(math.log(1.0 + sum(max(d / running_mean - clip, 0.0) for d in distances) / k))
     return torch.tensor(rewards).view(storage.rewards.shape)
 
 
@@ -39,6 +41,19 @@ def test_reward_free_rewrite_matches_a_brute_force_particle_reward():
     expected = brute_force_rewards(plugin, storage, 3, metrics["apt/knn_distance_running_mean"])
     torch.testing.assert_close(storage.rewards, expected, rtol=1e-4, atol=1e-5)
     assert metrics["apt/knn_distance_running_mean"] == metrics["apt/knn_distance_raw"]  # first batch: mean of itself
+
+
+def test_reference_variant_clips_distances_and_scores_the_current_observations():
+    torch.manual_seed(0)
+    plugin = APTReward(APTConfig(knn_k=12, knn_clip=0.5, reward_observation="current"), OBS)
+    storage = filled_rollout()
+    observations = storage.obs.clone()
+    metrics = plugin.rewrite_rewards(storage)
+    running_mean = metrics["apt/knn_distance_running_mean"]
+    expected = brute_force_rewards(plugin, storage, 12, running_mean, clip=0.5, observations=observations)
+    torch.testing.assert_close(storage.rewards, expected, rtol=1e-4, atol=1e-5)
+    unclipped_next = brute_force_rewards(plugin, storage, 12, running_mean)
+    assert not torch.allclose(storage.rewards, unclipped_next, atol=1e-3)
 
 
 def test_mixing_coefficients():
@@ -101,3 +116,9 @@ def test_chunked_contrastive_update_gives_the_same_gradient_as_one_pass():
         plugin.contrastive_update()
     assert grads[0].abs().sum() > 0
     torch.testing.assert_close(grads[1], grads[0], rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("field,value", [("knn_clip", -0.1), ("reward_observation", "previous")])
+def test_bad_variant_options_are_refused_by_name(field, value):
+    with pytest.raises(ValueError, match=field):
+        APTConfig(**{field: value}).validate()

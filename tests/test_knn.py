@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from voidrl.math import RunningMeanStd
-from voidrl.math.knn import knn_mean_distance, particle_reward
+from voidrl.math.knn import knn_distances, knn_mean_distance, particle_reward
 
 
 def slow_knn_mean_distance(z, k):
@@ -86,3 +86,23 @@ def test_running_mean_of_knn_distances():
     assert stats.mean.item() == pytest.approx(np.mean(everything), rel=1e-10)
     assert stats.var.item() == pytest.approx(np.var(everything), rel=1e-10)
     assert stats.count.item() == everything.size
+
+
+def test_knn_distances_are_each_particles_nearest_others_in_order():
+    z = particles(30, seed=6)
+    z[4] = z[9]
+    distances = knn_distances(z, 4)
+    assert distances.shape == (30, 4)
+    for i in range(30):
+        expected = sorted(math.dist(z[i].double().tolist(), z[j].double().tolist()) for j in range(30) if j != i)[:4]
+        assert torch.allclose(distances[i].double(), torch.tensor(expected, dtype=torch.float64), atol=1e-5)
+    assert torch.equal(knn_distances(torch.randn(1, 3), 5), torch.zeros(1, 1))
+
+
+def test_clipped_particle_reward_by_hand():
+    # running mean 2: normalised distances [0.5, 1, 3] and [0, 4, 4]; clip 1 -> [0, 0, 2] and [0, 3, 3]
+    distances = torch.tensor([[1.0, 2.0, 6.0], [0.0, 8.0, 8.0]])
+    reward = particle_reward(distances, 2.0, c=1.0, clip=1.0)
+    assert torch.allclose(reward, torch.tensor([math.log(1 + 2 / 3), math.log(1 + 2.0)]))
+    # no clip: the mean of the normalised distances, as from their means
+    assert torch.allclose(particle_reward(distances, 2.0), particle_reward(distances.mean(1), 2.0))

@@ -23,11 +23,14 @@ from voidrl.algos.base import require_positive, require_positive_integers
 from voidrl.intrinsic.augment import View, augment, draw_view
 from voidrl.intrinsic.buffer import RepresentationBuffer
 from voidrl.math.contrastive import nt_xent_loss
-from voidrl.math.knn import knn_mean_distance, particle_reward
+from voidrl.math.knn import knn_distances, particle_reward
 from voidrl.math.running_stats import RunningMeanStd
 from voidrl.nets.encoders import APTEncoder, ProjectionHead
 from voidrl.nets.flat import FlatParameters
 from voidrl.rollout.storage import RolloutStorage
+
+
+REWARD_OBSERVATIONS = ("next", "current")
 
 
 @dataclass
@@ -43,6 +46,12 @@ class APTConfig:
     """Neighbours per particle (self excluded)."""
     reward_offset: float = 1.0
     """c in r = log(c + mean k-NN distance / running mean)."""
+    knn_clip: float = 0.0
+    """Floor on each normalised k-NN distance: r = log(c + mean_j max(d_j / running mean - clip, 0)). 0 is
+    the thesis's reward; the reference APT code on DeepMind Control offers a positive clip."""
+    reward_observation: str = "next"
+    """Particles of the reward: next (the thesis: s' of every transition, the true final observation at
+    episode ends) or current (the reference DeepMind Control code: s)."""
     representation_buffer: int = 10_000
     """Observations kept (uint8) for contrastive training."""
     contrastive_start: int = 1_600
@@ -73,6 +82,10 @@ class APTConfig:
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
         require_positive(self, ("temperature", "encoder_learning_rate", "encoder_max_grad_norm", "reward_offset"))
+        if self.knn_clip < 0:
+            raise ValueError(f"knn_clip must be >= 0, got {self.knn_clip}")
+        if self.reward_observation not in REWARD_OBSERVATIONS:
+            raise ValueError(f"reward_observation must be one of {', '.join(REWARD_OBSERVATIONS)}, got {self.reward_observation!r}")
 
 
 def chunk_views(view: View, chunk_size: int) -> list[View]:
@@ -158,14 +171,16 @@ class APTReward:
         started = time.perf_counter()
         cfg = self.config
         self.encoder.eval()  # also freezes spectral norm's power iteration
+        observations = rollout.next_obs if cfg.reward_observation == "next" else lambda start, stop: rollout.obs[start:stop]
         latents = torch.cat([
-            self.encoder(rollout.next_obs(t, min(t + chunk_steps, rollout.num_steps)).flatten(0, 1).float() / 255.0)
+            self.encoder(observations(t, min(t + chunk_steps, rollout.num_steps)).flatten(0, 1).float() / 255.0)
             for t in range(0, rollout.num_steps, chunk_steps)
         ])
-        distances = knn_mean_distance(latents, cfg.knn_k)
+        neighbour_distances = knn_distances(latents, cfg.knn_k)
+        distances = neighbour_distances.mean(1)
         self.distance_stats.update(distances)
         running_mean = self.distance_stats.mean.to(distances.dtype).clamp_min(1e-8)
-        intrinsic = particle_reward(distances, running_mean, cfg.reward_offset).view_as(rollout.rewards)
+        intrinsic = particle_reward(neighbour_distances, running_mean, cfg.reward_offset, cfg.knn_clip).view_as(rollout.rewards)
         task = rollout.rewards.clone()
         rollout.rewards.mul_(cfg.extrinsic_coef).add_(cfg.intrinsic_coef * intrinsic)
         metrics = {

@@ -6,44 +6,53 @@ import torch
 
 
 @torch.no_grad()
-def knn_mean_distance(z: torch.Tensor, k: int, chunk_size: int = 1024) -> torch.Tensor:
-    """Mean Euclidean distance from each particle to its k nearest *other* particles.
+def knn_distances(z: torch.Tensor, k: int, chunk_size: int = 1024) -> torch.Tensor:
+    """Euclidean distances from each particle to its k nearest *other* particles, nearest first.
 
     Only the particle itself is excluded (by index): an exact duplicate of z_i is a
-    neighbour at distance 0. ``k`` is capped at ``B - 1``; a single particle gets 0.
-    Neighbours are chosen from squared distances by the norm expansion, ``chunk_size``
-    rows at a time (memory ``chunk_size x B``); the returned distances are then
-    recomputed as ||z_i - z_j|| so that near-duplicates lose no precision.
+    neighbour at distance 0. ``k`` is capped at ``B - 1``. Neighbours are chosen from
+    squared distances by the norm expansion, ``chunk_size`` rows at a time (memory
+    ``chunk_size x B``); the returned distances are then recomputed as ||z_i - z_j|| so
+    that near-duplicates lose no precision.
 
     Args:
         z: ``[B, D]`` particles.
     Returns:
-        ``[B]`` mean distance to the k nearest neighbours.
+        ``[B, max(1, min(k, B - 1))]`` distances.
     """
     if k < 1:
-        raise ValueError(f"knn_mean_distance: k must be at least 1, got {k}")
+        raise ValueError(f"knn_distances: k must be at least 1, got {k}")
     batch = z.shape[0]
     k = min(k, batch - 1)
     if k == 0:
-        return z.new_zeros(batch)
+        return z.new_zeros(batch, 1)
     squared_norms = z.pow(2).sum(1)
-    means = []
+    distances = []
     for start in range(0, batch, chunk_size):
         rows = z[start : start + chunk_size]
         squared = squared_norms[start : start + chunk_size, None] + squared_norms[None] - 2.0 * rows @ z.T
         own = torch.arange(start, start + rows.shape[0], device=z.device)
         squared[own - start, own] = float("inf")
         neighbours = squared.topk(k, dim=1, largest=False).indices
-        means.append((rows[:, None] - z[neighbours]).norm(dim=2).mean(1))
-    return torch.cat(means)
+        distances.append((rows[:, None] - z[neighbours]).norm(dim=2))
+    return torch.cat(distances)
+
+
+def knn_mean_distance(z: torch.Tensor, k: int, chunk_size: int = 1024) -> torch.Tensor:
+    """``[B]`` mean of ``knn_distances``; a single particle gets 0."""
+    return knn_distances(z, k, chunk_size).mean(1)
 
 
 def particle_reward(
-    mean_distance: torch.Tensor, running_mean: torch.Tensor | float, c: float = 1.0
+    distances: torch.Tensor, running_mean: torch.Tensor | float, c: float = 1.0, clip: float = 0.0
 ) -> torch.Tensor:
-    """APT's reward r_i = log(c + d_i / d_mean) for mean k-NN distances ``[B]``.
+    """APT's reward r_i = log(c + mean_j max(d_ij / d_mean - clip, 0)).
 
-    ``running_mean`` is a running mean of the k-NN distances (e.g. ``RunningMeanStd.mean``),
-    which makes the reward's scale independent of how spread out the latent space is.
+    ``distances`` are each particle's k-NN distances ``[B, k]``, or their means ``[B]``
+    (then ``clip`` applies to the mean). ``running_mean`` is a running mean of the k-NN
+    distances (e.g. ``RunningMeanStd.mean``), which makes the reward's scale independent
+    of how spread out the latent space is. ``clip`` > 0 is the reference DeepMind Control
+    code's floor: distances within ``clip`` running means count as zero.
     """
-    return torch.log(c + mean_distance / running_mean)
+    normalised = (distances / running_mean - clip).clamp_min(0.0)
+    return torch.log(c + (normalised.mean(-1) if normalised.dim() == 2 else normalised))
