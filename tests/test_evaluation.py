@@ -52,23 +52,26 @@ def test_evaluating_leaves_training_unchanged(tmp_path):
 def test_best_return_survives_a_state_dict_round_trip(tmp_path):
     config = make_config("ppo", eval_every=100, **SMALL)
     agent = Agent(config, build_policy_for(config, torch.device("cpu")), {}, step=300)
-    evaluator = PeriodicEvaluator(config, tmp_path, start_step=0, resume=False)
+    evaluator = PeriodicEvaluator(config, tmp_path)
     metrics = evaluator.evaluate(agent)
     assert evaluator.best_return == metrics["eval/return_mean"] > 0
     state = evaluator.state_dict()
     (tmp_path / "best.pt").unlink()
 
-    restored = PeriodicEvaluator(config, tmp_path, start_step=300, resume=True)
+    restored = PeriodicEvaluator(config, tmp_path)
     restored.load_state_dict(state)
+    restored.resume_at(300)
     assert restored.best_return == evaluator.best_return
     rewritten = Agent.load(tmp_path / "best.pt")  # rewritten from the state's copy of the weights
     assert rewritten.step == 300
     obs = torch.randn(16, 4)
     assert torch.equal(rewritten.act(obs), agent.act(obs))
 
-    without_weights = PeriodicEvaluator(config, tmp_path, start_step=300, resume=True)
+    without_weights = PeriodicEvaluator(config, tmp_path)
     without_weights.load_state_dict({"best_return": 7.0})
+    without_weights.resume_at(300)
     assert without_weights.best_return == 7.0 and without_weights.best is None
+    assert not (tmp_path / "best.pt").exists()  # no stale best agent beside a state that has none
 
 
 def test_resume_drops_later_evaluations_and_restores_their_best_agent(tmp_path):

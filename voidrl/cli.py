@@ -10,16 +10,20 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import json
 import sys
 import typing
+from pathlib import Path
 from typing import Any, NoReturn
 
 from voidrl.algos import ALGORITHMS
 from voidrl.config import PRESETS, RunConfig, TrainConfig, field_docs, field_type, make_config
 from voidrl.envs.factory import EnvConfig, list_env_ids, suite_of
 from voidrl.intrinsic.apt import APTConfig
+from voidrl.train.signals import RunStopped
 
 USAGE_ERROR = 2
+APT_OPTIONS = tuple(field.name for field in dataclasses.fields(APTConfig))
 
 
 COMMANDS = {
@@ -87,8 +91,11 @@ def build_parser() -> Parser:
             sub.add_argument("--preset", choices=sorted(PRESETS.get(name, {})),
                              help="named settings; default: the environment's own (cartpole, atari, minatar, mujoco, pendulum for a2c on voidrl/InvertedPendulumFall-v5; "
                                   "ppg on Atari: thesis, or thesis-pretrain for pretrain)")
-            sub.add_argument("--resume", action="store_true",
-                             help="continue the run in --run-dir from its checkpoint (its saved config is used; --steps and --device may change)")
+            if command != "compare":
+                sub.add_argument("--resume", action="store_true",
+                                 help="continue the run in --run-dir from its checkpoint with its saved settings (options given "
+                                      "again must equal them; --steps, --device, --torch-threads, --progress, --wandb may "
+                                      "change); a directory without a checkpoint starts the run (over)")
             if command in ("finetune", "compare"):
                 sub.add_argument("--from", dest="init_from", required=command == "finetune", metavar="CHECKPOINT",
                                  help="pre-trained checkpoint to start from (parts chosen by --init-parts)")
@@ -97,6 +104,9 @@ def build_parser() -> Parser:
                 sub.add_argument("--pretrain-steps", type=int, default=None, metavar="N",
                                  help="instead of --from: first pre-train for N steps into RUN_DIR/pretrain (reused once "
                                       "finished), with the pretrain command's defaults, then compare")
+                sub.add_argument("--parallel", type=int, default=1, metavar="K",
+                                 help="runs trained side by side in K worker processes, the CPUs shared between them "
+                                      "(default: 1, one after the other)")
             add_dataclass_options(sub, RunConfig, "run", skip=("init_from",) if command in ("finetune", "compare") else ())
             add_dataclass_options(sub, EnvConfig, "environment")
             add_dataclass_options(sub, algo.config_class, name)
@@ -124,71 +134,117 @@ def build_parser() -> Parser:
     return parser
 
 
-def resume_config(args: dict[str, Any]) -> TrainConfig:
-    """The checkpointed run's config, with only --steps and --device allowed to change."""
+RESUME_CHANGEABLE = ("steps", "device", "progress", "torch_threads", "wandb")
+"""Options a resumed run may change: the budget and how the run is executed, never what it learns."""
+
+
+def resume_config(algo: str, options: dict[str, Any]) -> TrainConfig | None:
+    """The stored config of the run in ``--run-dir`` (its checkpoint's, else its config.json's), with the
+    changeable options applied; None when the directory holds no run yet.
+
+    Options given again with their stored values are accepted (the original command with ``--resume``
+    appended); any real change of another option is refused, naming old and new values.
+    """
     from voidrl.io.checkpoint import load_checkpoint
     from voidrl.train.loop import CHECKPOINT_NAME
 
-    run_dir = args.pop("run_dir", None)
+    run_dir = options.get("run_dir")
     if run_dir is None:
         raise CliError("voidrl train: --resume needs --run-dir")
-    changeable = {name: args.pop(name) for name in ("steps", "device", "progress") if name in args}
-    args.pop("preset", None)
-    if args:
-        flags = ", ".join("--" + name.replace("_", "-") for name in sorted(args))
-        raise CliError(f"voidrl train: {flags} cannot change on --resume (only --steps and --device can)")
-    payload = load_checkpoint(f"{run_dir}/{CHECKPOINT_NAME}")
-    config = TrainConfig.from_dict(payload["config"])
+    checkpoint, stored_json = Path(run_dir) / CHECKPOINT_NAME, Path(run_dir) / "config.json"
+    if checkpoint.is_file():
+        stored = load_checkpoint(checkpoint)["config"]
+    elif stored_json.is_file():
+        try:
+            stored = json.loads(stored_json.read_text())
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{str(stored_json)!r} is not valid JSON ({error})") from None
+    else:
+        return None
+    if stored["algo"] != algo:
+        raise ValueError(f"--resume: {run_dir!r} holds a {stored['algo']} run, not {algo}")
+    config = TrainConfig.from_dict(stored)
     config.run.run_dir = run_dir
-    for name, value in changeable.items():
-        setattr(config.run, name, value)
+    given = dict(options)
+    preset = given.pop("preset", None)
+    if preset is not None:
+        for values in PRESETS[algo][preset].values():
+            given = {**values, **given}
+    sections = config.sections()
+    owner = {f.name: section for section in sections.values() for f in dataclasses.fields(section)}
+    changes = [f"--{name.replace('_', '-')} {getattr(owner[name], name)!r} -> {value!r}"
+               for name, value in given.items()
+               if name not in RESUME_CHANGEABLE and getattr(owner[name], name) != value]
+    if changes:
+        raise CliError(f"voidrl: error: --resume continues the run in {run_dir!r} with its own settings; these differ "
+                       f"from it: {', '.join(changes)} (only {', '.join('--' + n.replace('_', '-') for n in RESUME_CHANGEABLE)} may change)")
+    for name in RESUME_CHANGEABLE:
+        if name in given:
+            setattr(owner[name], name, given[name])
     return config
 
 
 def command_train(args: argparse.Namespace) -> int:
     from voidrl.io.checkpoint import load_checkpoint
-    from voidrl.train import train_from_config
-    from voidrl.train.agent import resolve_device, summarize
-    from voidrl.train.loop import check_run_dir
+    from voidrl.train.agent import summarize
+    from voidrl.train.loop import Trainer
 
     options = {k: tuple(v) if isinstance(v, list) else v for k, v in vars(args).items()
-               if k not in ("command", "algo", "resume", "seeds", "pretrain_steps") and not (k == "init_from" and v is None)}
-    pretrain_config = None
+               if k not in ("command", "algo", "resume", "seeds", "pretrain_steps", "parallel")
+               and not (k == "init_from" and v is None)}
+    resume = getattr(args, "resume", False)
     with usage_errors():
-        if args.resume:
-            config = resume_config(options)
-        else:
+        config = resume_config(args.algo, options) if resume else None
+        if config is None:
             preset = options.pop("preset", None)
             if args.command == "pretrain":
                 preset, options = pretrain_defaults(args.algo, preset, options)
-            if args.command == "compare":
-                pretrain_config = compare_pretrain_config(args, preset, options)
             if args.command in ("finetune", "compare") and "env" not in options and "init_from" in options:
                 options["env"] = load_checkpoint(options["init_from"])["config"]["run"]["env"]  # the pre-trained run's
-            config = make_config(args.algo, preset, **options)
-        config.validate()
-        resolve_device(config.run.device)
-        if args.command == "compare":
-            if args.seeds < 1:
-                raise ValueError(f"--seeds must be a positive integer, got {args.seeds}")
-        else:
-            check_run_dir(config, args.resume)
+            if args.command == "compare":
+                plan = plan_comparison(args, preset, options)
+            else:
+                config = make_config(args.algo, preset, **options)
+        if args.command != "compare":
+            trainer = Trainer(config, resume=resume)
     if args.command == "compare":
-        from voidrl.train.compare import compare, run_to_completion
-
-        if pretrain_config is not None:
-            run_to_completion(pretrain_config)
-            config.run.init_from = f"{pretrain_config.run_dir}/checkpoint.pt"
-        print(compare(config, config.run.init_from, args.seeds))
-        print(f"table: {config.run_dir}/comparison.md; plot: {config.run_dir}/comparison.png")
-        return 0
-    agent = train_from_config(config, resume=args.resume)
+        return run_comparison(*plan)
+    agent = trainer.train()
     run_dir = config.run_dir
     returns = _last_returns(f"{run_dir}/episodes.csv", 20)
     if returns:
         mean, std = summarize(returns)
         print(f"final score: mean return {mean:.1f} +- {std:.1f} over the last {len(returns)} training episodes")
     print(f"steps: {agent.step}; logs: {run_dir}/ (episodes.csv, metrics.csv, tensorboard/); checkpoint: {run_dir}/checkpoint.pt")
+    return 0
+
+
+def plan_comparison(args: argparse.Namespace, preset: str | None, options: dict[str, Any]):
+    """The pre-training run (or None) and every run of the comparison, each checked and built once on trial."""
+    from voidrl.train.compare import comparison_runs, preflight
+
+    if args.seeds < 1:
+        raise ValueError(f"--seeds must be a positive integer, got {args.seeds}")
+    if args.parallel < 1:
+        raise ValueError(f"--parallel must be a positive integer, got {args.parallel}")
+    pretrain_config = compare_pretrain_config(args, preset, options)
+    if pretrain_config is not None:
+        options = {**options, "init_from": f"{pretrain_config.run_dir}/checkpoint.pt"}
+    if options.get("intrinsic") is None:  # APT options given for the pre-training only
+        options = {name: value for name, value in options.items() if name not in APT_OPTIONS}
+    base = make_config(args.algo, preset, **options)
+    runs = comparison_runs(base, args.seeds)
+    preflight(([] if pretrain_config is None else [pretrain_config]) + runs[:2])  # the others differ by seed only
+    return pretrain_config, base, runs, args.parallel
+
+
+def run_comparison(pretrain_config: TrainConfig | None, base: TrainConfig, runs, parallel: int) -> int:
+    from voidrl.train.compare import compare, run_to_completion
+
+    if pretrain_config is not None:
+        run_to_completion(pretrain_config)
+    print(compare(base, runs, parallel))
+    print(f"table: {base.run_dir}/comparison.md; plot: {base.run_dir}/comparison.png")
     return 0
 
 
@@ -206,6 +262,8 @@ def compare_pretrain_config(args: argparse.Namespace, preset: str | None, option
         raise ValueError("compare needs exactly one of --from CHECKPOINT and --pretrain-steps N")
     if args.pretrain_steps is None:
         return None
+    if args.pretrain_steps < 1:
+        raise ValueError(f"--pretrain-steps must be a positive integer, got {args.pretrain_steps}")
     if "run_dir" not in options:
         raise ValueError("compare --pretrain-steps needs --run-dir (the pre-trained run goes to RUN_DIR/pretrain)")
     finetune_only = ("init_from", "init_parts", "steps", "run_dir")
@@ -289,8 +347,10 @@ def main(argv: list[str] | None = None) -> int:
     except CliError as error:
         print(error, file=sys.stderr)
         return USAGE_ERROR
+    except RunStopped as stopped:  # the run has said where it stopped and how to go on
+        return stopped.exit_status
     except KeyboardInterrupt:
-        print("voidrl: interrupted; resume with --resume from the last checkpoint", file=sys.stderr)
+        print("voidrl: interrupted", file=sys.stderr)
         return 130
 
 

@@ -6,6 +6,7 @@ import ast
 import dataclasses
 import inspect
 import json
+import math
 import textwrap
 import time
 import types
@@ -15,9 +16,9 @@ from functools import cache
 from typing import Any
 
 from voidrl.algos import ALGORITHMS
+from voidrl.algos.base import require_non_negative, require_positive, require_positive_integers
 from voidrl.envs.factory import EnvConfig, suite_of
 from voidrl.intrinsic.apt import APTConfig
-from voidrl.io.checkpoint import load_checkpoint
 from voidrl.nets.parts import validate_parts
 
 INTRINSIC_PLUGINS = (None, "apt")
@@ -57,9 +58,10 @@ class RunConfig:
     and go on from the current step."""
     init_from: str | None = None
     """Checkpoint whose networks start this run (fine-tuning); none = fresh initialisation."""
-    init_parts: tuple[str, ...] = ("policy_body", "policy_head", "aux_head", "critic")
+    init_parts: tuple[str, ...] | None = None
     """With init_from: which parts to load (policy_body, policy_head, aux_head, critic); the rest
-    is freshly initialised, so leaving out the heads re-initialises them."""
+    is freshly initialised, so leaving out the heads re-initialises them. None = every part this
+    run's network has (PPG's aux_head only for PPG)."""
     eval_every: int | None = None
     """Greedy evaluation every this many environment steps, checked after each update, and once at the
     end; scores go to evaluations.csv, the best agent to best.pt; None disables. Counted in environment
@@ -84,36 +86,37 @@ class TrainConfig:
         if self.algo_config is None:
             self.algo_config = ALGORITHMS[self.algo].config_class()
 
+    def sections(self) -> dict[str, Any]:
+        """The config dataclasses by section name (the keys of ``to_dict`` besides ``algo``)."""
+        return {"run": self.run, "env": self.env, "algo_config": self.algo_config, "intrinsic_config": self.intrinsic_config}
+
     def validate(self) -> None:
-        """Raise ``ValueError`` naming the first bad field; cheap, runs before any training."""
-        if self.run.steps < 1:
-            raise ValueError(f"steps must be a positive integer, got {self.run.steps}")
-        if self.run.checkpoint_every < 1:
-            raise ValueError(f"checkpoint_every must be a positive integer, got {self.run.checkpoint_every}")
-        if self.run.collapse_patience < 1:
-            raise ValueError(f"collapse_patience must be a positive integer, got {self.run.collapse_patience}")
-        if self.run.eval_every is not None and self.run.eval_every < 1:
-            raise ValueError(f"eval_every must be a positive integer or None, got {self.run.eval_every}")
-        if self.run.eval_episodes < 1:
-            raise ValueError(f"eval_episodes must be a positive integer, got {self.run.eval_episodes}")
-        if self.run.torch_threads < 0:
-            raise ValueError(f"torch_threads must be >= 0, got {self.run.torch_threads}")
-        if self.env.num_envs < 1:
-            raise ValueError(f"num_envs must be a positive integer, got {self.env.num_envs}")
-        if self.env.reward_scale <= 0:
-            raise ValueError(f"reward_scale must be positive, got {self.env.reward_scale}")
-        if self.env.reward_clip is not None and self.env.reward_clip <= 0:
-            raise ValueError(f"reward_clip must be positive or None, got {self.env.reward_clip}")
-        if self.env.max_episode_steps is not None and self.env.max_episode_steps < 1:
-            raise ValueError(f"max_episode_steps must be positive or None, got {self.env.max_episode_steps}")
+        """Raise ``ValueError`` naming the first bad field; cheap (no I/O), runs before any training.
+
+        Checks every field's type (finite numbers only), each one's range, and the combinations of
+        options that cannot work together; the fit to the environment's spaces is checked when the
+        run is built (``Trainer``), still before anything is written.
+        """
+        for section in self.sections().values():
+            check_field_types(section)
+        require_positive_integers(self.run, ("steps", "checkpoint_every", "collapse_patience", "eval_every", "eval_episodes"))
+        require_non_negative(self.run, ("torch_threads",))
+        require_positive_integers(self.env, ("num_envs", "max_episode_steps"))
+        require_positive(self.env, ("reward_scale", "reward_clip"))
         if self.run.intrinsic not in INTRINSIC_PLUGINS:
             raise ValueError(f"intrinsic must be one of {', '.join(map(str, INTRINSIC_PLUGINS))}, got {self.run.intrinsic!r}")
         suite_of(self.run.env)
         self.algo_config.validate()
         self.intrinsic_config.validate()
-        if self.run.init_from is not None:
+        if self.run.intrinsic is None and self.intrinsic_config != APTConfig():
+            changed = [f.name for f in dataclasses.fields(APTConfig) if getattr(self.intrinsic_config, f.name) != f.default]
+            raise ValueError(f"{', '.join(changed)}: APT option{'s' if len(changed) > 1 else ''}, used only with --intrinsic apt")
+        if self.run.collapse_restore and self.run.collapse_entropy is None:
+            raise ValueError("collapse_restore needs collapse_entropy (the entropy below which the guard acts)")
+        if self.run.init_parts is not None:
+            if self.run.init_from is None:
+                raise ValueError("init_parts needs init_from (--from CHECKPOINT)")
             validate_parts(self.run.init_parts)
-            load_checkpoint(self.run.init_from)
 
     @property
     def run_dir(self) -> str:
@@ -128,13 +131,7 @@ class TrainConfig:
         return self.algo_config.num_steps * self.env.num_envs
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "algo": self.algo,
-            "run": dataclasses.asdict(self.run),
-            "env": dataclasses.asdict(self.env),
-            "algo_config": dataclasses.asdict(self.algo_config),
-            "intrinsic_config": dataclasses.asdict(self.intrinsic_config),
-        }
+        return {"algo": self.algo, **{name: dataclasses.asdict(section) for name, section in self.sections().items()}}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2)
@@ -297,13 +294,14 @@ def make_config(algo: str, preset: str | None = None, **overrides: Any) -> Train
     ``overrides`` may name fields of RunConfig, EnvConfig or the algorithm's config.
     """
     config = TrainConfig(algo=algo)
-    sections = {"run": config.run, "env": config.env, "algo_config": config.algo_config,
-                "intrinsic_config": config.intrinsic_config}
+    sections = config.sections()
     owner = {f.name: section for section, obj in sections.items() for f in dataclasses.fields(obj)}
     unknown = set(overrides) - set(owner)
     if unknown:
         raise ValueError(f"unknown option(s) for {algo}: {', '.join(sorted(unknown))}")
     if "env" in overrides:
+        if not isinstance(overrides["env"], str):
+            raise ValueError(f"env must be a str (an environment id), got {overrides['env']!r}")
         config.run.env = overrides["env"]
     if preset is None:
         preset = default_preset(algo, config.run.env)
@@ -337,6 +335,34 @@ def field_docs(cls: type) -> dict[str, str]:
         ):
             docs[node.target.id] = " ".join(following.value.value.split())
     return docs
+
+
+def check_field_types(config: Any) -> None:
+    """Every field of dataclass ``config`` holds a value of its annotated type, and floats are finite.
+
+    An int is accepted for a float field; None only where the field is optional.
+    """
+    for field_ in dataclasses.fields(config):
+        name, value = field_.name, getattr(config, field_.name)
+        base, optional = field_type(type(config), name)
+        if value is None and optional:
+            continue
+        sequence = typing.get_origin(base) is tuple
+        kind = typing.get_args(base)[0] if sequence else base
+        items = value if sequence and isinstance(value, tuple) else (value,)
+        if (sequence and not isinstance(value, tuple)) or not all(_is_instance(item, kind) for item in items):
+            expected = f"a sequence of {kind.__name__} values" if sequence else f"{'an' if kind is int else 'a'} {kind.__name__}"
+            raise ValueError(f"{name} must be {expected}{' or None' if optional else ''}, got {value!r}")
+        if kind is float and not all(math.isfinite(item) for item in items):
+            raise ValueError(f"{name} must be a finite number, got {value!r}")
+
+
+def _is_instance(value: Any, kind: type) -> bool:
+    if kind is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, kind)
 
 
 def field_type(cls: type, name: str) -> tuple[type, bool]:

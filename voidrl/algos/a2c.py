@@ -8,7 +8,7 @@ from typing import Any
 import gymnasium as gym
 import torch
 
-from voidrl.algos.base import PolicyConfig, make_adam, require_positive, require_positive_integers, validate_discounting, validate_fraction
+from voidrl.algos.base import PolicyConfig, make_adam, require_non_negative, require_positive, require_positive_integers, validate_discounting, validate_fraction
 from voidrl.math import entropy_loss, explained_variance, generalized_advantage_estimate, policy_gradient_loss, value_loss
 from voidrl.nets.actor_critic import ActorCritic
 from voidrl.nets.flat import FlatParameters
@@ -47,6 +47,7 @@ class A2CConfig(PolicyConfig):
     def validate(self) -> None:
         require_positive_integers(self, ("num_steps",))
         require_positive(self, ("learning_rate", "optimizer_eps", "max_grad_norm"))
+        require_non_negative(self, ("entropy_coef", "value_coef"))
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"optimizer must be one of {', '.join(OPTIMIZERS)}, got {self.optimizer!r}")
         validate_fraction("rmsprop_alpha", self.rmsprop_alpha)

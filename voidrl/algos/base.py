@@ -71,6 +71,7 @@ class PolicyConfig:
         if self.std_parameterization not in STD_PARAMETERIZATIONS:
             raise ValueError(f"std_parameterization must be one of {', '.join(STD_PARAMETERIZATIONS)}, got {self.std_parameterization!r}")
         require_positive_integers(self, ("mixture_modes",))
+        validate_hidden_sizes(self.hidden_sizes)
         if not 0.0 <= self.action_persistence < 1.0:
             raise ValueError(f"action_persistence must lie in [0, 1), got {self.action_persistence}")
         if self.action_persistence and self.continuous_policy != "mixture":
@@ -85,9 +86,11 @@ class PolicyConfig:
 
 
 def require_positive_integers(config: Any, names: tuple[str, ...]) -> None:
+    """Each named field must be >= 1; a field that is None (option off) passes."""
     for name in names:
-        if getattr(config, name) < 1:
-            raise ValueError(f"{name} must be a positive integer, got {getattr(config, name)}")
+        value = getattr(config, name)
+        if value is not None and value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value}")
 
 
 def require_positive(config: Any, names: tuple[str, ...]) -> None:
@@ -98,11 +101,22 @@ def require_positive(config: Any, names: tuple[str, ...]) -> None:
             raise ValueError(f"{name} must be positive, got {value}")
 
 
+def require_non_negative(config: Any, names: tuple[str, ...]) -> None:
+    """Each named field must be >= 0 (a weight or coefficient that 0 turns off)."""
+    for name in names:
+        value = getattr(config, name)
+        if value is not None and value < 0:
+            raise ValueError(f"{name} must be >= 0, got {value}")
+
+
 def validate_fraction(name: str, value: float, low: float = 0.0, high: float = 1.0) -> None:
     if not low < value < high:
         raise ValueError(f"{name} must lie in ({low:g}, {high:g}), got {value}")
 
 
+def validate_hidden_sizes(hidden_sizes: tuple[int, ...]) -> None:
+    if any(size < 1 for size in hidden_sizes):
+        raise ValueError(f"hidden_sizes must be positive integers, got {' '.join(map(str, hidden_sizes))}")
 
 
 def validate_discounting(config: Any) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 import gymnasium as gym
 import torch
 
-from voidrl.algos.base import PolicyConfig, make_adam, require_positive, require_positive_integers, validate_discounting
+from voidrl.algos.base import PolicyConfig, make_adam, require_non_negative, require_positive, require_positive_integers, validate_discounting
 from voidrl.math import (
     conjugate_gradient,
     explained_variance,
@@ -70,8 +70,7 @@ class NaturalGradientConfig(PolicyConfig):
         require_positive_integers(self, ("num_steps", "cg_iterations", "value_epochs", "value_minibatch_size"))
         require_positive(self, ("value_learning_rate", "value_max_grad_norm", "adam_eps"))
         validate_discounting(self)
-        if self.cg_damping < 0:
-            raise ValueError(f"cg_damping must be >= 0, got {self.cg_damping}")
+        require_non_negative(self, ("cg_damping",))
         if self.shared:
             raise ValueError("natural-gradient methods need separate actor and critic networks (shared=False): "
                              "the Fisher step moves the actor alone and the critic is fitted separately")

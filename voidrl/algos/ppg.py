@@ -17,7 +17,10 @@ from typing import Any
 import gymnasium as gym
 import torch
 
-from voidrl.algos.base import make_adam, require_positive, require_positive_integers, validate_discounting, validate_fraction
+from voidrl.algos.base import (
+    make_adam, require_non_negative, require_positive, require_positive_integers, validate_discounting, validate_fraction,
+    validate_hidden_sizes,
+)
 from voidrl.math import clipped_surrogate_loss, entropy_loss, explained_variance, generalized_advantage_estimate, value_loss
 from voidrl.nets.actor_critic import ActorCritic
 from voidrl.nets.bodies import NETWORKS
@@ -94,8 +97,9 @@ class PPGConfig:
         require_positive(self, ("learning_rate", "critic_learning_rate", "max_grad_norm", "critic_max_grad_norm", "aux_kl_stop"))
         validate_fraction("clip", self.clip)
         validate_discounting(self)
-        if self.beta_clone < 0:
-            raise ValueError(f"beta_clone must be >= 0, got {self.beta_clone}")
+        require_positive(self, ("adam_eps",))
+        require_non_negative(self, ("beta_clone", "entropy_coef"))
+        validate_hidden_sizes(self.hidden_sizes)
         for name in ("network", "critic_network"):
             value = getattr(self, name)
             if value is not None and value not in NETWORKS:

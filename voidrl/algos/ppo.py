@@ -7,7 +7,7 @@ from typing import Any
 
 import gymnasium as gym
 import torch
-from voidrl.algos.base import PolicyConfig, make_adam, require_positive, require_positive_integers, validate_discounting, validate_fraction
+from voidrl.algos.base import PolicyConfig, make_adam, require_non_negative, require_positive, require_positive_integers, validate_discounting, validate_fraction
 from voidrl.math import (
     clipped_surrogate_loss,
     entropy_loss,
@@ -59,7 +59,8 @@ class PPOConfig(PolicyConfig):
     not taken. None disables."""
     def validate(self) -> None:
         require_positive_integers(self, ("num_steps", "epochs", "minibatch_size"))
-        require_positive(self, ("learning_rate", "max_grad_norm", "target_kl", "clip_value"))
+        require_positive(self, ("learning_rate", "adam_eps", "max_grad_norm", "target_kl", "clip_value"))
+        require_non_negative(self, ("entropy_coef", "value_coef"))
         validate_fraction("clip", self.clip)
         validate_discounting(self)
         self.validate_policy()

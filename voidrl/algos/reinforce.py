@@ -8,7 +8,7 @@ from typing import Any
 import gymnasium as gym
 import torch
 
-from voidrl.algos.base import PolicyConfig, make_adam, require_positive, require_positive_integers, validate_discounting
+from voidrl.algos.base import PolicyConfig, make_adam, require_non_negative, require_positive, require_positive_integers, validate_discounting
 from voidrl.math import discounted_returns, entropy_loss, episode_start_values, explained_variance, policy_gradient_loss, value_loss
 from voidrl.nets.actor_critic import ActorCritic
 from voidrl.nets.flat import FlatParameters
@@ -50,6 +50,7 @@ class REINFORCEConfig(PolicyConfig):
     def validate(self) -> None:
         require_positive_integers(self, ("num_steps", "episodes_per_env"))
         require_positive(self, ("learning_rate", "adam_eps", "max_grad_norm"))
+        require_non_negative(self, ("entropy_coef", "value_coef"))
         validate_discounting(self)
         self.validate_policy()
 

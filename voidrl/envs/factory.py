@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, replace
 
 import gymnasium as gym
@@ -108,6 +109,15 @@ def list_env_ids() -> dict[str, list[str]]:
     return {suite: sorted(names) for suite, names in ids.items()}
 
 
+def route_mujoco_warnings() -> None:
+    """MuJoCo prints each model-compiler warning on stderr once per environment built; the one seen with
+    gymnasium 1.4's models is a deprecated XML attribute, which the user cannot act on. As a Python
+    DeprecationWarning it is hidden by default and shown once with ``python -W default``."""
+    import mujoco
+
+    mujoco.set_mju_user_warning(lambda message: warnings.warn(f"mujoco: {message}", DeprecationWarning, stacklevel=1))
+
+
 def make_env(env_id: str, config: EnvConfig | None = None, gamma: float = 0.99) -> VecEnv:
     """Build ``config.num_envs`` copies of ``env_id`` as one torch ``VecEnv``.
 
@@ -130,6 +140,8 @@ def make_env(env_id: str, config: EnvConfig | None = None, gamma: float = 0.99) 
         max_steps = config.max_episode_steps
         if suite == "minatar" and max_steps is None:
             max_steps = 27_000
+        if suite == "mujoco":
+            route_mujoco_warnings()
         env = make_gym_vec_env(env_id, config.num_envs, suite, max_steps)
     if variant.fall_penalty:
         env = FallPenalty(env)

@@ -19,7 +19,7 @@ from typing import Any
 import torch
 from torch.nn.utils import parametrize
 
-from voidrl.algos.base import require_positive, require_positive_integers
+from voidrl.algos.base import require_non_negative, require_positive, require_positive_integers
 from voidrl.intrinsic.augment import View, augment, draw_view
 from voidrl.intrinsic.buffer import RepresentationBuffer
 from voidrl.math.contrastive import nt_xent_loss
@@ -78,12 +78,8 @@ class APTConfig:
         require_positive_integers(self, ("knn_k", "representation_buffer", "contrastive_batch_size"))
         if self.contrastive_chunk_size is not None:
             require_positive_integers(self, ("contrastive_chunk_size",))
-        for name in ("contrastive_start", "contrastive_updates_per_step"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        require_non_negative(self, ("contrastive_start", "contrastive_updates_per_step", "knn_clip", "extrinsic_coef", "intrinsic_coef"))
         require_positive(self, ("temperature", "encoder_learning_rate", "encoder_max_grad_norm", "reward_offset"))
-        if self.knn_clip < 0:
-            raise ValueError(f"knn_clip must be >= 0, got {self.knn_clip}")
         if self.reward_observation not in REWARD_OBSERVATIONS:
             raise ValueError(f"reward_observation must be one of {', '.join(REWARD_OBSERVATIONS)}, got {self.reward_observation!r}")
 

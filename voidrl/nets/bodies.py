@@ -45,7 +45,10 @@ class PixelBody(nn.Module):
         layers.append(nn.Flatten())
         self.convs = nn.Sequential(*layers)
         with torch.no_grad():
-            flat = self.convs(torch.zeros(1, *obs_shape)).shape[1]
+            try:
+                flat = self.convs(torch.zeros(1, *obs_shape)).shape[1]
+            except RuntimeError:
+                raise ValueError(f"frames of shape {tuple(obs_shape)} are too small for this network's convolutions") from None
         self.fc = nn.Sequential(orthogonal_init(nn.Linear(flat, hidden)), nn.ReLU())
         self.offset = offset
         self.out_features = hidden

@@ -22,11 +22,19 @@ def validate_parts(parts: tuple[str, ...]) -> None:
         raise ValueError(f"init_parts must name one or more of {', '.join(PARTS)}, got {', '.join(parts) or 'nothing'}")
 
 
-def load_parts(policy: ActorCritic, path: str, parts: tuple[str, ...]) -> list[str]:
-    """Copy the named parts of the policy saved in checkpoint ``path`` into ``policy``; returns the keys copied.
+def parts_of(policy: ActorCritic) -> tuple[str, ...]:
+    """The parts ``policy`` has (every network has all but ``aux_head``, which only PPG's has)."""
+    keys = policy.state_dict()
+    return tuple(part for part, prefixes in PARTS.items() if any(key.startswith(prefixes) for key in keys))
+
+
+def load_parts(policy: ActorCritic, path: str, parts: tuple[str, ...] | None = None) -> list[str]:
+    """Copy the named parts (None: every part ``policy`` has) of the policy saved in checkpoint ``path``
+    into ``policy``; returns the keys copied.
 
     Everything else keeps its fresh initialisation (e.g. leave out the heads to re-initialise them).
     """
+    parts = parts_of(policy) if parts is None else parts
     validate_parts(parts)
     saved = load_checkpoint(path)["algorithm"]["policy"]
     own = policy.state_dict()
@@ -34,7 +42,7 @@ def load_parts(policy: ActorCritic, path: str, parts: tuple[str, ...]) -> list[s
     keys = [key for key in own if key.startswith(prefixes)]
     for part in parts:
         if not any(key.startswith(PARTS[part]) for key in keys):
-            raise ValueError(f"init_parts: this network has no {part}")
+            raise ValueError(f"init_parts: this network has no {part} (it has {', '.join(parts_of(policy))})")
     missing = [key for key in keys if key not in saved]
     mismatched = [key for key in keys if key in saved and saved[key].shape != own[key].shape]
     if missing or mismatched:

@@ -29,6 +29,8 @@ class RolloutStats:
     """Time in the ``on_step`` hook (e.g. contrastive updates)."""
     vector_steps: int = 0
     """Vector steps taken (each steps every environment once)."""
+    stopped: bool = False
+    """``should_stop`` ended the collection early; the storage holds a partial rollout to discard."""
 
 
 class Collector:
@@ -57,8 +59,12 @@ class Collector:
         return self.obs
 
     @torch.no_grad()
-    def collect(self, storage: RolloutStorage, start_step: int, episodes_per_env: int | None = None) -> RolloutStats:
+    def collect(self, storage: RolloutStorage, start_step: int, episodes_per_env: int | None = None,
+                should_stop: Callable[[], bool] | None = None) -> RolloutStats:
         """Fill ``storage`` with ``T`` vector steps; ``start_step`` counts env steps before it.
+
+        ``should_stop`` is asked before every vector step; when it answers True the collection
+        ends there with ``stats.stopped`` set (a run stopping on a signal between two steps).
 
         With ``episodes_per_env`` (REINFORCE's whole episodes, the envs freshly reset) the
         collection stops as soon as every env has finished that many episodes, or at ``T``;
@@ -74,6 +80,9 @@ class Collector:
         obs = self.obs.to(self.device)
         started = time.perf_counter()
         for t in range(storage.num_steps):
+            if should_stop is not None and should_stop():
+                stats.stopped = True
+                return stats
             if episodes_per_env is not None:
                 storage.valid[t] = finished < episodes_per_env
             dist, value = self.policy(obs)

@@ -3,41 +3,118 @@
 from __future__ import annotations
 
 import copy
+import ctypes
+import ctypes.util
+import multiprocessing
+import os
+import signal
+import sys
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 
 from voidrl.config import TrainConfig
 from voidrl.io.checkpoint import load_checkpoint
 from voidrl.io.report import compare_runs
-from voidrl.train.loop import CHECKPOINT_NAME, train_from_config
+from voidrl.train.loop import CHECKPOINT_NAME, Trainer
+from voidrl.train.signals import GracefulStop, RunStopped
+from voidrl.train.threads import available_cpus
 
 GROUPS = {"pre-trained": "pretrained", "scratch": "scratch"}
+PR_SET_PDEATHSIG = 1
 
 
 def run_to_completion(config: TrainConfig) -> None:
     """Train, resume an interrupted run, or skip one already finished (so a compare can be re-run)."""
     checkpoint = Path(config.run_dir) / CHECKPOINT_NAME
-    if not checkpoint.exists():
-        train_from_config(config)
-    elif load_checkpoint(checkpoint)["step"] < config.run.steps:
-        train_from_config(config, resume=True)
+    if not checkpoint.exists() or load_checkpoint(checkpoint)["step"] < config.run.steps:
+        Trainer(config, resume=True).train()
 
 
-def compare(base: TrainConfig, pretrained: str, seeds: int) -> str:
-    """``seeds`` runs each of ``base`` started from ``pretrained`` and from scratch, same budget.
+def comparison_runs(base: TrainConfig, seeds: int) -> list[TrainConfig]:
+    """``seeds`` runs each of ``base`` started from ``base.run.init_from`` and from scratch, same budget.
 
-    Runs go to ``<run_dir>/<pretrained|scratch>/seed<k>``; the table and plot to ``<run_dir>``.
-    Seeds are ``base.run.seed + k``, the same for both groups.
+    Runs go to ``<run_dir>/<pretrained|scratch>/seed<k>``, seeds ``base.run.seed + k`` (the same for both
+    groups), in the order pre-trained seed 0, scratch seed 0, pre-trained seed 1, ...
     """
     if seeds < 1:
         raise ValueError(f"seeds must be a positive integer, got {seeds}")
-    out_dir = Path(base.run_dir)
-    groups: dict[str, list[Path]] = {name: [] for name in GROUPS}
+    runs = []
     for k in range(seeds):
         for name, folder in GROUPS.items():
             config = copy.deepcopy(base)
             config.run.seed = base.run.seed + k
-            config.run.init_from = pretrained if name == "pre-trained" else None
-            config.run.run_dir = str(out_dir / folder / f"seed{k}")
+            if name == "scratch":
+                config.run.init_from = config.run.init_parts = None
+            config.run.run_dir = str(Path(base.run_dir) / folder / f"seed{k}")
+            runs.append(config)
+    return runs
+
+
+def preflight(configs: list[TrainConfig]) -> None:
+    """Build each run once on trial (nothing is written), so a bad option or a network that does not fit
+    fails before the first run starts. A checkpoint to start from that the pre-training is still to
+    write is left out of the trial."""
+    for config in configs:
+        if config.run.init_from is not None and not Path(config.run.init_from).exists():
+            config = copy.deepcopy(config)
+            config.run.init_from = config.run.init_parts = None
+        Trainer(config, resume=True).close()
+
+
+def compare(base: TrainConfig, runs: list[TrainConfig], parallel: int = 1) -> str:
+    """Run (or resume, or reuse) every run of ``comparison_runs``, ``parallel`` at a time; write and return the table."""
+    if parallel == 1:
+        for config in runs:
             run_to_completion(config)
-            groups[name].append(Path(config.run.run_dir))
-    return compare_runs(groups, base.run.steps, out_dir)
+    else:
+        run_side_by_side(runs, parallel)
+    groups = {name: [Path(c.run_dir) for c in runs if (c.run.init_from is None) == (name == "scratch")] for name in GROUPS}
+    return compare_runs(groups, base.run.steps, Path(base.run_dir))
+
+
+def run_side_by_side(runs: list[TrainConfig], parallel: int) -> None:
+    """``parallel`` runs at a time in worker processes, each with its share of the CPUs and no progress bar.
+
+    A SIGINT or SIGTERM to this process reaches every worker once (they run in process groups of
+    their own, so a terminal's Ctrl-C is not delivered twice): each running run writes its checkpoint
+    and stops, runs not started are dropped, and ``RunStopped`` is raised here; a second signal is
+    passed on too and stops the workers at once.
+    """
+    threads = max(1, available_cpus() // parallel)
+    runs = copy.deepcopy(runs)
+    for config in runs:
+        config.run.progress = False
+        config.run.torch_threads = config.run.torch_threads or threads
+    context = multiprocessing.get_context("spawn")
+    with GracefulStop() as stop, ProcessPoolExecutor(parallel, mp_context=context, initializer=_detach_worker) as pool:
+        futures = {pool.submit(run_to_completion, config): config.run_dir for config in runs}
+        pending = set(futures)
+        try:
+            while pending:
+                done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+                for future in done:
+                    future.result()  # a failed run stops the comparison with its error
+                    print(f"voidrl compare: {futures[future]} done ({len(futures) - len(pending)}/{len(futures)})",
+                          file=sys.stderr)
+                stop.check()
+        except BaseException as error:  # a signal, or a failed run: the others checkpoint and stop
+            _forward(error.signum if isinstance(error, RunStopped) else signal.SIGTERM)
+            try:
+                pool.shutdown(wait=True, cancel_futures=True)
+            except RunStopped as again:  # another signal while they checkpoint: they stop at once
+                _forward(again.signum)
+            raise
+
+
+def _forward(signum: int) -> None:
+    for child in multiprocessing.active_children():
+        os.kill(child.pid, signum)
+
+
+def _detach_worker() -> None:
+    """In each worker: a process group of its own (signals come only through the parent, once), and on
+    Linux a SIGTERM when the parent dies, so an orphaned run checkpoints and stops."""
+    os.setpgrp()
+    libc = ctypes.util.find_library("c")
+    if libc is not None and sys.platform.startswith("linux"):
+        ctypes.CDLL(libc).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)

@@ -38,19 +38,28 @@ class PeriodicEvaluator:
     The random generators of training are left as they were, so evaluating does not change training.
     """
 
-    def __init__(self, config: TrainConfig, run_dir: Path, start_step: int, resume: bool):
-        """``start_step``: the step training starts (or resumes) from; on ``resume``, rows after it are dropped."""
+    def __init__(self, config: TrainConfig, run_dir: Path):
         self.config = config
         self.every = config.run.eval_every
         self.episodes = config.run.eval_episodes
         self.path = run_dir / EVALUATIONS_NAME
         self.best_path = run_dir / BEST_NAME
-        self.last_step = start_step
+        self.last_step = 0
         self.best_return = -math.inf
         self.best: dict[str, Any] | None = None
         """Policy weights, normaliser statistics and step of the best evaluation (copies, on the cpu)."""
-        if resume:
-            truncate_csv(self.path, start_step)
+
+    def resume_at(self, step: int) -> None:
+        """Continue a run from a checkpoint at ``step`` (0: start a killed run over): drop the rows after it and
+        make ``best.pt`` the best agent of the state loaded (after a kill it may hold a later evaluation's)."""
+        self.last_step = step
+        truncate_csv(self.path, step)
+        if self.best is None:
+            self.best_path.unlink(missing_ok=True)
+            return
+        policy = build_policy_for(self.config, torch.device("cpu"))
+        policy.load_state_dict(self.best["policy"])
+        Agent(self.config, policy, self.best["env"], self.best["step"]).save(self.best_path)
 
     def due(self, step: int, final: bool) -> bool:
         """Whether training at ``step`` crossed a multiple of ``eval_every`` since the last evaluation, or ends."""
@@ -85,11 +94,5 @@ class PeriodicEvaluator:
         return {"best_return": self.best_return, **({} if self.best is None else {"best": self.best})}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore the best score, and rewrite ``best.pt`` from the copy in ``state``: after a kill, ``best.pt``
-        may hold weights of an evaluation later than the checkpoint, whose row a resume drops."""
         self.best_return = state["best_return"]
         self.best = state.get("best")
-        if self.best is not None:
-            policy = build_policy_for(self.config, torch.device("cpu"))
-            policy.load_state_dict(self.best["policy"])
-            Agent(self.config, policy, self.best["env"], self.best["step"]).save(self.best_path)

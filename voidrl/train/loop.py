@@ -1,12 +1,20 @@
-"""The one training loop: collect, update, log, checkpoint."""
+"""The one training loop: collect, update, log, checkpoint.
+
+``Trainer(config)`` builds every part of a run and checks every input (options,
+their fit to the environment, the run directory, the checkpoints named) without
+writing anything; ``Trainer.train()`` runs it. So a bad combination of options
+fails before any work, and a run directory is only touched by a run that can start.
+"""
 
 from __future__ import annotations
 
 import resource
 import sys
+import tempfile
 import time
 from collections import deque
 from pathlib import Path
+from typing import Any
 
 import torch
 from tqdm import tqdm
@@ -17,18 +25,25 @@ from voidrl.envs import make_env
 from voidrl.intrinsic.apt import APTReward
 from voidrl.io.checkpoint import load_checkpoint, save_checkpoint
 from voidrl.io.logger import RunLogger
+from voidrl.nets.parts import load_parts
+from voidrl.nets.persistence import PersistentUniforms
 from voidrl.rollout import Collector, RolloutStorage
 from voidrl.rollout.diagnostics import identical_action_fraction
 from voidrl.train.agent import Agent, resolve_device
 from voidrl.train.allocator import pin_allocator_thresholds
 from voidrl.train.evaluation import PeriodicEvaluator
-from voidrl.nets.parts import load_parts
-from voidrl.nets.persistence import PersistentUniforms
 from voidrl.train.seeding import rng_state, seed_everything, set_rng_state
+from voidrl.train.signals import GracefulStop, RunStopped
+from voidrl.train.threads import default_threads, torch_threads
 
 CHECKPOINT_NAME = "checkpoint.pt"
 HEALTHY_NAME = "healthy.pt"
 """With the collapse guard on: the last checkpoint written while the policy entropy was healthy."""
+RUN_FILES = ("episodes.csv", "metrics.csv", "config.json", "tensorboard")
+"""What a started run leaves in its directory before its first checkpoint."""
+LEARNING_STATE = ("algorithm", "env", "intrinsic", "action_noise")
+"""The parts of a checkpoint that make up what the agent has learned and how it acts. The collapse
+guard restores these; a resume restores them and also the counters, RNGs and evaluation record."""
 
 
 class RunDirError(ValueError):
@@ -45,106 +60,160 @@ def env_seed(seed: int, update: int) -> int:
     return (seed + 1_000_003 * update) % 2**31
 
 
+def has_run_files(run_dir: Path) -> bool:
+    return any((run_dir / name).exists() for name in RUN_FILES)
+
+
 def check_run_dir(config: TrainConfig, resume: bool) -> Path:
-    """Refuse to overwrite an existing run, or to resume one that has no checkpoint."""
+    """Refuse a directory that cannot be written, or one that holds a run unless resuming it."""
     run_dir = Path(config.run_dir)
-    checkpoint = run_dir / CHECKPOINT_NAME
-    if resume and not checkpoint.is_file():
-        raise RunDirError(f"cannot resume: {str(checkpoint)!r} does not exist")
-    if not resume and (checkpoint.exists() or (run_dir / "episodes.csv").exists()):
+    existing = run_dir
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise RunDirError(f"run_dir {str(run_dir)!r} cannot be created: {str(existing)!r} is a file")
+    try:
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as error:
+        raise RunDirError(f"run_dir {str(run_dir)!r} cannot be written ({error.strerror} in {str(existing)!r})") from None
+    if not resume and ((run_dir / CHECKPOINT_NAME).exists() or has_run_files(run_dir)):
         raise RunDirError(f"run directory {str(run_dir)!r} already holds a run; pass --resume to continue it or choose another --run-dir")
     return run_dir
 
 
-def train_from_config(config: TrainConfig, resume: bool = False) -> Agent:
-    """Train as ``config`` says; with ``resume``, continue from ``run_dir/checkpoint.pt``."""
-    config.validate()
-    device = resolve_device(config.run.device)
-    run_dir = check_run_dir(config, resume)
-    payload = load_checkpoint(run_dir / CHECKPOINT_NAME) if resume else None
-    if config.run.torch_threads:
-        torch.set_num_threads(config.run.torch_threads)
-    pin_allocator_thresholds()
-    seed_everything(config.run.seed)
+class Trainer:
+    """One training run: ``Trainer(config, resume)`` prepares it (nothing written), ``train()`` runs it.
 
-    gamma = getattr(config.algo_config, "gamma", 0.99)
-    env = make_env(config.run.env, config.env, gamma=gamma)
-    algo = ALGORITHMS[config.algo](config.algo_config, env.single_observation_space.shape, env.single_action_space, device)
-    plugin = APTReward(config.intrinsic_config, env.single_observation_space.shape, device) if config.run.intrinsic == "apt" else None
-    persistence = getattr(config.algo_config, "action_persistence", 0.0)
-    action_noise = PersistentUniforms(
-        env.num_envs, env.single_action_space.shape[0], persistence,
-        torch.Generator().manual_seed(config.run.seed),
-    ) if persistence else None
-    step = update = 0
-    if config.run.init_from is not None and payload is None:
-        load_parts(algo.policy, config.run.init_from, config.run.init_parts)
-    if payload is not None:
-        algo.load_state_dict(payload["algorithm"])
-        if plugin is not None:
-            plugin.load_state_dict(payload["intrinsic"])
-        env.load_state_dict(payload["env"])
-        if action_noise is not None:
-            action_noise.load_state_dict(payload["action_noise"])
-        set_rng_state(payload["rng"])
-        step, update = payload["step"], payload["update"]
+    With ``resume`` the run continues from ``run_dir/checkpoint.pt``; a run directory without a
+    checkpoint (a run killed before its first one, or none at all) starts over from step 0.
+    """
 
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "config.json").write_text(config.to_json() + "\n")
-    collector = Collector(env, algo.policy, device, on_step=None if plugin is None else plugin.on_step,
-                          action_noise=action_noise)
-    first_obs = collector.reset(env_seed(config.run.seed, update))
-    storage = RolloutStorage(
-        algo.num_steps, env.num_envs, first_obs.shape[1:], first_obs.dtype,
-        env.single_action_space.shape, torch.long if not env.single_action_space.shape else torch.float32, device,
-    )
-    logger = RunLogger(run_dir, config.to_dict(), resume_step=step if resume else None, wandb=config.run.wandb)
-    evaluator = None if config.run.eval_every is None else PeriodicEvaluator(config, run_dir, step, resume)
-    if evaluator is not None and payload is not None and "evaluation" in payload:
-        evaluator.load_state_dict(payload["evaluation"])
-    total = config.run.steps
-    recent_returns: deque[float] = deque(maxlen=20)
-    bar = tqdm(total=total, initial=min(step, total), unit="step", disable=not config.run.progress,
-               dynamic_ncols=True, mininterval=1.0, file=sys.stderr)
+    def __init__(self, config: TrainConfig, resume: bool = False):
+        config.validate()
+        self.config = config
+        self.device = resolve_device(config.run.device)
+        self.run_dir = check_run_dir(config, resume)
+        checkpoint_path = self.run_dir / CHECKPOINT_NAME
+        payload = load_checkpoint(checkpoint_path) if resume and checkpoint_path.is_file() else None
+        self.resume = resume
+        self.starts_over = resume and payload is None and has_run_files(self.run_dir)
+        """``resume`` on a directory holding a run that never wrote a checkpoint: its rows are dropped."""
+        self.step = self.update = 0
+        seed_everything(config.run.seed)
 
-    def checkpoint(healthy: bool) -> None:
-        payload = {
-            "config": config.to_dict(), "algorithm": algo.state_dict(), "env": env.state_dict(),
-            "rng": rng_state(), "step": step, "update": update,
-            **({} if plugin is None else {"intrinsic": plugin.state_dict()}),
-            **({} if evaluator is None else {"evaluation": evaluator.state_dict()}),
-            **({} if action_noise is None else {"action_noise": action_noise.state_dict()}),
-        }
-        save_checkpoint(run_dir / CHECKPOINT_NAME, payload)
-        if healthy and config.run.collapse_entropy is not None:
-            save_checkpoint(run_dir / HEALTHY_NAME, payload)
+        self.env = make_env(config.run.env, config.env, gamma=getattr(config.algo_config, "gamma", 0.99))
+        try:
+            self._build_parts()
+            if payload is not None:
+                self.load_state(payload)
+            elif config.run.init_from is not None:
+                load_parts(self.algo.policy, config.run.init_from, config.run.init_parts)
+        except BaseException:
+            self.env.close()
+            raise
 
-    def restore_healthy() -> bool:
-        if not (run_dir / HEALTHY_NAME).exists():
-            return False
-        healthy = load_checkpoint(run_dir / HEALTHY_NAME)
-        algo.load_state_dict(healthy["algorithm"])
-        env.load_state_dict(healthy["env"])
-        if plugin is not None:
-            plugin.load_state_dict(healthy["intrinsic"])
-        return True
+    def _build_parts(self) -> None:
+        config, env = self.config, self.env
+        obs_shape, action_space = env.single_observation_space.shape, env.single_action_space
+        self.algo = ALGORITHMS[config.algo](config.algo_config, obs_shape, action_space, self.device)
+        self.plugin = APTReward(config.intrinsic_config, obs_shape, self.device) if config.run.intrinsic == "apt" else None
+        persistence = getattr(config.algo_config, "action_persistence", 0.0)
+        self.action_noise = PersistentUniforms(
+            env.num_envs, action_space.shape[0], persistence, torch.Generator().manual_seed(config.run.seed),
+        ) if persistence else None
+        self.evaluator = None if config.run.eval_every is None else PeriodicEvaluator(config, self.run_dir)
+        self.threads = config.run.torch_threads or default_threads(obs_shape)
 
-    low_entropy_updates = 0
+    def close(self) -> None:
+        """Release the environments of a run that will not be trained (``train`` closes them itself)."""
+        self.env.close()
 
-    try:
-        while step < total:
+    def parts(self) -> dict[str, Any]:
+        """Every stateful part of the run by checkpoint key (absent parts left out)."""
+        parts = {"algorithm": self.algo, "env": self.env, "intrinsic": self.plugin, "action_noise": self.action_noise,
+                 "evaluation": self.evaluator}
+        return {name: part for name, part in parts.items() if part is not None}
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"config": self.config.to_dict(), "rng": rng_state(), "step": self.step, "update": self.update,
+                **{name: part.state_dict() for name, part in self.parts().items()}}
+
+    def load_state(self, payload: dict[str, Any], names: tuple[str, ...] | None = None) -> None:
+        """Restore the parts ``names`` (default: everything, counters and RNGs included) from ``payload``.
+
+        A part the payload lacks (e.g. the evaluation record of a run that had none) keeps its state.
+        """
+        for name, part in self.parts().items():
+            if (names is None or name in names) and name in payload:
+                part.load_state_dict(payload[name])
+        if names is None:
+            set_rng_state(payload["rng"])
+            self.step, self.update = payload["step"], payload["update"]
+
+    def save(self, healthy: bool) -> None:
+        payload = self.state_dict()
+        save_checkpoint(self.run_dir / CHECKPOINT_NAME, payload)
+        if healthy and self.config.run.collapse_entropy is not None:
+            save_checkpoint(self.run_dir / HEALTHY_NAME, payload)
+
+    def train(self) -> Agent:
+        """Run until ``config.run.steps``; on SIGINT/SIGTERM write a checkpoint and raise ``RunStopped``."""
+        config, env, run_dir = self.config, self.env, self.run_dir
+        pin_allocator_thresholds()
+        if self.resume and self.step == 0:
+            print(f"voidrl: {run_dir} has no checkpoint"
+                  + (" (its run stopped before the first one); starting the run over" if self.starts_over else " yet; starting the run"),
+                  file=sys.stderr)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / "config.json").write_text(config.to_json() + "\n")
+        logger = RunLogger(run_dir, config.to_dict(), resume_step=self.step if self.resume else None, wandb=config.run.wandb)
+        if self.evaluator is not None and self.resume:
+            self.evaluator.resume_at(self.step)
+        bar = tqdm(total=config.run.steps, initial=min(self.step, config.run.steps), unit="step",
+                   disable=not config.run.progress, dynamic_ncols=True, mininterval=1.0, file=sys.stderr)
+        try:
+            with torch_threads(self.threads), GracefulStop() as stop:
+                self._loop(logger, bar, stop)
+        except RunStopped as stopped:
+            if not stopped.forced:
+                self.save(healthy=False)
+            bar.write(f"voidrl: stopped by {stopped.signal_name} at step {self.step}; "
+                      + ("no new checkpoint (second signal); " if stopped.forced else "checkpoint written; ")
+                      + f"continue with --resume --run-dir {run_dir}", file=sys.stderr)
+            raise
+        finally:
+            bar.close()
+            logger.close()
+            env.close()
+        return Agent(config, self.algo.policy, env.state_dict(), self.step)
+
+    def _loop(self, logger: RunLogger, bar: tqdm, stop: GracefulStop) -> None:
+        config, env, algo, plugin = self.config, self.env, self.algo, self.plugin
+        collector = Collector(env, algo.policy, self.device, on_step=None if plugin is None else plugin.on_step,
+                              action_noise=self.action_noise)
+        first_obs = collector.reset(env_seed(config.run.seed, self.update))
+        storage = RolloutStorage(
+            algo.num_steps, env.num_envs, first_obs.shape[1:], first_obs.dtype,
+            env.single_action_space.shape, torch.long if not env.single_action_space.shape else torch.float32, self.device,
+        )
+        total = config.run.steps
+        recent_returns: deque[float] = deque(maxlen=20)
+        low_entropy_updates = 0
+        while self.step < total:
             started = time.perf_counter()
             episodes_per_env = getattr(algo, "episodes_per_env", None)
-            if episodes_per_env is not None and update > 0:  # whole episodes: every rollout starts from a reset
-                collector.reset(env_seed(config.run.seed, update))
-            stats = collector.collect(storage, step, episodes_per_env)
+            if episodes_per_env is not None and self.update > 0:  # whole episodes: every rollout starts from a reset
+                collector.reset(env_seed(config.run.seed, self.update))
+            stats = collector.collect(storage, self.step, episodes_per_env, should_stop=lambda: stop.requested)
+            stop.check()  # a signal during the collection: stop with the state of the last update
             intrinsic_metrics = {} if plugin is None else plugin.rewrite_rewards(storage)
             collected = time.perf_counter()
-            metrics = algo.update(storage, progress=step / total) | intrinsic_metrics
+            metrics = algo.update(storage, progress=self.step / total) | intrinsic_metrics
             updated = time.perf_counter()
             steps_taken = stats.vector_steps * env.num_envs
-            step += steps_taken
-            update += 1
+            self.step += steps_taken
+            self.update += 1
             recent_returns.extend(stats.episode_returns)
             metrics.update({
                 "time/sps": steps_taken / (updated - started),
@@ -162,27 +231,36 @@ def train_from_config(config: TrainConfig, resume: bool = False) -> Agent:
             healthy = config.run.collapse_entropy is None or entropy >= config.run.collapse_entropy
             low_entropy_updates = 0 if healthy else low_entropy_updates + 1
             if low_entropy_updates == config.run.collapse_patience:
-                restored = config.run.collapse_restore and restore_healthy()
+                restored = config.run.collapse_restore and self.restore_healthy()
                 metrics["rollout/collapse_restored"] = float(restored)
                 bar.write(
                     f"voidrl: warning: policy entropy below {config.run.collapse_entropy} for {low_entropy_updates} "
-                    f"updates at step {step} (policy collapse?)"
+                    f"updates at step {self.step} (policy collapse?)"
                     + ("; restored the last healthy checkpoint" if restored else ""),
                     file=sys.stderr,
                 )
                 low_entropy_updates = 0
-            if evaluator is not None and evaluator.due(step, final=step >= total):
-                metrics |= evaluator.evaluate(Agent(config, algo.policy, env.state_dict(), step))
+            if self.evaluator is not None and self.evaluator.due(self.step, final=self.step >= total):
+                metrics |= self.evaluator.evaluate(Agent(config, algo.policy, env.state_dict(), self.step))
             logger.log_episodes(stats.episode_steps, stats.episode_returns, stats.episode_lengths)
-            logger.log_metrics(step, metrics)
+            logger.log_metrics(self.step, metrics)
             logger.flush()
-            if update % config.run.checkpoint_every == 0 or step >= total:
-                checkpoint(healthy)
-            bar.update(min(step, total) - bar.n)
+            if self.update % config.run.checkpoint_every == 0 or self.step >= total:
+                self.save(healthy)
+            bar.update(min(self.step, total) - bar.n)
             if recent_returns:
                 bar.set_postfix_str(f"return(last {len(recent_returns)}) {metrics['rollout/recent_return_mean']:.1f}", refresh=False)
-    finally:
-        bar.close()
-        logger.close()
-        env.close()
-    return Agent(config, algo.policy, env.state_dict(), step)
+            stop.check()  # a signal during the update: it has finished, stop now
+
+    def restore_healthy(self) -> bool:
+        """The collapse guard's restore: the learning state of ``healthy.pt``; the step goes on."""
+        path = self.run_dir / HEALTHY_NAME
+        if not path.exists():
+            return False
+        self.load_state(load_checkpoint(path), LEARNING_STATE)
+        return True
+
+
+def train_from_config(config: TrainConfig, resume: bool = False) -> Agent:
+    """Train as ``config`` says; with ``resume``, continue from ``run_dir/checkpoint.pt`` (or start over without one)."""
+    return Trainer(config, resume).train()

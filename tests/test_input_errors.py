@@ -1,0 +1,163 @@
+"""Bad input, table by table: every option against wrong types, non-finite numbers, its range, and the
+combinations that cannot work. Each is refused with one line naming the option, exit status 2, before any
+work, and nothing is written."""
+
+import dataclasses
+import math
+import typing
+
+import pytest
+import torch
+
+import voidrl
+from voidrl.algos import ALGORITHMS
+from voidrl.cli import main
+from voidrl.config import RunConfig, field_type, make_config
+from voidrl.envs.factory import EnvConfig
+from voidrl.intrinsic.apt import APTConfig
+from voidrl.train.loop import Trainer
+
+SHARED_SECTIONS = (RunConfig, EnvConfig, APTConfig)
+
+WRONG_VALUES = {
+    float: ["0.1x", True, math.nan, math.inf, -math.inf],
+    int: [1.5, "3", True],
+    bool: ["yes", 1],
+    str: [3, None],
+    tuple: ["64", (1.5,)],
+}
+"""Values of the wrong type (or non-finite) for a field of each type."""
+
+
+def owners():
+    """(algo, field name, base type, optional) for every field of every config the command line exposes."""
+    for cls in SHARED_SECTIONS:
+        for field in dataclasses.fields(cls):
+            yield ("ppo", field.name, *field_type(cls, field.name))
+    for algo, algorithm in ALGORITHMS.items():
+        for field in dataclasses.fields(algorithm.config_class):
+            yield (algo, field.name, *field_type(algorithm.config_class, field.name))
+
+
+@pytest.mark.parametrize("algo,name,base,optional", list(owners()), ids=lambda v: getattr(v, "__name__", str(v)))
+def test_every_field_refuses_wrong_types_and_non_finite_numbers(algo, name, base, optional):
+    kind = tuple if typing.get_origin(base) is tuple else base
+    for value in WRONG_VALUES[kind]:
+        if value is None and optional:
+            continue
+        with pytest.raises(ValueError, match=name):
+            make_config(algo, **{name: value, **({"intrinsic": "apt"} if hasattr(APTConfig, name) else {})}).validate()
+
+
+RANGES = {
+    # (algo, field): values outside the field's range
+    ("ppo", "steps"): [0, -5], ("ppo", "checkpoint_every"): [0], ("ppo", "collapse_patience"): [0],
+    ("ppo", "eval_every"): [0], ("ppo", "eval_episodes"): [0], ("ppo", "torch_threads"): [-1],
+    ("ppo", "intrinsic"): ["rnd"], ("ppo", "env"): ["Bogus-v9"], ("ppo", "init_parts"): [("encoder",), ()],
+    ("ppo", "num_envs"): [0], ("ppo", "max_episode_steps"): [0], ("ppo", "reward_scale"): [0.0, -1.0],
+    ("ppo", "reward_clip"): [0.0, -1.0],
+    ("ppo", "num_steps"): [0], ("ppo", "epochs"): [0], ("ppo", "minibatch_size"): [0], ("ppo", "learning_rate"): [0.0],
+    ("ppo", "adam_eps"): [0.0], ("ppo", "max_grad_norm"): [0.0], ("ppo", "target_kl"): [0.0], ("ppo", "clip_value"): [-0.1],
+    ("ppo", "clip"): [0.0, 1.0], ("ppo", "entropy_coef"): [-0.01], ("ppo", "value_coef"): [-0.5],
+    ("ppo", "gamma"): [0.0, 1.5], ("ppo", "gae_lambda"): [-0.1, 1.1], ("ppo", "network"): ["resnet"],
+    ("ppo", "continuous_policy"): ["beta"], ("ppo", "std_parameterization"): ["exp"], ("ppo", "mixture_modes"): [0],
+    ("ppo", "action_persistence"): [-0.1, 1.0], ("ppo", "hidden_sizes"): [(64, 0)],
+    ("ppg", "value_epochs"): [0], ("ppg", "policy_iterations"): [0], ("ppg", "aux_epochs"): [0],
+    ("ppg", "aux_minibatch_size"): [0], ("ppg", "chunk_size"): [0], ("ppg", "critic_learning_rate"): [0.0],
+    ("ppg", "critic_max_grad_norm"): [0.0], ("ppg", "aux_kl_stop"): [0.0], ("ppg", "beta_clone"): [-1.0],
+    ("ppg", "critic_network"): ["resnet"], ("ppg", "hidden_sizes"): [(0,)], ("ppg", "adam_eps"): [0.0],
+    ("ppg", "entropy_coef"): [-0.01],
+    ("reinforce", "episodes_per_env"): [0], ("reinforce", "value_coef"): [-1.0], ("reinforce", "max_grad_norm"): [0.0],
+    ("a2c", "optimizer"): ["sgd"], ("a2c", "rmsprop_alpha"): [0.0, 1.0], ("a2c", "optimizer_eps"): [0.0],
+    ("npg", "cg_iterations"): [0], ("npg", "cg_damping"): [-0.1], ("npg", "value_learning_rate"): [0.0],
+    ("npg", "value_epochs"): [0], ("npg", "value_minibatch_size"): [0], ("npg", "value_max_grad_norm"): [0.0],
+    ("npg", "step_size"): [0.0], ("npg", "shared"): [True],
+    ("trpo", "max_kl"): [0.0], ("trpo", "backtrack_ratio"): [0.0, 1.0], ("trpo", "max_backtracks"): [0],
+    ("ppo", "knn_k"): [0], ("ppo", "representation_buffer"): [0], ("ppo", "contrastive_batch_size"): [0],
+    ("ppo", "contrastive_chunk_size"): [0], ("ppo", "contrastive_start"): [-1], ("ppo", "contrastive_updates_per_step"): [-0.5],
+    ("ppo", "knn_clip"): [-1.0], ("ppo", "extrinsic_coef"): [-1.0], ("ppo", "intrinsic_coef"): [-1.0],
+    ("ppo", "temperature"): [0.0], ("ppo", "encoder_learning_rate"): [0.0], ("ppo", "encoder_max_grad_norm"): [0.0],
+    ("ppo", "reward_offset"): [0.0], ("ppo", "reward_observation"): ["previous"],
+}
+ANY_VALUE = {
+    "seed", "init_log_std", "collapse_entropy", "run_dir", "init_from", "progress", "wandb", "collapse_restore",
+    "normalize_observation", "normalize_reward", "episodic_life", "anneal_lr", "normalize_advantages", "shared",
+    "baseline", "reward_to_go",
+}
+"""Fields with no range of their own: any value of the right type is valid (device and the run directory
+are checked when the run is built; booleans have no range)."""
+
+
+@pytest.mark.parametrize("algo,name", list(RANGES))
+def test_values_outside_a_fields_range_are_refused_by_name(algo, name):
+    for value in RANGES[algo, name]:
+        options = {name: value, **({"intrinsic": "apt"} if hasattr(APTConfig, name) else {})}
+        if name == "init_parts":
+            options["init_from"] = "pre.pt"
+        with pytest.raises(ValueError, match=name if name != "env" else "unknown environment id"):
+            make_config(algo, **options).validate()
+
+
+def test_the_range_table_covers_every_field():
+    """A new option must get a range check (and a row above) or be declared free of one."""
+    covered = {name for _, name in RANGES} | ANY_VALUE | {"device"}
+    assert {name for _, name, _, _ in owners()} - covered == set()
+
+
+@pytest.fixture(scope="module")
+def pretrained(tmp_path_factory):
+    path = tmp_path_factory.mktemp("pre") / "run"
+    voidrl.train("ppo", env="CartPole-v1", steps=256, num_envs=2, num_steps=128, run_dir=str(path), progress=False)
+    return str(path / "checkpoint.pt")
+
+
+COMBINATIONS = [
+    (["finetune", "ppo", "--from", "{pre}", "--init-parts", "aux_head"], "init_parts: this network has no aux_head"),
+    (["finetune", "ppo", "--from", "missing.pt"], "'missing.pt' does not exist"),
+    (["train", "ppg", "--env", "HalfCheetah-v5"], "ppg supports discrete action spaces only"),
+    (["train", "ppo", "--env", "CartPole-v1", "--intrinsic", "apt"], "apt needs pixel observations"),
+    (["train", "ppo", "--env", "CartPole-v1", "--preset", "atari"], "network 'nature' needs [C, H, W] observations"),
+    (["train", "ppo", "--env", "MinAtar/Breakout-v1", "--network", "nature"], "too small for this network's convolutions"),
+    (["train", "ppo", "--continuous-policy", "mixture"], "need a Box action space"),
+    (["train", "trpo", "--env", "HalfCheetah-v5", "--continuous-policy", "mixture"], "'mixture' has no closed-form KL"),
+    (["train", "a2c", "--env", "HalfCheetah-v5", "--action-persistence", "0.5"], "action_persistence needs continuous_policy mixture"),
+    (["train", "ppg", "--shared"], "unrecognized arguments: --shared"),
+    (["train", "ppo", "--knn-k", "3"], "knn_k: APT option, used only with --intrinsic apt"),
+    (["train", "ppo", "--collapse-restore"], "collapse_restore needs collapse_entropy"),
+    (["train", "ppo", "--init-parts", "critic"], "init_parts needs init_from"),
+    (["train", "ppo", "--learning-rate", "nan"], "learning_rate must be a finite number, got nan"),
+    (["train", "ppo", "--gamma", "inf"], "gamma must be a finite number, got inf"),
+    (["train", "ppo", "--steps", "1e5"], "invalid int value: '1e5'"),
+    (["train", "ppo", "--run-dir", "a_file/run"], "'a_file' is a file"),
+    (["train", "ppo", "--run-dir", "/proc/voidrl-test/run"], "cannot be written"),
+    (["train", "ppo", "--device", "tpu"], "device must be cpu, cuda, cuda:N or auto"),
+    (["compare", "ppo", "--from", "{pre}", "--seeds", "0"], "--seeds must be a positive integer"),
+    (["compare", "ppo", "--from", "{pre}", "--parallel", "0"], "--parallel must be a positive integer"),
+    (["compare", "ppo", "--steps", "512"], "exactly one of --from CHECKPOINT and --pretrain-steps N"),
+    (["compare", "ppo", "--pretrain-steps", "0", "--run-dir", "cmp"], "--pretrain-steps must be a positive integer"),
+    (["compare", "ppo", "--from", "{pre}", "--init-parts", "aux_head"], "init_parts: this network has no aux_head"),
+    (["eval", "--checkpoint", "{pre}", "--episodes", "0"], "--episodes must be a positive integer"),
+    (["eval", "--checkpoint", "{pre}", "--device", "cuda:7"], "device 'cuda:7' is not available"),
+]
+
+
+@pytest.mark.parametrize("args,fragment", COMBINATIONS, ids=[" ".join(a) for a, _ in COMBINATIONS])
+def test_combinations_that_do_not_fit_fail_before_any_work(tmp_path, monkeypatch, capsys, pretrained, args, fragment):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a_file").write_text("not a directory")
+    assert main([arg.format(pre=pretrained) for arg in args]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "Traceback" not in err[0], err
+    assert fragment in err[0], err[0]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["a_file"]  # nothing written
+
+
+def test_finetuning_ppo_with_the_default_parts_loads_every_part_it_has(tmp_path, monkeypatch, pretrained):
+    config = make_config("ppo", init_from=pretrained, run_dir=str(tmp_path / "fine"))
+    trainer = Trainer(config)
+    saved = voidrl.load(pretrained).policy.state_dict()
+    assert all(torch.equal(value, saved[key]) for key, value in trainer.algo.policy.state_dict().items())
+    trainer.close()
+    monkeypatch.chdir(tmp_path)
+    assert main(["finetune", "ppo", "--from", pretrained, "--steps", "256", "--num-envs", "2", "--num-steps", "128",
+                 "--run-dir", "fine", "--no-progress"]) == 0

@@ -1,0 +1,95 @@
+"""Resume that forgives: the original command again, a run killed before its first checkpoint, SIGTERM and
+SIGINT writing a checkpoint, and one restore path for the collapse guard and the resume."""
+
+import signal
+import subprocess
+import time
+
+import pytest
+import torch
+
+from tests.test_cli import VOIDRL, assert_usage_error, read_rows, run
+from voidrl.config import make_config
+from voidrl.io.checkpoint import load_checkpoint
+from voidrl.train.loop import Trainer
+
+ORIGINAL = ["train", "ppo", "--env", "CartPole-v1", "--seed", "1", "--num-steps", "64", "--run-dir", "run", "--no-progress"]
+"""8 envs x 64 steps: 512 steps per update."""
+
+
+def test_the_original_command_with_resume_appended_continues_the_run(tmp_path):
+    assert run(*ORIGINAL, "--steps", "1024", cwd=tmp_path).returncode == 0
+    result = run(*ORIGINAL, "--steps", "2048", "--resume", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert [int(row["step"]) for row in read_rows(tmp_path / "run" / "metrics.csv")] == [512, 1024, 1536, 2048]
+
+
+def test_resume_names_each_changed_option_with_its_old_and_new_value(tmp_path):
+    assert run(*ORIGINAL, "--steps", "512", cwd=tmp_path).returncode == 0
+    result = run(*ORIGINAL, "--steps", "1024", "--resume", "--seed", "2", "--gamma", "0.9", "--preset", "cartpole", cwd=tmp_path)
+    assert_usage_error(result, "--gamma 0.98 -> 0.9, --seed 1 -> 2")
+    assert [int(row["step"]) for row in read_rows(tmp_path / "run" / "metrics.csv")] == [512]  # untouched
+
+
+def test_a_run_killed_before_its_first_checkpoint_starts_over_on_resume(tmp_path):
+    assert run(*ORIGINAL, "--steps", "1024", cwd=tmp_path).returncode == 0
+    fresh = (tmp_path / "run" / "episodes.csv").read_text()
+    (tmp_path / "run" / "checkpoint.pt").unlink()  # as if killed before it was written
+    with open(tmp_path / "run" / "episodes.csv", "a") as handle:
+        handle.write("1536,9.0,9\n")  # a row past anything the new run has done
+    result = run("train", "ppo", "--resume", "--run-dir", "run", "--no-progress", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "has no checkpoint (its run stopped before the first one); starting the run over" in result.stderr
+    assert (tmp_path / "run" / "episodes.csv").read_text() == fresh  # the same seeded run, each row once
+    assert [int(row["step"]) for row in read_rows(tmp_path / "run" / "metrics.csv")] == [512, 1024]
+
+
+def test_resume_of_a_directory_without_a_run_starts_it(tmp_path):
+    result = run(*ORIGINAL, "--steps", "512", "--resume", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "has no checkpoint yet; starting the run" in result.stderr
+    assert load_checkpoint(tmp_path / "run" / "checkpoint.pt")["step"] == 512
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_writes_a_checkpoint_at_a_safe_point_and_the_run_resumes(tmp_path, signum):
+    per_update = 512
+    args = [*ORIGINAL, "--steps", "1000000", "--checkpoint-every", "100000"]  # no periodic checkpoint before the signal
+    process = subprocess.Popen([*VOIDRL, *args], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    metrics = tmp_path / "run" / "metrics.csv"
+    deadline = time.time() + 120
+    while time.time() < deadline and not (metrics.exists() and len(read_rows(metrics)) >= 3):
+        time.sleep(0.05)
+    process.send_signal(signum)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 128 + signum, err
+    name = signal.Signals(signum).name
+    assert f"stopped by {name}" in err and "checkpoint written; continue with --resume" in err, err
+    step = load_checkpoint(tmp_path / "run" / "checkpoint.pt")["step"]
+    steps = [int(row["step"]) for row in read_rows(metrics)]
+    assert steps == list(range(per_update, step + 1, per_update))  # the checkpoint is at the last logged update
+
+    result = run("train", "ppo", "--resume", "--run-dir", "run", "--steps", str(step + 2 * per_update), "--no-progress",
+                 cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    steps = [int(row["step"]) for row in read_rows(metrics)]
+    assert steps == list(range(per_update, step + 2 * per_update + 1, per_update))
+
+
+def test_the_collapse_guard_restores_the_same_state_as_a_resume(tmp_path):
+    """The notebook's pendulum: the mixture policy's persistent action noise is part of the learning state."""
+    config = make_config("a2c", env="voidrl/InvertedPendulumFall-v5", num_envs=2, collapse_entropy=-1e9,
+                         run_dir=str(tmp_path / "run"), progress=False)
+    trainer = Trainer(config)
+    trainer.save(healthy=True)
+    healthy_noise = trainer.action_noise.uniforms.clone()
+    healthy_policy = {k: v.clone() for k, v in trainer.algo.policy.state_dict().items()}
+    for _ in range(5):
+        trainer.action_noise.draw()
+    with torch.no_grad():
+        for parameter in trainer.algo.policy.parameters():
+            parameter.add_(1.0)
+    assert trainer.restore_healthy()
+    assert torch.equal(trainer.action_noise.uniforms, healthy_noise)
+    assert all(torch.equal(v, healthy_policy[k]) for k, v in trainer.algo.policy.state_dict().items())
+    trainer.close()

@@ -1,0 +1,68 @@
+"""Stopping a run on SIGINT (Ctrl-C) or SIGTERM (schedulers, ``timeout``) with a checkpoint.
+
+The first signal is only noted: the run stops at its next safe point (between two
+vector steps of a collection, or after the update in progress with its logging,
+evaluation and checkpoint), so the checkpoint it writes holds a state the run really
+passed through, never a half-applied update. A second signal stops at once, without a
+new checkpoint.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class RunStopped(KeyboardInterrupt):
+    """The run was stopped by signal ``signum``; ``forced``: by a second signal, without waiting for a safe point."""
+
+    def __init__(self, signum: int, forced: bool = False):
+        super().__init__(signum, forced)
+        self.signum = signum
+        self.forced = forced
+
+    @property
+    def signal_name(self) -> str:
+        return signal.Signals(self.signum).name
+
+    @property
+    def exit_status(self) -> int:
+        """The shell's convention for a process ended by a signal: 128 + its number."""
+        return 128 + self.signum
+
+
+class GracefulStop:
+    """Context manager that records the first SIGINT/SIGTERM and raises ``RunStopped`` on the second.
+
+    Poll ``requested`` at safe points, or call ``check()`` there. Outside the main thread
+    (where Python cannot install handlers) it installs nothing.
+    """
+
+    def __init__(self):
+        self.signum: int | None = None
+        self.previous: dict[int, object] = {}
+
+    @property
+    def requested(self) -> bool:
+        return self.signum is not None
+
+    def check(self) -> None:
+        """Raise ``RunStopped`` if a signal has arrived."""
+        if self.signum is not None:
+            raise RunStopped(self.signum)
+
+    def __enter__(self) -> GracefulStop:
+        if threading.current_thread() is threading.main_thread():
+            self.previous = {signum: signal.signal(signum, self._handle) for signum in STOP_SIGNALS}
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        for signum, handler in self.previous.items():
+            signal.signal(signum, handler)
+
+    def _handle(self, signum: int, frame) -> None:
+        if self.signum is not None:
+            raise RunStopped(signum, forced=True)
+        self.signum = signum
