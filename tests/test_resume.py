@@ -8,7 +8,8 @@ import time
 import pytest
 import torch
 
-from tests.test_cli import VOIDRL, assert_usage_error, read_rows, run
+from tests.test_cli import VOIDRL, read_rows, run
+from voidrl.cli import main
 from voidrl.config import make_config
 from voidrl.io.checkpoint import load_checkpoint
 from voidrl.train.loop import Trainer
@@ -17,38 +18,48 @@ ORIGINAL = ["train", "ppo", "--env", "CartPole-v1", "--seed", "1", "--num-steps"
 """8 envs x 64 steps: 512 steps per update."""
 
 
-def test_the_original_command_with_resume_appended_continues_the_run(tmp_path):
-    assert run(*ORIGINAL, "--steps", "1024", cwd=tmp_path).returncode == 0
-    result = run(*ORIGINAL, "--steps", "2048", "--resume", cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
-    assert [int(row["step"]) for row in read_rows(tmp_path / "run" / "metrics.csv")] == [512, 1024, 1536, 2048]
+@pytest.fixture
+def in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
 
 
-def test_resume_names_each_changed_option_with_its_old_and_new_value(tmp_path):
-    assert run(*ORIGINAL, "--steps", "512", cwd=tmp_path).returncode == 0
-    result = run(*ORIGINAL, "--steps", "1024", "--resume", "--seed", "2", "--gamma", "0.9", "--preset", "cartpole", cwd=tmp_path)
-    assert_usage_error(result, "--gamma 0.98 -> 0.9, --seed 1 -> 2")
-    assert [int(row["step"]) for row in read_rows(tmp_path / "run" / "metrics.csv")] == [512]  # untouched
+def metric_steps(run_dir):
+    return [int(row["step"]) for row in read_rows(run_dir / "metrics.csv")]
 
 
-def test_a_run_killed_before_its_first_checkpoint_starts_over_on_resume(tmp_path):
-    assert run(*ORIGINAL, "--steps", "1024", cwd=tmp_path).returncode == 0
-    fresh = (tmp_path / "run" / "episodes.csv").read_text()
-    (tmp_path / "run" / "checkpoint.pt").unlink()  # as if killed before it was written
-    with open(tmp_path / "run" / "episodes.csv", "a") as handle:
+def test_the_original_command_with_resume_appended_continues_the_run(in_tmp):
+    assert main([*ORIGINAL, "--steps", "1024"]) == 0
+    assert main([*ORIGINAL, "--steps", "2048", "--resume"]) == 0
+    assert metric_steps(in_tmp / "run") == [512, 1024, 1536, 2048]
+
+
+def test_resume_names_each_changed_option_with_its_old_and_new_value(in_tmp, capsys):
+    assert main([*ORIGINAL, "--steps", "512"]) == 0
+    capsys.readouterr()
+    assert main([*ORIGINAL, "--steps", "1024", "--resume", "--seed", "2", "--gamma", "0.9", "--preset", "cartpole"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "--gamma 0.98 -> 0.9, --seed 1 -> 2" in line
+    assert metric_steps(in_tmp / "run") == [512]  # untouched
+
+
+def test_a_run_killed_before_its_first_checkpoint_starts_over_on_resume(in_tmp, capsys):
+    assert main([*ORIGINAL, "--steps", "1024"]) == 0
+    fresh = (in_tmp / "run" / "episodes.csv").read_text()
+    (in_tmp / "run" / "checkpoint.pt").unlink()  # as if killed before it was written
+    with open(in_tmp / "run" / "episodes.csv", "a") as handle:
         handle.write("1536,9.0,9\n")  # a row past anything the new run has done
-    result = run("train", "ppo", "--resume", "--run-dir", "run", "--no-progress", cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
-    assert "has no checkpoint (its run stopped before the first one); starting the run over" in result.stderr
-    assert (tmp_path / "run" / "episodes.csv").read_text() == fresh  # the same seeded run, each row once
-    assert [int(row["step"]) for row in read_rows(tmp_path / "run" / "metrics.csv")] == [512, 1024]
+    capsys.readouterr()
+    assert main(["train", "ppo", "--resume", "--run-dir", "run", "--no-progress"]) == 0
+    assert "has no checkpoint (its run stopped before the first one); starting the run over" in capsys.readouterr().err
+    assert (in_tmp / "run" / "episodes.csv").read_text() == fresh  # the same seeded run, each row once
+    assert metric_steps(in_tmp / "run") == [512, 1024]
 
 
-def test_resume_of_a_directory_without_a_run_starts_it(tmp_path):
-    result = run(*ORIGINAL, "--steps", "512", "--resume", cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
-    assert "has no checkpoint yet; starting the run" in result.stderr
-    assert load_checkpoint(tmp_path / "run" / "checkpoint.pt")["step"] == 512
+def test_resume_of_a_directory_without_a_run_starts_it(in_tmp, capsys):
+    assert main([*ORIGINAL, "--steps", "512", "--resume"]) == 0
+    assert "has no checkpoint yet; starting the run" in capsys.readouterr().err
+    assert load_checkpoint(in_tmp / "run" / "checkpoint.pt")["step"] == 512
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])

@@ -15,7 +15,7 @@ from pathlib import Path
 from voidrl.config import TrainConfig
 from voidrl.io.checkpoint import load_checkpoint
 from voidrl.io.report import compare_runs
-from voidrl.train.loop import CHECKPOINT_NAME, Trainer
+from voidrl.train.loop import CHECKPOINT_NAME, Trainer, has_run_files
 from voidrl.train.signals import GracefulStop, RunStopped
 from voidrl.train.threads import available_cpus
 
@@ -27,7 +27,7 @@ def run_to_completion(config: TrainConfig) -> None:
     """Train, resume an interrupted run, or skip one already finished (so a compare can be re-run)."""
     checkpoint = Path(config.run_dir) / CHECKPOINT_NAME
     if not checkpoint.exists() or load_checkpoint(checkpoint)["step"] < config.run.steps:
-        Trainer(config, resume=True).train()
+        Trainer(config, resume=checkpoint.exists() or has_run_files(Path(config.run_dir))).train()
 
 
 def comparison_runs(base: TrainConfig, seeds: int) -> list[TrainConfig]:

@@ -1,0 +1,44 @@
+"""Torch threads: chosen from the CPUs this process may use and the network, and given back afterwards."""
+
+import torch
+
+import voidrl
+from voidrl.train import threads
+from voidrl.train.loop import Trainer
+
+
+def test_small_networks_get_one_thread_and_atari_frames_every_available_cpu(monkeypatch):
+    monkeypatch.setattr(threads, "available_cpus", lambda: 6)
+    assert threads.default_threads((4,)) == 1  # CartPole's MLP
+    assert threads.default_threads((4, 10, 10)) == 1  # MinAtar
+    assert threads.default_threads((4, 84, 84)) == 6  # Atari's convolutions
+
+
+def test_available_cpus_honours_a_cgroup_quota(monkeypatch, tmp_path):
+    monkeypatch.setattr(threads, "CGROUP_CPU_MAX", tmp_path / "cpu.max")
+    monkeypatch.setattr(threads.os, "sched_getaffinity", lambda pid: set(range(8)))
+    (tmp_path / "cpu.max").write_text("150000 100000\n")
+    assert threads.available_cpus() == 2
+    (tmp_path / "cpu.max").write_text("max 100000\n")
+    assert threads.available_cpus() == 8
+
+
+def test_training_an_mlp_uses_one_thread_and_restores_the_callers_setting(tmp_path, monkeypatch):
+    seen = []
+    original = Trainer._loop
+
+    def spy(self, *args):
+        seen.append(torch.get_num_threads())
+        return original(self, *args)
+
+    monkeypatch.setattr(Trainer, "_loop", spy)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        voidrl.train("ppo", steps=256, num_envs=2, num_steps=128, run_dir=str(tmp_path / "auto"), progress=False)
+        voidrl.train("ppo", steps=256, num_envs=2, num_steps=128, run_dir=str(tmp_path / "two"), progress=False,
+                     torch_threads=2)
+        assert seen == [1, 2]
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
