@@ -7,11 +7,11 @@ from voidrl.train import threads
 from voidrl.train.loop import Trainer
 
 
-def test_small_networks_get_one_thread_and_atari_frames_every_available_cpu(monkeypatch):
+def test_mlps_get_one_thread_and_convolutions_every_available_cpu(monkeypatch):
     monkeypatch.setattr(threads, "available_cpus", lambda: 6)
     assert threads.default_threads((4,)) == 1  # CartPole's MLP
-    assert threads.default_threads((4, 10, 10)) == 1  # MinAtar
-    assert threads.default_threads((4, 84, 84)) == 6  # Atari's convolutions
+    assert threads.default_threads((4, 10, 10)) == 6  # MinAtar
+    assert threads.default_threads((4, 84, 84)) == 6  # Atari
 
 
 def test_available_cpus_honours_a_cgroup_quota(monkeypatch, tmp_path):
