@@ -42,3 +42,30 @@ def test_training_an_mlp_uses_one_thread_and_restores_the_callers_setting(tmp_pa
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
+
+
+def test_the_governor_leaves_the_cores_other_processes_keep_busy(monkeypatch):
+    """Two CPUs: another process busy on 1.6 of them leaves one thread; when it ends, both come back."""
+    monkeypatch.setattr(threads, "available_cpus", lambda: 2)
+    clock = {"wall": 0.0, "cpu": 0.0}
+    monkeypatch.setattr(threads.time, "monotonic", lambda: clock["wall"])
+    monkeypatch.setattr(threads.time, "process_time", lambda: clock["cpu"])
+    load = {"value": 1.6}
+    monkeypatch.setattr(threads.os, "getloadavg", lambda: (load["value"], 0.0, 0.0))
+    before = torch.get_num_threads()
+    try:
+        governor = threads.ThreadGovernor(2, interval=30.0)
+        assert torch.get_num_threads() == 1
+        clock["wall"], clock["cpu"] = 10.0, 10.0
+        load["value"] = 0.9  # our own thread only
+        assert governor.adjust() == 1  # not yet: the interval has not passed
+        clock["wall"], clock["cpu"] = 40.0, 40.0
+        assert governor.adjust() == 2
+        clock["wall"], clock["cpu"] = 70.0, 100.0  # we use both cores, another process one more
+        load["value"] = 3.0
+        assert governor.adjust() == 1
+        fixed = threads.ThreadGovernor(2, adaptive=False)
+        clock["wall"] = 200.0
+        assert fixed.adjust() == 2  # a count the user chose is held
+    finally:
+        torch.set_num_threads(before)

@@ -34,7 +34,7 @@ from voidrl.train.allocator import pin_allocator_thresholds
 from voidrl.train.evaluation import PeriodicEvaluator
 from voidrl.train.seeding import rng_state, seed_everything, set_rng_state
 from voidrl.train.signals import GracefulStop, RunStopped
-from voidrl.train.threads import default_threads, torch_threads
+from voidrl.train.threads import ThreadGovernor, default_threads, torch_threads
 
 CHECKPOINT_NAME = "checkpoint.pt"
 HEALTHY_NAME = "healthy.pt"
@@ -124,6 +124,8 @@ class Trainer:
         ) if persistence else None
         self.evaluator = None if config.run.eval_every is None else PeriodicEvaluator(config, self.run_dir)
         self.threads = config.run.torch_threads or default_threads(obs_shape)
+        """The intra-op threads of the run: the fixed ``--torch-threads``, or at most this many, fewer while
+        other processes keep the CPUs busy (``ThreadGovernor``)."""
 
     def close(self) -> None:
         """Release the environments of a run that will not be trained (``train`` closes them itself)."""
@@ -174,7 +176,8 @@ class Trainer:
                    disable=not config.run.progress, dynamic_ncols=True, mininterval=1.0, file=sys.stderr)
         try:
             with torch_threads(self.threads), GracefulStop() as stop:
-                self._loop(logger, bar, stop)
+                governor = ThreadGovernor(self.threads, adaptive=not config.run.torch_threads)
+                self._loop(logger, bar, stop, governor)
         except RunStopped as stopped:
             if not stopped.forced:
                 self.save(healthy=False)
@@ -188,7 +191,7 @@ class Trainer:
             env.close()
         return Agent(config, self.algo.policy, env.state_dict(), self.step)
 
-    def _loop(self, logger: RunLogger, bar: tqdm, stop: GracefulStop) -> None:
+    def _loop(self, logger: RunLogger, bar: tqdm, stop: GracefulStop, governor: ThreadGovernor) -> None:
         config, env, algo, plugin = self.config, self.env, self.algo, self.plugin
         collector = Collector(env, algo.policy, self.device, on_step=None if plugin is None else plugin.on_step,
                               action_noise=self.action_noise)
@@ -222,6 +225,7 @@ class Trainer:
                 "time/on_step_seconds": stats.on_step_seconds,
                 "time/update_seconds": updated - collected,
                 "sys/peak_rss_mb": peak_rss_mb(),
+                "sys/torch_threads": governor.adjust(),
             })
             if recent_returns:
                 metrics["rollout/recent_return_mean"] = sum(recent_returns) / len(recent_returns)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,11 +36,45 @@ def available_cpus() -> int:
 
 
 def default_threads(obs_shape: tuple[int, ...]) -> int:
-    """One thread for vector observations (an MLP gains little from more: PPO on CartPole ran 7% faster on
-    two threads than on one, and two such runs side by side kept 25% of their speed with two threads each
-    against 100% with one); every available CPU for frames, whose convolutions do scale (APT + PPG on
-    MinAtar Breakout: 163 steps/s on two threads against 114 on one). ``benchmarks/RESULTS.md``."""
+    """The most threads worth giving the work: one for vector observations (an MLP gains little from more:
+    PPO on CartPole ran 7% faster on two threads than on one, and two such runs side by side kept 25% of
+    their speed with two threads each against 100% with one); every available CPU for frames, whose
+    convolutions do scale (APT + PPG on MinAtar Breakout: 163 steps/s on two threads against 114 on one).
+    ``benchmarks/RESULTS.md``."""
     return available_cpus() if len(obs_shape) == 3 else 1
+
+
+class ThreadGovernor:
+    """Keeps the intra-op thread count at what the other processes leave free, up to ``most``.
+
+    Threads that wait for a busy core make every thread of the pool wait: two pixel runs with two
+    threads each on two cores crawl. Every ``interval`` seconds (called at update boundaries), the CPUs
+    used by others are estimated as the 1-minute load average minus this process's own CPU use over
+    the interval, and the count becomes ``most`` capped by the CPUs left, at least one.
+    """
+
+    def __init__(self, most: int, adaptive: bool = True, interval: float = 30.0):
+        """``adaptive=False``: hold ``most`` threads (a count the user chose)."""
+        self.most = most
+        self.interval = interval if adaptive else math.inf
+        self.last_wall = time.monotonic()
+        self.last_cpu = time.process_time()
+        if adaptive:
+            self._set(own_load=0.0)
+        else:
+            torch.set_num_threads(most)
+
+    def _set(self, own_load: float) -> None:
+        others = max(0.0, os.getloadavg()[0] - own_load)
+        torch.set_num_threads(max(1, min(self.most, round(available_cpus() - others))))
+
+    def adjust(self) -> int:
+        """Re-choose the count if ``interval`` has passed; returns the count in force."""
+        wall, cpu = time.monotonic(), time.process_time()
+        if wall - self.last_wall >= self.interval:
+            self._set(own_load=(cpu - self.last_cpu) / (wall - self.last_wall))
+            self.last_wall, self.last_cpu = wall, cpu
+        return torch.get_num_threads()
 
 
 @contextlib.contextmanager
