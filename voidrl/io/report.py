@@ -9,15 +9,9 @@ import math
 from pathlib import Path
 
 import numpy as np
+from scipy import stats
 
-# Two-sided 95% quantiles of Student's t for 1..30 degrees of freedom (1.96 beyond).
-T_95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-        2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
-
-
-def t_quantile_95(dof: int) -> float:
-    return T_95[dof - 1] if dof <= len(T_95) else 1.96
-
+from voidrl.math.intervals import Interval, difference_interval, group_interval, uses_rliable, verdict
 
 def mean_and_interval(values: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Mean, sample std and half-width of the 95% t-interval of the mean along ``axis``."""
@@ -26,7 +20,7 @@ def mean_and_interval(values: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np
     if n < 2:
         return mean, np.zeros_like(mean), np.full_like(mean, np.nan)
     std = values.std(axis, ddof=1)
-    return mean, std, t_quantile_95(n - 1) * std / math.sqrt(n)
+    return mean, std, stats.t.ppf(0.975, n - 1) * std / math.sqrt(n)
 
 
 def read_columns(path: Path, columns: tuple[str, ...]) -> list[np.ndarray]:
@@ -113,19 +107,83 @@ def pyplot():
     return plt
 
 
+EARLY_FRACTIONS = (0.1, 0.25)
+"""Budget fractions at which ``run_measures`` reads the early return."""
+
+
+def run_measures(run_dir: str | Path, total_steps: int, window: int = 100, points: int = 100) -> dict[str, float]:
+    """A run's sample-efficiency measures, all from its training episodes:
+
+    - ``final``: mean return of the last ``window`` episodes;
+    - ``auc``: the area under the learning curve divided by the budget, i.e. the mean over ``points``
+      evenly spaced steps in (0, total_steps] of the mean return of the last ``window`` episodes finished
+      by that step (steps before the first finished episode are left out);
+    - ``at_10%``, ``at_25%``: that curve at 10% and 25% of the budget (NaN before any episode ended).
+    """
+    grid = np.linspace(0, total_steps, points + 1)[1:]
+    steps, returns = read_episodes(run_dir)
+    learning_curve = latest_at(steps, trailing_means(returns, window), grid)
+    early = latest_at(steps, trailing_means(returns, window), np.array([f * total_steps for f in EARLY_FRACTIONS]))
+    return {
+        "final": final_return(run_dir, window),
+        "auc": float(np.nanmean(learning_curve)) if np.isfinite(learning_curve).any() else float("nan"),
+        **{f"at_{round(100 * f)}%": float(value) for f, value in zip(EARLY_FRACTIONS, early)},
+    }
+
+
+def measure_titles(window: int) -> dict[str, str]:
+    return {"final": f"final return (last {window} episodes)", "auc": "AUC (mean return over the budget)",
+            **{f"at_{round(100 * f)}%": f"return at {round(100 * f)}% of the budget" for f in EARLY_FRACTIONS}}
+
+
+def _interval(interval: Interval) -> str:
+    if np.isnan(interval.low):
+        return f"{interval.estimate:.1f}"
+    return f"{interval.estimate:.1f} [{interval.low:.1f}, {interval.high:.1f}]"
+
+
 def compare_runs(groups: dict[str, list[Path]], total_steps: int, out_dir: Path, window: int = 100) -> str:
-    """Write ``comparison.md`` and ``comparison.png`` for groups of runs; returns the markdown table."""
-    lines = [f"| system | seeds | final return (last {window} episodes): mean | std | 95% interval |", "|---|---:|---:|---:|---|"]
+    """Write ``comparison.md`` and ``comparison.png`` for groups of runs; returns the markdown tables.
+
+    One row per measure of ``run_measures``: each group's aggregate over its runs with a 95% interval
+    and, for exactly two groups, the first minus the second with its own interval and the verdict
+    (helped, hurt, within noise). Aggregates and intervals: see ``voidrl.math.intervals``.
+    """
+    names = list(groups)
+    measures = {name: [run_measures(d, total_steps, window) for d in groups[name]] for name in names}
+    titles = measure_titles(window)
+    two = len(names) == 2
+    header = ["measure", *(f"{name} (n={len(groups[name])})" for name in names)]
+    if two:
+        header += [f"{names[0]} - {names[1]}", "verdict"]
+    lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(names) + 2 * two)]
+    robust = uses_rliable(*(np.zeros(len(groups[name])) for name in names))
+    for key, title in titles.items():
+        values = {name: np.array([m[key] for m in measures[name]]) for name in names}
+        finite = {name: v[np.isfinite(v)] for name, v in values.items()}
+        if any(not len(v) for v in finite.values()):
+            lines.append(f"| {title} | " + " | ".join("no episode yet" for _ in names) + " |" + " |" * 2 * two)
+            continue
+        cells = [_interval(group_interval(finite[name])) for name in names]
+        if two:
+            difference = difference_interval(finite[names[0]], finite[names[1]])
+            cells += [_interval(difference), verdict(difference)]
+        lines.append(f"| {title} | " + " | ".join(cells) + " |")
+    method = ("interquartile mean over seeds with a 95% stratified-bootstrap interval (rliable); difference of "
+              "interquartile means with an independent bootstrap of each group" if robust else
+              "mean over seeds with a 95% Student-t interval; difference of means with Welch's interval "
+              f"(from 5 seeds per group: interquartile means and rliable's bootstrap)")
+    table = "\n".join(lines)
+    note = (f"Each cell: {method}. Verdict: helped or hurt when the difference's interval excludes 0, else within "
+            f"noise. AUC is the mean, over 100 evenly spaced steps of the {total_steps:,}-step budget, of the mean "
+            f"return of the last {window} episodes finished by then.")
     grid = np.linspace(0, total_steps, 60)[1:]
     plt = pyplot()
     figure, axes = plt.subplots(figsize=(7, 4.5))
     for name, run_dirs in groups.items():
-        finals = np.array([final_return(d, window) for d in run_dirs])
-        mean, std, half = mean_and_interval(finals)
-        lines.append(f"| {name} | {len(finals)} | {mean:.1f} | {std:.1f} | [{mean - half:.1f}, {mean + half:.1f}] |")
         curves = np.stack([curve(d, grid, window) for d in run_dirs])
         curve_mean, _, curve_half = mean_and_interval(curves)
-        _plot_band(axes, grid, curve_mean, curve_half, name)
+        _plot_band(axes, grid, curve_mean, curve_half, f"{name} (n={len(run_dirs)})")
     axes.set_xlabel("environment steps")
     axes.set_ylabel(f"mean return of the last {window} episodes")
     axes.legend()
@@ -134,9 +192,8 @@ def compare_runs(groups: dict[str, list[Path]], total_steps: int, out_dir: Path,
     out_dir.mkdir(parents=True, exist_ok=True)
     figure.savefig(out_dir / "comparison.png", dpi=120)
     plt.close(figure)
-    table = "\n".join(lines)
-    (out_dir / "comparison.md").write_text(table + "\n\nBands and intervals: 95% Student-t intervals of the mean over seeds.\n")
-    return table
+    (out_dir / "comparison.md").write_text(f"{table}\n\n{note} Plot bands: 95% Student-t intervals of the mean.\n")
+    return f"{table}\n\n{note}"
 
 
 def group_runs(run_dirs: list[Path], labels: list[tuple[str, str]]) -> dict[str, list[Path]]:
