@@ -78,11 +78,14 @@ RANGES = {
     ("ppo", "knn_clip"): [-1.0], ("ppo", "extrinsic_coef"): [-1.0], ("ppo", "intrinsic_coef"): [-1.0],
     ("ppo", "temperature"): [0.0], ("ppo", "encoder_learning_rate"): [0.0], ("ppo", "encoder_max_grad_norm"): [0.0],
     ("ppo", "reward_offset"): [0.0], ("ppo", "reward_observation"): ["previous"],
+    ("ppo", "contrastive_loss"): ["byol"], ("ppo", "target_tau"): [0.0, 1.5], ("ppo", "warmup_updates"): [-1],
+    ("ppo", "head_norm"): ["group"], ("ppo", "shift_probability"): [-0.1, 1.1], ("ppo", "brightness"): [-0.1],
+    ("ppo", "representation_stride"): [0],
 }
 ANY_VALUE = {
     "seed", "init_log_std", "collapse_entropy", "run_dir", "init_from", "progress", "wandb", "collapse_restore",
     "normalize_observation", "normalize_reward", "episodic_life", "anneal_lr", "normalize_advantages", "shared",
-    "baseline", "reward_to_go",
+    "baseline", "reward_to_go", "spectral_norm",
 }
 """Fields with no range of their own: any value of the right type is valid (device and the run directory
 are checked when the run is built; booleans have no range)."""
@@ -125,6 +128,9 @@ COMBINATIONS = [
     (["train", "ppo", "--knn-k", "3"], "knn_k: APT option, used only with --intrinsic apt"),
     (["train", "ppo", "--collapse-restore"], "collapse_restore needs collapse_entropy"),
     (["train", "ppo", "--init-parts", "critic"], "init_parts needs init_from"),
+    (["finetune", "ppo", "--from", "{pre}", "--init-parts", "apt_encoder"], "init_parts apt_encoder needs the apt policy body"),
+    (["train", "ppg", "--env", "MinAtar/Breakout-v1", "--intrinsic", "apt", "--head-norm", "batch", "--contrastive-chunk-size", "8"],
+     "head_norm batch needs contrastive_chunk_size unset"),
     (["train", "ppo", "--learning-rate", "nan"], "learning_rate must be a finite number, got nan"),
     (["train", "ppo", "--gamma", "inf"], "gamma must be a finite number, got inf"),
     (["train", "ppo", "--steps", "1e5"], "invalid int value: '1e5'"),

@@ -8,7 +8,9 @@ import torch
 
 from tests.cli_helpers import SMALL_PPG, pretrain_small_minatar, voidrl
 from voidrl.algos import PPG, PPGConfig
-from voidrl.io.checkpoint import save_checkpoint
+from voidrl.intrinsic.apt import APTConfig, APTReward
+from voidrl.io.checkpoint import CheckpointError, save_checkpoint
+from voidrl.nets.encoders import APTEncoder, plain_encoder_state
 from voidrl.nets.parts import PARTS, load_parts
 
 OBS, ACTIONS = (4, 10, 10), gym.spaces.Discrete(3)
@@ -56,3 +58,57 @@ def test_pretrain_then_finetune_on_the_command_line(tmp_path):
     config = json.loads((tmp_path / "fine" / "config.json").read_text())
     assert config["run"]["env"] == "MinAtar/Breakout-v1" and config["run"]["intrinsic"] is None
     assert config["run"]["init_from"] == "pre/checkpoint.pt" and config["run"]["init_parts"] == ["policy_body", "critic"]
+
+
+def test_folding_spectral_norm_into_plain_weights_keeps_the_encoder_function():
+    torch.manual_seed(0)
+    encoder = APTEncoder((4, 84, 84), spectral=True)
+    frames = torch.rand(8, 4, 84, 84)
+    encoder.train()
+    for _ in range(3):  # power iterations move the stored spectral-norm estimate away from its start
+        encoder(frames)
+    encoder.eval()
+    plain = APTEncoder((4, 84, 84), spectral=False)
+    plain.load_state_dict(plain_encoder_state(encoder.state_dict(), (4, 84, 84)))
+    with torch.no_grad():
+        torch.testing.assert_close(plain(frames), encoder(frames), rtol=1e-5, atol=1e-6)
+
+
+def test_apt_encoder_part_loads_the_contrastive_encoder_into_the_policy_body_and_nothing_else(tmp_path):
+    torch.manual_seed(0)
+    plugin = APTReward(APTConfig(contrastive_start=0, contrastive_batch_size=8), OBS)
+    with torch.no_grad():
+        for _ in range(3):  # trained a little: the weights differ from any fresh initialisation
+            plugin.on_step(torch.randint(0, 256, (4, *OBS), dtype=torch.uint8))
+    pretrained = PPG(PPGConfig(network="apt"), OBS, ACTIONS)
+    save_checkpoint(tmp_path / "pre.pt", {"algorithm": pretrained.state_dict(), "intrinsic": plugin.state_dict()})
+    torch.manual_seed(1)
+    fresh = PPG(PPGConfig(network="apt"), OBS, ACTIONS)
+    initial = {k: v.clone() for k, v in fresh.policy.state_dict().items()}
+    copied = load_parts(fresh.policy, str(tmp_path / "pre.pt"), ("apt_encoder", "policy_head"))
+    expected = plain_encoder_state(plugin.encoder.state_dict(), OBS)
+    saved_policy = pretrained.policy.state_dict()
+    for key, value in fresh.policy.state_dict().items():
+        if key.startswith("actor_body.encoder."):
+            assert key in copied and torch.equal(value, expected[key.removeprefix("actor_body.encoder.")]), key
+        elif key.startswith(PARTS["policy_head"]):
+            assert key in copied and torch.equal(value, saved_policy[key]), key
+        else:
+            assert key not in copied and torch.equal(value, initial[key]), key
+    frames = torch.randint(0, 256, (5, *OBS), dtype=torch.uint8)
+    plugin.encoder.eval()
+    with torch.no_grad():  # the policy's encoder computes the plug-in's latents
+        torch.testing.assert_close(fresh.policy.actor_body.encoder(frames.float() / 255), plugin.encoder(frames.float() / 255))
+
+
+def test_apt_encoder_part_needs_the_apt_body_and_an_apt_checkpoint(tmp_path):
+    plugin = APTReward(APTConfig(), OBS)
+    save_checkpoint(tmp_path / "pre.pt", {"algorithm": PPG(PPGConfig(network="apt"), OBS, ACTIONS).state_dict(),
+                                          "intrinsic": plugin.state_dict()})
+    save_checkpoint(tmp_path / "no_apt.pt", {"algorithm": PPG(PPGConfig(network="apt"), OBS, ACTIONS).state_dict()})
+    with pytest.raises(ValueError, match="needs the apt policy body"):
+        load_parts(PPG(PPGConfig(network="minatar"), OBS, ACTIONS).policy, str(tmp_path / "pre.pt"), ("apt_encoder",))
+    with pytest.raises(CheckpointError, match="holds no APT encoder"):
+        load_parts(PPG(PPGConfig(network="apt"), OBS, ACTIONS).policy, str(tmp_path / "no_apt.pt"), ("apt_encoder",))
+    with pytest.raises(ValueError, match="apt_encoder and policy_body"):
+        load_parts(PPG(PPGConfig(network="apt"), OBS, ACTIONS).policy, str(tmp_path / "pre.pt"), ("apt_encoder", "policy_body"))

@@ -249,10 +249,10 @@ def run_comparison(pretrain_config: TrainConfig | None, base: TrainConfig, runs,
 
 
 def pretrain_defaults(algo: str, preset: str | None, options: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
-    """Reward-free APT unless the user says otherwise; the thesis-pretrain preset on Atari."""
+    """Reward-free APT unless the user says otherwise; the pretrain preset on Atari."""
     options = {"intrinsic": "apt", "extrinsic_coef": 0.0, **options}
-    if preset is None and "thesis-pretrain" in PRESETS.get(algo, {}) and suite_of(options.get("env", "CartPole-v1")) == "atari":
-        preset = "thesis-pretrain"
+    if preset is None and "pretrain" in PRESETS.get(algo, {}) and suite_of(options.get("env", "CartPole-v1")) == "atari":
+        preset = "pretrain"
     return preset, options
 
 

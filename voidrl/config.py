@@ -59,9 +59,10 @@ class RunConfig:
     init_from: str | None = None
     """Checkpoint whose networks start this run (fine-tuning); none = fresh initialisation."""
     init_parts: tuple[str, ...] | None = None
-    """With init_from: which parts to load (policy_body, policy_head, aux_head, critic); the rest
-    is freshly initialised, so leaving out the heads re-initialises them. None = every part this
-    run's network has (PPG's aux_head only for PPG)."""
+    """With init_from: which parts to load (policy_body, policy_head, aux_head, critic from the saved
+    policy; apt_encoder: the saved run's APT encoder into an apt policy body); the rest is freshly
+    initialised, so leaving out the heads re-initialises them. None = every part of the saved policy
+    this run's network has (PPG's aux_head only for PPG)."""
     eval_every: int | None = None
     """Greedy evaluation every this many environment steps, checked after each update, and once at the
     end; scores go to evaluations.csv, the best agent to best.pt; None disables. Counted in environment
@@ -181,8 +182,20 @@ PRESETS: dict[str, dict[str, dict[str, dict[str, Any]]]] = {
                             "beta_clone": 1.0, "aux_kl_stop": 0.01, "network": "thesis", "critic_network": "nature",
                             "chunk_size": 64},
         },
+        "pretrain": {
+            # Reward-free pre-training on Atari (pretrain's default there): the thesis's PPG schedule with
+            # the representation that does not collapse on Ms. Pac-Man (APTConfig's defaults).
+            "run": {"intrinsic": "apt"},
+            "env": {"num_envs": 16, "reward_scale": 0.1},
+            "algo_config": {"num_steps": 512, "minibatch_size": 512, "learning_rate": 1e-4, "critic_learning_rate": 1e-3,
+                            "clip": 0.25, "entropy_coef": 0.01, "policy_iterations": 32, "aux_epochs": 3,
+                            "beta_clone": 1.0, "aux_kl_stop": 0.01, "network": "thesis", "critic_network": "nature",
+                            "chunk_size": 64},
+            "intrinsic_config": {"extrinsic_coef": 0.0, "intrinsic_coef": 1.0, "contrastive_chunk_size": 64},
+        },
         "thesis-pretrain": {
-            # The thesis's reward-free pre-training: APT rewards only, longer rollouts, bigger minibatches.
+            # The thesis's reward-free pre-training, literally: APT rewards only, longer rollouts, bigger
+            # minibatches, and its contrastive set-up (which collapses on Ms. Pac-Man; kept for reproduction).
             "run": {"intrinsic": "apt"},
             "env": {"num_envs": 16, "reward_scale": 0.1},
             "algo_config": {"num_steps": 512, "minibatch_size": 512, "learning_rate": 1e-4, "critic_learning_rate": 1e-3,
@@ -192,7 +205,10 @@ PRESETS: dict[str, dict[str, dict[str, dict[str, Any]]]] = {
             # Gradient accumulation / caching in chunks of 64 states: the same updates with ~30 MB of
             # activations instead of 100-300 MB, so 32 stored rollouts stay under 3 GB
             # (measured: PPG phases no slower; a contrastive update 0.47 s against 0.41 s unchunked, 0.63 s at 512).
-            "intrinsic_config": {"extrinsic_coef": 0.0, "intrinsic_coef": 1.0, "contrastive_chunk_size": 64},
+            "intrinsic_config": {"extrinsic_coef": 0.0, "intrinsic_coef": 1.0, "contrastive_chunk_size": 64,
+                                 "contrastive_loss": "nt-xent", "temperature": 0.1, "encoder_learning_rate": 1e-3,
+                                 "warmup_updates": 0, "spectral_norm": True, "head_norm": "none", "shift_probability": 1.0,
+                                 "brightness": 0.2, "representation_stride": 1},
         },
     },
     "ppo": {

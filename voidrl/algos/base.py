@@ -43,7 +43,7 @@ class PolicyConfig:
     """The acting network; every algorithm's config except PPG's (discrete only) extends it."""
 
     network: str = "auto"
-    """Body: auto, mlp, nature (Nature CNN), thesis (the thesis's small CNN), minatar."""
+    """Body: auto, mlp, nature (Nature CNN), thesis (the thesis's small CNN), minatar, apt (APT's encoder, fc 256)."""
     hidden_sizes: tuple[int, ...] = (64, 64)
     """Hidden layer sizes of the mlp body."""
     shared: bool = False

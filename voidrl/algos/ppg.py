@@ -78,7 +78,8 @@ class PPGConfig:
     """Thesis stabiliser: stop the phase's policy updates once a minibatch's KL(pi_old || pi)
     exceeds this (critic updates continue); None disables."""
     network: str = "auto"
-    """Policy body: auto, mlp, nature, thesis, minatar."""
+    """Policy body: auto, mlp, nature, thesis, minatar, apt (APT's encoder, fc 256: init_parts apt_encoder loads a
+    pre-trained one)."""
     critic_network: str | None = None
     """Critic body (a separate network); None = same kind as the policy's."""
     hidden_sizes: tuple[int, ...] = (64, 64)

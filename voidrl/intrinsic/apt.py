@@ -2,8 +2,9 @@
 
 Every vector step the true next observations enter a uint8 representation buffer
 and, once ``contrastive_start`` environment steps have been seen, the encoder takes
-``contrastive_updates_per_step`` NT-Xent steps on two augmented views of a batch
-drawn from the filled slots. After each rollout the particle reward of every next
+``contrastive_updates_per_step`` contrastive steps on two augmented views of a batch
+drawn from the filled slots: SimCLR's NT-Xent through one encoder (the thesis) or CURL's
+bilinear InfoNCE against a momentum target encoder. After each rollout the particle reward of every next
 state is computed with the current encoder: its mean distance to its k nearest
 *other* particles of the rollout, divided by a running mean of those distances,
 r = log(c + that). The rollout's rewards become
@@ -12,30 +13,39 @@ r = log(c + that). The rollout's rewards become
 
 from __future__ import annotations
 
+import copy
 import time
 from dataclasses import dataclass
 from typing import Any
 
 import torch
+from torch import nn
 from torch.nn.utils import parametrize
 
 from voidrl.algos.base import require_non_negative, require_positive, require_positive_integers
 from voidrl.intrinsic.augment import View, augment, draw_view
 from voidrl.intrinsic.buffer import RepresentationBuffer
-from voidrl.math.contrastive import nt_xent_loss
+from voidrl.math.contrastive import Metrics, bilinear_info_nce_loss, ema_update, nt_xent_loss, representation_metrics
 from voidrl.math.knn import knn_distances, particle_reward
 from voidrl.math.running_stats import RunningMeanStd
-from voidrl.nets.encoders import APTEncoder, ProjectionHead
+from voidrl.nets.encoders import HEAD_NORMS, APTEncoder, ProjectionHead
 from voidrl.nets.flat import FlatParameters
 from voidrl.rollout.storage import RolloutStorage
 
 
 REWARD_OBSERVATIONS = ("next", "current")
+CONTRASTIVE_LOSSES = ("nt-xent", "curl")
 
 
 @dataclass
 class APTConfig:
-    """APT plug-in settings (used with ``--intrinsic apt``). Defaults are the thesis's."""
+    """APT plug-in settings (used with ``--intrinsic apt``).
+
+    The particle reward's defaults are the thesis's. The representation's are not: the thesis's
+    (nt-xent, learning rate 1e-3, a shift on every view, brightness 0.2, spectral norm) collapse on
+    Ms. Pac-Man within a few dozen updates; these (CURL with a momentum target, 1e-4, a shift on one
+    view in ten, brightness 0.05, no spectral norm) keep learning (benchmarks/RESULTS.md, representation
+    probe). ``--preset thesis-pretrain`` restores the thesis's."""
 
     extrinsic_coef: float = 0.0
     """Weight of the task reward in the training reward (0 = reward-free pre-training; the task
@@ -67,21 +77,54 @@ class APTConfig:
     each chunk is re-encoded and back-propagated alone. Same gradient, a fraction of the activation
     memory, one more forward pass; the batch size keeps one view at a time; None back-propagates
     both views at once."""
+    contrastive_loss: str = "curl"
+    """nt-xent (SimCLR, the thesis: both views through one encoder, cosine similarity, symmetric) or curl
+    (CURL: anchors through the encoder, positives through a momentum target encoder without gradient,
+    learned bilinear similarity)."""
+    target_tau: float = 0.01
+    """curl: the target encoder and head move this fraction of the way to the online ones after every
+    update (an exponential moving average)."""
     temperature: float = 0.1
-    """NT-Xent temperature."""
-    encoder_learning_rate: float = 1e-3
+    """NT-Xent temperature (nt-xent only)."""
+    encoder_learning_rate: float = 1e-4
     """Adam learning rate of the encoder and projection head."""
+    warmup_updates: int = 0
+    """Raise the encoder's learning rate linearly from 0 over this many contrastive updates."""
     encoder_max_grad_norm: float = 10.0
     """Clip the encoder's gradient norm to this."""
+    spectral_norm: bool = False
+    """Spectral normalisation on the encoder's convolutions (the thesis's encoder has it)."""
+    head_norm: str = "none"
+    """Normalisation after the projection head's hidden layer: none (the thesis), batch or layer."""
+    shift_probability: float = 0.1
+    """Chance that a view of a sample is shifted (replicate padding, then a random crop); 1 is DrQ's and
+    the thesis's, 0.1 ATC's on Atari."""
+    brightness: float = 0.05
+    """Each view's brightness changes by a delta drawn from [-brightness, brightness] (pixels in [0, 1]);
+    the thesis's is 0.2."""
+    representation_stride: int = 1
+    """Store one vector step in this many in the representation buffer: the buffer then spans this many
+    times more of the run, so contrastive batches hold fewer near-identical states (the same memory)."""
 
     def validate(self) -> None:
-        require_positive_integers(self, ("knn_k", "representation_buffer", "contrastive_batch_size"))
+        require_positive_integers(self, ("knn_k", "representation_buffer", "contrastive_batch_size", "representation_stride"))
         if self.contrastive_chunk_size is not None:
             require_positive_integers(self, ("contrastive_chunk_size",))
-        require_non_negative(self, ("contrastive_start", "contrastive_updates_per_step", "knn_clip", "extrinsic_coef", "intrinsic_coef"))
+        require_non_negative(self, ("contrastive_start", "contrastive_updates_per_step", "knn_clip", "extrinsic_coef",
+                                    "intrinsic_coef", "warmup_updates", "brightness"))
         require_positive(self, ("temperature", "encoder_learning_rate", "encoder_max_grad_norm", "reward_offset"))
         if self.reward_observation not in REWARD_OBSERVATIONS:
             raise ValueError(f"reward_observation must be one of {', '.join(REWARD_OBSERVATIONS)}, got {self.reward_observation!r}")
+        if self.contrastive_loss not in CONTRASTIVE_LOSSES:
+            raise ValueError(f"contrastive_loss must be one of {', '.join(CONTRASTIVE_LOSSES)}, got {self.contrastive_loss!r}")
+        if self.head_norm not in HEAD_NORMS:
+            raise ValueError(f"head_norm must be one of {', '.join(HEAD_NORMS)}, got {self.head_norm!r}")
+        if not 0.0 < self.target_tau <= 1.0:
+            raise ValueError(f"target_tau must be in (0, 1], got {self.target_tau}")
+        if self.head_norm == "batch" and self.contrastive_chunk_size is not None:
+            raise ValueError("head_norm batch needs contrastive_chunk_size unset: BatchNorm's statistics would differ chunk by chunk")
+        if not 0.0 <= self.shift_probability <= 1.0:
+            raise ValueError(f"shift_probability must be in [0, 1], got {self.shift_probability}")
 
 
 def chunk_views(view: View, chunk_size: int) -> list[View]:
@@ -98,68 +141,122 @@ class APTReward:
             raise ValueError(f"apt needs pixel observations [C, H, W], got shape {tuple(obs_shape)}")
         self.config = config
         self.device = torch.device(device)
-        self.encoder = APTEncoder(obs_shape).to(self.device)
-        self.head = ProjectionHead(self.encoder.out_features).to(self.device)
-        self.parameters = FlatParameters([*self.encoder.parameters(), *self.head.parameters()])
+        self.encoder = APTEncoder(obs_shape, spectral=config.spectral_norm).to(self.device)
+        self.head = ProjectionHead(self.encoder.out_features, config.head_norm).to(self.device)
+        online = [*self.encoder.parameters(), *self.head.parameters()]
+        self.bilinear: nn.Parameter | None = None
+        """curl's W ``[64, 64]``, starting at the identity (the dot product of the projections)."""
+        self.target_encoder: APTEncoder | None = None
+        self.target_head: ProjectionHead | None = None
+        if config.contrastive_loss == "curl":
+            self.target_encoder, self.target_head = copy.deepcopy(self.encoder), copy.deepcopy(self.head)
+            for param in (*self.target_encoder.parameters(), *self.target_head.parameters()):
+                param.requires_grad_(False)
+            self.bilinear = nn.Parameter(torch.eye(self.head[-1].out_features, device=self.device))
+        self.parameters = FlatParameters([*online, *([self.bilinear] if self.bilinear is not None else [])])
         self.optimizer = torch.optim.Adam([self.parameters.flat], lr=config.encoder_learning_rate)
         self.buffer = RepresentationBuffer(config.representation_buffer, obs_shape)
         self.distance_stats = RunningMeanStd(())
         # DrQ's 4-pixel shift is for 84x84 frames; small frames (MinAtar 10x10) get a 1-pixel one.
         self.shift_pad = max(1, round(4 * min(obs_shape[1:]) / 84))
         self.env_steps = 0
+        self.vector_steps = 0
+        self.updates = 0
+        """Contrastive updates taken (drives the learning-rate warm-up)."""
         self.update_credit = 0.0
         """Contrastive updates owed: grows by contrastive_updates_per_step per vector step."""
-        self._losses: list[torch.Tensor] = []
-        self._accuracies: list[torch.Tensor] = []
+        self._metrics: list[Metrics] = []
         self._seconds = 0.0
 
     def on_step(self, next_obs: torch.Tensor) -> None:
         """Store the true next observations ``[N, ...]`` (uint8) and train the encoder."""
         started = time.perf_counter()
-        self.buffer.add(next_obs.cpu())
+        if self.vector_steps % self.config.representation_stride == 0:
+            self.buffer.add(next_obs.cpu())
+        self.vector_steps += 1
         self.env_steps += next_obs.shape[0]
         if self.env_steps >= self.config.contrastive_start:
             self.update_credit += self.config.contrastive_updates_per_step
             while self.update_credit >= 1.0:
-                self.contrastive_update()
+                self._metrics.append(self.contrastive_update())
                 self.update_credit -= 1.0
         self._seconds += time.perf_counter() - started
 
-    def project(self, frames: torch.Tensor, view: View) -> torch.Tensor:
-        """g(f(one augmented view)) ``[B, 64]`` of uint8 frames ``[B, C, H, W]``."""
-        return self.head(self.encoder(augment(frames, self.shift_pad, view=view)))
+    def draw_views(self, batch: int) -> list[View]:
+        cfg = self.config
+        return [draw_view(batch, self.shift_pad, cfg.brightness, device=self.device, shift_probability=cfg.shift_probability)
+                for _ in range(2)]
+
+    def embed(self, frames: torch.Tensor, view: View, target: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+        """Latents f(x) ``[B, 15]`` and projections g(f(x)) ``[B, 64]`` of one augmented view of uint8 frames
+        ``[B, C, H, W]``, by the online networks or (``target``) the momentum target ones."""
+        encoder, head = (self.target_encoder, self.target_head) if target else (self.encoder, self.head)
+        latents = encoder(augment(frames, self.shift_pad, view=view))
+        return latents, head(latents)
+
+    def contrastive_loss(self, projections: list[torch.Tensor], positives: torch.Tensor | None) -> tuple[torch.Tensor, Metrics]:
+        if self.bilinear is not None:
+            return bilinear_info_nce_loss(projections[0], positives, self.bilinear)
+        return nt_xent_loss(projections[0], projections[1], self.config.temperature)
 
     @torch.enable_grad()  # on_step runs inside the collector's no-grad rollout
-    def contrastive_update(self) -> None:
-        frames = self.buffer.sample(self.config.contrastive_batch_size).to(self.device)
-        chunk_size = self.config.contrastive_chunk_size or frames.shape[0]
+    def contrastive_update(self) -> Metrics:
+        """One step on a batch from the representation buffer; returns the loss, its accuracy and
+        ``representation_metrics`` of the first view."""
+        cfg = self.config
+        frames = self.buffer.sample(cfg.contrastive_batch_size).to(self.device)
+        views = self.draw_views(frames.shape[0])
+        # nt-xent back-propagates through both views; curl through the anchors only
+        online_views = views if self.bilinear is None else views[:1]
+        positives = None
+        if self.bilinear is not None:
+            with torch.no_grad():
+                self.target_encoder.train(), self.target_head.train()
+                positives = self.embed(frames, views[1], target=True)[1]
+        chunk_size = cfg.contrastive_chunk_size or frames.shape[0]
         chunks = frames.split(chunk_size)
-        views = [draw_view(frames.shape[0], self.shift_pad, device=frames.device) for _ in range(2)]
-        self.encoder.train()
+        self.encoder.train(), self.head.train()
         self.parameters.zero_grad()
         # one spectral-norm power iteration per update; every forward below shares its weights
         with parametrize.cached():
             for module in self.encoder.modules():
                 if parametrize.is_parametrized(module, "weight"):
                     module.weight  # computed (and cached) with grad enabled, before any no-grad pass
-            if self.config.contrastive_chunk_size is None:
-                z1, z2 = (self.project(frames, view) for view in views)
-                loss, metrics = nt_xent_loss(z1, z2, self.config.temperature)
+            if cfg.contrastive_chunk_size is None:
+                latents, projections = zip(*(self.embed(frames, view) for view in online_views))
+                loss, metrics = self.contrastive_loss(projections, positives)
                 loss.backward()
             else:
                 with torch.no_grad():
-                    projections = [torch.cat([self.project(c, v) for c, v in zip(chunks, chunk_views(view, chunk_size))])
-                                   for view in views]
-                z1, z2 = (z.requires_grad_() for z in projections)
-                loss, metrics = nt_xent_loss(z1, z2, self.config.temperature)
+                    embedded = [[self.embed(c, v) for c, v in zip(chunks, chunk_views(view, chunk_size))] for view in online_views]
+                latents = [torch.cat([latent for latent, _ in parts]) for parts in embedded]
+                projections = [torch.cat([projection for _, projection in parts]).requires_grad_() for parts in embedded]
+                loss, metrics = self.contrastive_loss(projections, positives)
                 loss.backward()
-                for z, view in zip((z1, z2), views):
+                for z, view in zip(projections, online_views):
                     for chunk, chunk_view, grad in zip(chunks, chunk_views(view, chunk_size), z.grad.split(chunk_size)):
-                        self.project(chunk, chunk_view).backward(grad, retain_graph=True)  # keeps the cached weights' graph
-        self.parameters.clip_grad_norm_(self.config.encoder_max_grad_norm)
+                        self.embed(chunk, chunk_view)[1].backward(grad, retain_graph=True)  # keeps the cached weights' graph
+        self.parameters.clip_grad_norm_(cfg.encoder_max_grad_norm)
+        self.updates += 1
+        warmup = min(1.0, self.updates / cfg.warmup_updates) if cfg.warmup_updates else 1.0
+        for group in self.optimizer.param_groups:
+            group["lr"] = cfg.encoder_learning_rate * warmup
         self.optimizer.step()
-        self._losses.append(metrics["apt/contrastive_loss"])
-        self._accuracies.append(metrics["apt/contrastive_accuracy"])
+        if self.bilinear is not None:
+            self.update_target()
+        return {**metrics, **representation_metrics(latents[0].detach(), projections[0].detach())}
+
+    def update_target(self) -> None:
+        """Move the target networks' parameters a ``target_tau`` step towards the online ones; copy their
+        buffers (spectral norm's power-iteration vectors, BatchNorm's running statistics)."""
+        online = (self.encoder, self.head)
+        target = (self.target_encoder, self.target_head)
+        ema_update([p for net in target for p in net.parameters()], [p.detach() for net in online for p in net.parameters()],
+                   self.config.target_tau)
+        with torch.no_grad():
+            for target_buffer, online_buffer in zip((b for net in target for b in net.buffers()),
+                                                    (b for net in online for b in net.buffers())):
+                target_buffer.copy_(online_buffer)
 
     @torch.no_grad()
     def rewrite_rewards(self, rollout: RolloutStorage, chunk_steps: int = 8) -> dict[str, float]:
@@ -187,29 +284,41 @@ class APTReward:
             "apt/buffer_size": float(len(self.buffer)),
             "time/intrinsic_seconds": self._seconds + time.perf_counter() - started,
         }
-        if self._losses:
-            metrics["apt/contrastive_loss"] = torch.stack(self._losses).mean().item()
-            metrics["apt/contrastive_accuracy"] = torch.stack(self._accuracies).mean().item()
-            metrics["apt/contrastive_updates"] = float(len(self._losses))
-        self._losses, self._accuracies, self._seconds = [], [], 0.0
+        if self._metrics:
+            metrics.update({name: torch.stack([m[name] for m in self._metrics]).mean().item() for name in self._metrics[0]})
+            metrics["apt/contrastive_updates"] = float(len(self._metrics))
+        self._metrics, self._seconds = [], 0.0
         return metrics
 
     def state_dict(self) -> dict[str, Any]:
+        target = {} if self.bilinear is None else {
+            "target_encoder": self.target_encoder.state_dict(), "target_head": self.target_head.state_dict(),
+            "bilinear": self.bilinear.detach()}
         return {
+            **target,
             "encoder": self.encoder.state_dict(),
             "head": self.head.state_dict(),
             "optimizer": self.optimizer.state_dict(),
             "buffer": self.buffer.state_dict(),
             "distance_stats": self.distance_stats.state_dict(),
             "env_steps": self.env_steps,
+            "vector_steps": self.vector_steps,
+            "updates": self.updates,
             "update_credit": self.update_credit,
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.encoder.load_state_dict(state["encoder"])
         self.head.load_state_dict(state["head"])
+        if self.bilinear is not None:
+            self.target_encoder.load_state_dict(state["target_encoder"])
+            self.target_head.load_state_dict(state["target_head"])
+            with torch.no_grad():
+                self.bilinear.copy_(state["bilinear"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.buffer.load_state_dict(state["buffer"])
         self.distance_stats.load_state_dict(state["distance_stats"])
         self.env_steps = int(state["env_steps"])
+        self.vector_steps = int(state.get("vector_steps", 0))
+        self.updates = int(state.get("updates", 0))
         self.update_credit = float(state.get("update_credit", 0.0))

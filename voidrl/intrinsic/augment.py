@@ -53,9 +53,15 @@ View = tuple[torch.Tensor, torch.Tensor]
 
 
 def draw_view(batch: int, pad: int = 4, max_delta: float = 0.2, generator: torch.Generator | None = None,
-              device: torch.device | str = "cpu") -> View:
-    """Random parameters of one view of ``batch`` samples (slice both to augment a chunk of them)."""
+              device: torch.device | str = "cpu", shift_probability: float = 1.0) -> View:
+    """Random parameters of one view of ``batch`` samples (slice both to augment a chunk of them).
+
+    Each sample is shifted with probability ``shift_probability`` (ATC shifts 10% of Atari samples)
+    and otherwise left in place; its brightness delta is drawn from [-max_delta, max_delta]."""
     offsets = torch.randint(0, 2 * pad + 1, (batch, 2), generator=generator, device=device)
+    if shift_probability < 1.0:
+        unshifted = torch.rand(batch, generator=generator, device=device) >= shift_probability
+        offsets[unshifted] = pad
     deltas = (2.0 * torch.rand(batch, generator=generator, device=device) - 1.0) * max_delta
     return offsets, deltas
 

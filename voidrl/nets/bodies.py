@@ -11,6 +11,8 @@ import math
 import torch
 from torch import nn
 
+from voidrl.nets.encoders import APTEncoder
+
 
 def orthogonal_init(layer: nn.Module, gain: float = math.sqrt(2.0)) -> nn.Module:
     nn.init.orthogonal_(layer.weight, gain)
@@ -81,7 +83,22 @@ def minatar_cnn(obs_shape: tuple[int, ...]) -> PixelBody:
     return PixelBody([nn.Conv2d(obs_shape[0], 16, 3, 1)], obs_shape, 128)
 
 
-NETWORKS = ("auto", "mlp", "nature", "thesis", "minatar")
+class APTBody(nn.Module):
+    """APT's encoder architecture as a policy body: uint8 frames scaled to [0, 1], the encoder's
+    15-d latent (plain convolutions: spectral norm is folded into weights loaded from a pre-trained
+    encoder), fc 256, ReLU. ``init_parts apt_encoder`` starts ``encoder`` from a pre-trained APT encoder."""
+
+    def __init__(self, obs_shape: tuple[int, ...], hidden: int = 256):
+        super().__init__()
+        self.encoder = APTEncoder(obs_shape, spectral=False)
+        self.fc = nn.Sequential(orthogonal_init(nn.Linear(self.encoder.out_features, hidden)), nn.ReLU())
+        self.out_features = hidden
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.fc(self.encoder(obs.float() * (1.0 / 255.0)))
+
+
+NETWORKS = ("auto", "mlp", "nature", "thesis", "minatar", "apt")
 
 
 def make_body(network: str, obs_shape: tuple[int, ...], hidden_sizes: tuple[int, ...]) -> nn.Module:
@@ -97,4 +114,4 @@ def make_body(network: str, obs_shape: tuple[int, ...], hidden_sizes: tuple[int,
         return MLP(math.prod(obs_shape), hidden_sizes)
     if len(obs_shape) != 3:
         raise ValueError(f"network {network!r} needs [C, H, W] observations, got shape {obs_shape}")
-    return {"nature": nature_cnn, "thesis": thesis_cnn, "minatar": minatar_cnn}[network](obs_shape)
+    return {"nature": nature_cnn, "thesis": thesis_cnn, "minatar": minatar_cnn, "apt": APTBody}[network](obs_shape)

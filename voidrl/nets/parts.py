@@ -6,6 +6,7 @@ import torch
 
 from voidrl.io.checkpoint import CheckpointError, load_checkpoint
 from voidrl.nets.actor_critic import ActorCritic
+from voidrl.nets.encoders import APTEncoder, plain_encoder_state
 
 PARTS: dict[str, tuple[str, ...]] = {
     "policy_body": ("actor_body.",),
@@ -13,13 +14,20 @@ PARTS: dict[str, tuple[str, ...]] = {
     "aux_head": ("aux_value_head.",),
     "critic": ("critic_body.", "value_head."),
 }
-"""Loadable parts of an actor-critic, by state-dict key prefix."""
+"""Loadable parts of an actor-critic, by state-dict key prefix, taken from the saved policy."""
+APT_ENCODER = "apt_encoder"
+APT_ENCODER_PREFIX = "actor_body.encoder."
+"""``apt_encoder`` is taken from the saved run's APT plug-in, not its policy: the contrastive encoder
+becomes the encoder of an ``apt`` policy body (the APT paper's actor acts on its features)."""
+ALL_PARTS = (*PARTS, APT_ENCODER)
 
 
 def validate_parts(parts: tuple[str, ...]) -> None:
-    unknown = [part for part in parts if part not in PARTS]
+    unknown = [part for part in parts if part not in ALL_PARTS]
     if unknown or not parts:
-        raise ValueError(f"init_parts must name one or more of {', '.join(PARTS)}, got {', '.join(parts) or 'nothing'}")
+        raise ValueError(f"init_parts must name one or more of {', '.join(ALL_PARTS)}, got {', '.join(parts) or 'nothing'}")
+    if APT_ENCODER in parts and "policy_body" in parts:
+        raise ValueError("init_parts: apt_encoder and policy_body both set the policy body's encoder; name one")
 
 
 def parts_of(policy: ActorCritic) -> tuple[str, ...]:
@@ -36,12 +44,15 @@ def load_parts(policy: ActorCritic, path: str, parts: tuple[str, ...] | None = N
     """
     parts = parts_of(policy) if parts is None else parts
     validate_parts(parts)
-    saved = load_checkpoint(path)["algorithm"]["policy"]
+    checkpoint = load_checkpoint(path)
+    saved = dict(checkpoint["algorithm"]["policy"])
     own = policy.state_dict()
-    prefixes = tuple(prefix for part in parts for prefix in PARTS[part])
+    prefixes = tuple(prefix for part in parts for prefix in PARTS.get(part, (APT_ENCODER_PREFIX,)))
+    if APT_ENCODER in parts:
+        saved.update(saved_apt_encoder(checkpoint, policy, path))
     keys = [key for key in own if key.startswith(prefixes)]
     for part in parts:
-        if not any(key.startswith(PARTS[part]) for key in keys):
+        if part in PARTS and not any(key.startswith(PARTS[part]) for key in keys):
             raise ValueError(f"init_parts: this network has no {part} (it has {', '.join(parts_of(policy))})")
     missing = [key for key in keys if key not in saved]
     mismatched = [key for key in keys if key in saved and saved[key].shape != own[key].shape]
@@ -53,3 +64,17 @@ def load_parts(policy: ActorCritic, path: str, parts: tuple[str, ...] | None = N
         for key in keys:
             own[key].copy_(saved[key])
     return keys
+
+
+def saved_apt_encoder(checkpoint: dict, policy: ActorCritic, path: str) -> dict[str, torch.Tensor]:
+    """The checkpoint's APT encoder as ``actor_body.encoder.*`` keys of ``policy`` (spectral norm folded in)."""
+    encoder = getattr(policy.actor_body, "encoder", None)
+    if not isinstance(encoder, APTEncoder):
+        raise ValueError("init_parts apt_encoder needs the apt policy body (--network apt)")
+    if "intrinsic" not in checkpoint or "encoder" not in checkpoint["intrinsic"]:
+        raise CheckpointError(f"checkpoint {path!r} holds no APT encoder (its run had no --intrinsic apt)")
+    try:
+        state = plain_encoder_state(checkpoint["intrinsic"]["encoder"], encoder.obs_shape)
+    except RuntimeError as error:
+        raise CheckpointError(f"the APT encoder in {path!r} does not fit these observations: {error}") from None
+    return {APT_ENCODER_PREFIX + key: value for key, value in state.items()}
