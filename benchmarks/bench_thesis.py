@@ -3,7 +3,7 @@
 
 Runs, as a user would,
 
-1. ``voidrl pretrain ppg --env ALE/MsPacman-v5`` (``thesis-pretrain`` preset: 16 envs x 512
+1. ``voidrl pretrain ppg --env ALE/MsPacman-v5`` (``pretrain`` preset: 16 envs x 512
    steps, one 512-sample two-view contrastive update per vector step), and
 2. ``voidrl finetune ppg --from <that checkpoint>`` (``thesis`` preset: 16 envs x 256 steps),
 

@@ -90,7 +90,7 @@ def build_parser() -> Parser:
             sub = algos.add_parser(name, help=f"{command} {name}", description=f"{summary} with {name}; every option overrides its preset.")
             sub.add_argument("--preset", choices=sorted(PRESETS.get(name, {})),
                              help="named settings; default: the environment's own (cartpole, atari, minatar, mujoco, pendulum for a2c on voidrl/InvertedPendulumFall-v5; "
-                                  "ppg on Atari: thesis, or thesis-pretrain for pretrain)")
+                                  "ppg on Atari: thesis, or pretrain / thesis-pretrain for pretrain)")
             if command != "compare":
                 sub.add_argument("--resume", action="store_true",
                                  help="continue the run in --run-dir from its checkpoint with its saved settings (options given "
