@@ -35,10 +35,12 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from scipy.stats import spearmanr
 
 from voidrl.config import PRESETS
 from voidrl.envs.factory import EnvConfig, make_env
 from voidrl.intrinsic.apt import APTConfig, APTReward
+from voidrl.math.contrastive import representation_metrics
 from voidrl.math.knn import knn_distances, particle_reward
 
 THESIS = {name: value for name, value in PRESETS["ppg"]["thesis-pretrain"]["intrinsic_config"].items()
@@ -116,8 +118,6 @@ def pixel_neighbours(frames: torch.Tensor, radius: float, chunk: int = 512) -> t
 @torch.no_grad()
 def measure_only(plugin: APTReward) -> dict[str, torch.Tensor]:
     """The metrics of a contrastive update without the update (the frozen random encoder)."""
-    from voidrl.math.contrastive import representation_metrics
-
     plugin.encoder.eval(), plugin.head.eval()  # also freezes spectral norm's power iteration
     frames = plugin.buffer.sample(plugin.config.contrastive_batch_size)
     views = plugin.draw_views(frames.shape[0])
@@ -166,7 +166,6 @@ def probe(label: str, overrides: dict, frames: torch.Tensor, args: argparse.Name
     final["updates_per_second"] = args.updates / seconds
     final["chance_loss"] = chance_loss(config)
     rewards, visits = reward_against_visits(plugin, frames.flatten(0, 1)[-REWARD_STATES:], args.visit_radius)
-    from scipy.stats import spearmanr
 
     final["reward_visit_spearman"] = float(spearmanr(rewards, visits).statistic)
     final["curve"] = history

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
-from voidrl.math.intervals import Interval, difference_interval, group_interval, uses_rliable, verdict
+from voidrl.math.intervals import RLIABLE_MIN_SEEDS, Interval, difference_interval, group_interval, verdict
 
 def mean_and_interval(values: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Mean, sample std and half-width of the 95% t-interval of the mean along ``axis``."""
@@ -122,8 +122,9 @@ def run_measures(run_dir: str | Path, total_steps: int, window: int = 100, point
     """
     grid = np.linspace(0, total_steps, points + 1)[1:]
     steps, returns = read_episodes(run_dir)
-    learning_curve = latest_at(steps, trailing_means(returns, window), grid)
-    early = latest_at(steps, trailing_means(returns, window), np.array([f * total_steps for f in EARLY_FRACTIONS]))
+    means = trailing_means(returns, window)
+    learning_curve = latest_at(steps, means, grid)
+    early = latest_at(steps, means, np.array([f * total_steps for f in EARLY_FRACTIONS]))
     return {
         "final": final_return(run_dir, window),
         "auc": float(np.nanmean(learning_curve)) if np.isfinite(learning_curve).any() else float("nan"),
@@ -157,7 +158,7 @@ def compare_runs(groups: dict[str, list[Path]], total_steps: int, out_dir: Path,
     if two:
         header += [f"{names[0]} - {names[1]}", "verdict"]
     lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(names) + 2 * two)]
-    robust = uses_rliable(*(np.zeros(len(groups[name])) for name in names))
+    robust = min(len(run_dirs) for run_dirs in groups.values()) >= RLIABLE_MIN_SEEDS
     for key, title in titles.items():
         values = {name: np.array([m[key] for m in measures[name]]) for name in names}
         finite = {name: v[np.isfinite(v)] for name, v in values.items()}
