@@ -111,6 +111,28 @@ def test_atari_episodic_life_terminates_on_life_loss_but_reports_whole_games():
     assert life_terminations >= 3 * len(game_episodes)  # Ms. Pac-Man has 3 lives
 
 
+def test_atari_final_observation_is_the_true_successor_on_life_loss_and_game_over():
+    """A life loss does not reset the game: its successor continues the frame stack. A game over
+    resets: the final observation continues the old stack and the new one does not."""
+    env = make_env("ALE/MsPacman-v5", EnvConfig(num_envs=2))
+    obs = env.reset(1)
+    actions = torch.randint(0, 18, (1200, 2), generator=torch.Generator().manual_seed(0))
+    life_losses = game_overs = 0
+    for t in range(1200):
+        step = env.step(actions[t])
+        for i in step.terminated.nonzero().squeeze(-1).tolist():
+            continued = torch.equal(step.final_obs[i, :3], obs[i, 1:])
+            if i in step.episode_envs.tolist():  # a whole game ended
+                game_overs += 1
+                assert continued and not torch.equal(step.obs[i, :3], obs[i, 1:])
+            else:
+                life_losses += 1
+                assert continued and torch.equal(step.final_obs[i], step.obs[i])
+        obs = step.obs
+    env.close()
+    assert life_losses >= 4 and game_overs >= 2
+
+
 def test_reward_transforms_do_not_change_reported_returns():
     base = make_env("CartPole-v1", EnvConfig(num_envs=2))
     scaled = make_env("CartPole-v1", EnvConfig(num_envs=2, reward_scale=0.1, normalize_reward=True))

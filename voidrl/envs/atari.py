@@ -91,8 +91,9 @@ class AtariVecEnv(VecEnv):
         self.frame_numbers = frame_numbers
         episodes = self.tracker.update(np.asarray(reward, dtype=np.float64), game_over)
         obs = torch.from_numpy(obs)
-        done = terminated | truncated
-        final_obs = torch.from_numpy(np.where(done[:, None, None, None], info["final_obs"], obs.numpy())) if done.any() else obs
+        # Only a new game resets an env; after a life loss the game goes on and ``obs`` is the true
+        # successor (ALE's ``final_obs`` holds a stale frame there).
+        final_obs = torch.from_numpy(np.where(game_over[:, None, None, None], info["final_obs"], obs.numpy())) if game_over.any() else obs
         return Step(
             obs=obs,
             reward=torch.from_numpy(np.asarray(reward, dtype=np.float32)),
