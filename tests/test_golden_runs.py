@@ -1,0 +1,96 @@
+"""Short CLI runs against files recorded before a refactoring: the same seed must give the same episodes.
+
+``python -m tests.test_golden_runs --record [NAME ...]`` rewrites ``tests/golden/`` (all runs, or those
+named; only when behaviour is meant to change, saying why in the commit). The episodes (step, return, length) must match exactly; the logged
+losses and statistics to a relative 1e-3, so another CPU's floating-point paths do not fail the test
+while a changed update, reward or schedule does. Every run uses one torch thread: the thread count
+changes the order of floating-point sums.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from voidrl.cli import main
+
+GOLDEN = Path(__file__).parent / "golden"
+COMMON = ["--seed", "3", "--torch-threads", "1", "--no-progress"]
+RUNS = {
+    "ppo-cartpole": ["train", "ppo", "--env", "CartPole-v1", "--steps", "4096"],
+    "reinforce-cartpole": ["train", "reinforce", "--env", "CartPole-v1", "--steps", "3000"],
+    "a2c-pendulum": ["train", "a2c", "--env", "voidrl/InvertedPendulumFall-v5", "--steps", "4000", "--num-envs", "5"],
+    "ppg-apt-minatar": ["train", "ppg", "--env", "MinAtar/Breakout-v1", "--preset", "minatar", "--intrinsic", "apt",
+                        "--steps", "4096", "--num-steps", "64", "--policy-iterations", "2", "--contrastive-start", "64",
+                        "--contrastive-batch-size", "32", "--eval-every", "2048", "--eval-episodes", "2"],
+    "ppg-pretrain-mspacman": ["pretrain", "ppg", "--env", "ALE/MsPacman-v5", "--steps", "1024", "--num-envs", "2",
+                              "--num-steps", "256", "--policy-iterations", "2", "--minibatch-size", "64",
+                              "--contrastive-start", "64", "--contrastive-batch-size", "16"],
+}
+VOLATILE = ("time/", "sys/")
+"""Metric columns that measure the machine, not the learning."""
+
+
+def run(name: str, run_dir: Path) -> None:
+    code = main([*RUNS[name], *COMMON, "--run-dir", str(run_dir)])
+    assert code == 0, f"{name} exited {code}"
+
+
+def rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def learning_columns(row: dict[str, str]) -> dict[str, str]:
+    return {key: value for key, value in row.items() if not key.startswith(VOLATILE)}
+
+
+def close(recorded: str, now: str) -> bool:
+    if recorded == now:
+        return True
+    if "" in (recorded, now):
+        return False
+    return math.isclose(float(recorded), float(now), rel_tol=1e-3, abs_tol=1e-6)
+
+
+@pytest.mark.parametrize("name", sorted(RUNS))
+def test_run_matches_recording(name, tmp_path):
+    run(name, tmp_path / name)
+    recorded_dir, now_dir = GOLDEN / name, tmp_path / name
+    assert rows(now_dir / "episodes.csv") == rows(recorded_dir / "episodes.csv")
+    recorded, now = rows(recorded_dir / "metrics.csv"), [learning_columns(r) for r in rows(now_dir / "metrics.csv")]
+    assert len(now) == len(recorded)
+    for before, after in zip(recorded, now):
+        assert before.keys() == after.keys()
+        differing = {key: (before[key], after[key]) for key in before if not close(before[key], after[key])}
+        assert not differing, f"step {after['step']}: {differing}"
+
+
+def record(names: list[str]) -> None:
+    unknown = set(names) - set(RUNS)
+    if unknown:
+        sys.exit(f"unknown run(s) {', '.join(sorted(unknown))}; choose from {', '.join(RUNS)}")
+    with tempfile.TemporaryDirectory() as scratch:
+        for name in names or RUNS:
+            run(name, Path(scratch) / name)
+            target = GOLDEN / name
+            target.mkdir(parents=True, exist_ok=True)
+            shutil.copy(Path(scratch) / name / "episodes.csv", target / "episodes.csv")
+            metrics = [learning_columns(r) for r in rows(Path(scratch) / name / "metrics.csv")]
+            with (target / "metrics.csv").open("w", newline="") as handle:
+                writer = csv.DictWriter(handle, fieldnames=list(metrics[0]))
+                writer.writeheader()
+                writer.writerows(metrics)
+            print(f"recorded {target}")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] != ["--record"]:
+        sys.exit("usage: python -m tests.test_golden_runs --record [NAME ...]")
+    record(sys.argv[2:])
