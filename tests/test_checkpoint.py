@@ -82,3 +82,11 @@ def test_failed_write_keeps_the_previous_checkpoint(tmp_path, monkeypatch):
         save_checkpoint(path, {"step": 2})
     assert load_checkpoint(path)["step"] == 1
     assert [p.name for p in tmp_path.iterdir()] == ["c.pt"]
+
+
+def test_config_written_with_the_old_network_name_still_loads():
+    from voidrl.config import TrainConfig, make_config
+
+    stored = make_config("ppg", "thesis").to_dict()
+    stored["algo_config"]["network"] = "thesis"
+    assert TrainConfig.from_dict(stored).algo_config.network == "dqn2013"

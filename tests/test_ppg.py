@@ -108,7 +108,7 @@ def test_checkpoint_round_trip_keeps_the_auxiliary_buffer(tmp_path):
 
 
 def test_thesis_networks_and_head_scale():
-    algo = PPG(PPGConfig(network="thesis", critic_network="nature"), (4, 84, 84), gym.spaces.Discrete(18))
+    algo = PPG(PPGConfig(network="dqn2013", critic_network="nature"), (4, 84, 84), gym.spaces.Discrete(18))
     assert algo.policy.actor_body.out_features == 256 and algo.policy.critic_body.out_features == 512
     assert algo.policy.aux_value_head.weight.norm().item() == pytest.approx(0.01, rel=1e-3)
 

@@ -187,7 +187,10 @@ def resume_config(algo: str, options: dict[str, Any]) -> TrainConfig | None:
 def command_train(args: argparse.Namespace) -> int:
     from voidrl.io.checkpoint import load_checkpoint
     from voidrl.train.agent import summarize
+    from voidrl.train.allocator import pin_allocator_thresholds
     from voidrl.train.loop import Trainer
+
+    pin_allocator_thresholds()  # this process is ours: the library itself leaves the allocator alone
 
     options = {k: tuple(v) if isinstance(v, list) else v for k, v in vars(args).items()
                if k not in ("command", "algo", "resume", "seeds", "pretrain_steps", "parallel")

@@ -146,9 +146,15 @@ class TrainConfig:
             algo=algo,
             run=_build(RunConfig, data["run"]),
             env=_build(EnvConfig, data["env"]),
-            algo_config=_build(ALGORITHMS[algo].config_class, data["algo_config"]),
+            algo_config=_build(ALGORITHMS[algo].config_class, {
+                name: RENAMED_VALUES.get((name, value), value) if isinstance(value, str) else value
+                for name, value in data["algo_config"].items()}),
             intrinsic_config=_build(APTConfig, data.get("intrinsic_config", {})),
         )
+
+
+RENAMED_VALUES = {("network", "thesis"): "dqn2013", ("critic_network", "thesis"): "dqn2013"}
+"""Option values renamed since; the configs and checkpoints of runs written before still load."""
 
 
 def _build(cls: type, values: dict[str, Any]):
@@ -166,7 +172,7 @@ THESIS_PRETRAIN_SCHEDULE: dict[str, dict[str, Any]] = {
     "env": {"num_envs": 16, "reward_scale": 0.1},
     "algo_config": {"num_steps": 512, "minibatch_size": 512, "learning_rate": 1e-4, "critic_learning_rate": 1e-3,
                     "clip": 0.25, "entropy_coef": 0.01, "policy_iterations": 32, "aux_epochs": 3,
-                    "beta_clone": 1.0, "aux_kl_stop": 0.01, "network": "thesis", "critic_network": "nature",
+                    "beta_clone": 1.0, "aux_kl_stop": 0.01, "network": "dqn2013", "critic_network": "nature",
                     "chunk_size": 64},
 }
 REWARD_FREE_APT: dict[str, Any] = {"extrinsic_coef": 0.0, "intrinsic_coef": 1.0, "contrastive_chunk_size": 64}
@@ -189,11 +195,11 @@ PRESETS: dict[str, dict[str, dict[str, dict[str, Any]]]] = {
                             "epochs": 2, "learning_rate": 5e-4},
         },
         "thesis": {
-            # The thesis's fine-tuning set-up on Ms. Pac-Man (SPEC.md section 1).
+            # The thesis's fine-tuning set-up on Ms. Pac-Man.
             "env": {"num_envs": 16, "reward_scale": 0.1},
             "algo_config": {"num_steps": 256, "minibatch_size": 32, "learning_rate": 3e-4, "critic_learning_rate": 1e-3,
                             "clip": 0.25, "entropy_coef": 0.01, "policy_iterations": 32, "aux_epochs": 3,
-                            "beta_clone": 1.0, "aux_kl_stop": 0.01, "network": "thesis", "critic_network": "nature",
+                            "beta_clone": 1.0, "aux_kl_stop": 0.01, "network": "dqn2013", "critic_network": "nature",
                             "chunk_size": 64},
         },
         "pretrain": {

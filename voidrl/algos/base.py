@@ -43,7 +43,8 @@ class PolicyConfig:
     """The acting network; every algorithm's config except PPG's (discrete only) extends it."""
 
     network: str = "auto"
-    """Body: auto, mlp, nature (Nature CNN), thesis (the thesis's small CNN), minatar, apt (APT's encoder, fc 256)."""
+    """Body: auto, mlp, nature (Nature CNN, 2015), dqn2013 (the 2013 DQN network, the thesis's policy body),
+    minatar, apt (APT's encoder, fc 256)."""
     hidden_sizes: tuple[int, ...] = (64, 64)
     """Hidden layer sizes of the mlp body."""
     shared: bool = False

@@ -32,7 +32,7 @@ from voidrl.rollout.storage import RolloutStorage
 
 @dataclass
 class PPGConfig:
-    """PPG hyperparameters. Defaults follow the PPG paper and the thesis (SPEC.md section 1)."""
+    """PPG hyperparameters. Defaults follow the PPG paper (Cobbe et al., 2021) and the thesis."""
 
     num_steps: int = 256
     """Rollout length per environment between two policy phases."""
@@ -78,7 +78,7 @@ class PPGConfig:
     """Thesis stabiliser: stop the phase's policy updates once a minibatch's KL(pi_old || pi)
     exceeds this (critic updates continue); None disables."""
     network: str = "auto"
-    """Policy body: auto, mlp, nature, thesis, minatar, apt (APT's encoder, fc 256: init_parts apt_encoder loads a
+    """Policy body: auto, mlp, nature, dqn2013, minatar, apt (APT's encoder, fc 256: init_parts apt_encoder loads a
     pre-trained one)."""
     critic_network: str | None = None
     """Critic body (a separate network); None = same kind as the policy's."""

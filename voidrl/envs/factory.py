@@ -31,7 +31,7 @@ class Variant:
 
 
 VARIANTS = {
-    # The notebook's tasks (SPEC.md section 3).
+    # The notebook's tasks.
     "voidrl/InvertedPendulumFall-v5": Variant("InvertedPendulum-v5", fall_penalty=True),
     "voidrl/HalfCheetah500-v5": Variant("HalfCheetah-v5", max_episode_steps=500),
 }

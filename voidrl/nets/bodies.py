@@ -71,8 +71,8 @@ def nature_cnn(obs_shape: tuple[int, ...]) -> PixelBody:
     return PixelBody(convs, obs_shape, 512)
 
 
-def thesis_cnn(obs_shape: tuple[int, ...]) -> PixelBody:
-    """The thesis's PPG policy body (SPEC.md): 16@8x8/4, 32@4x4/2, fc 256, input x/255 - 0.5."""
+def dqn2013_cnn(obs_shape: tuple[int, ...]) -> PixelBody:
+    """The thesis's PPG policy body (the 2013 DQN network): 16@8x8/4, 32@4x4/2, fc 256, input x/255 - 0.5."""
     channels = obs_shape[0]
     convs = [nn.Conv2d(channels, 16, 8, 4), nn.Conv2d(16, 32, 4, 2)]
     return PixelBody(convs, obs_shape, 256, offset=-0.5)
@@ -98,7 +98,7 @@ class APTBody(nn.Module):
         return self.fc(self.encoder(obs.float() * (1.0 / 255.0)))
 
 
-NETWORKS = ("auto", "mlp", "nature", "thesis", "minatar", "apt")
+NETWORKS = ("auto", "mlp", "nature", "dqn2013", "minatar", "apt")
 
 
 def make_body(network: str, obs_shape: tuple[int, ...], hidden_sizes: tuple[int, ...]) -> nn.Module:
@@ -114,4 +114,4 @@ def make_body(network: str, obs_shape: tuple[int, ...], hidden_sizes: tuple[int,
         return MLP(math.prod(obs_shape), hidden_sizes)
     if len(obs_shape) != 3:
         raise ValueError(f"network {network!r} needs [C, H, W] observations, got shape {obs_shape}")
-    return {"nature": nature_cnn, "thesis": thesis_cnn, "minatar": minatar_cnn, "apt": APTBody}[network](obs_shape)
+    return {"nature": nature_cnn, "dqn2013": dqn2013_cnn, "minatar": minatar_cnn, "apt": APTBody}[network](obs_shape)

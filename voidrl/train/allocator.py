@@ -7,7 +7,10 @@ each instead of their own 58 MB, and an auxiliary phase over 16k states peaked 5
 above its needs. Fixed thresholds (blocks from 4 MiB are mapped on their own and
 returned when freed; up to 64 MiB of free heap top is kept) measured 657 MB peak for
 that phase, against 1058 MB with glibc's defaults and 1236 MB with a 32 MiB threshold,
-and were not slower."""
+and were not slower.
+
+The command line sets them for the processes it runs; the library never changes the process's
+allocator by itself (call ``pin_allocator_thresholds()`` to opt in from Python)."""
 
 from __future__ import annotations
 

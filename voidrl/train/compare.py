@@ -15,6 +15,7 @@ from pathlib import Path
 from voidrl.config import TrainConfig
 from voidrl.io.checkpoint import load_checkpoint
 from voidrl.io.report import compare_runs
+from voidrl.train.allocator import pin_allocator_thresholds
 from voidrl.train.loop import CHECKPOINT_NAME, Trainer, has_run_files
 from voidrl.train.signals import GracefulStop, RunStopped
 from voidrl.train.threads import available_cpus
@@ -112,9 +113,11 @@ def _forward(signum: int) -> None:
 
 
 def _detach_worker() -> None:
-    """In each worker: a process group of its own (signals come only through the parent, once), and on
-    Linux a SIGTERM when the parent dies, so an orphaned run checkpoints and stops."""
+    """In each worker: a process group of its own (signals come only through the parent, once), on
+    Linux a SIGTERM when the parent dies, so an orphaned run checkpoints and stops, and the CLI's
+    allocator thresholds."""
     os.setpgrp()
+    pin_allocator_thresholds()
     libc = ctypes.util.find_library("c")
     if libc is not None and sys.platform.startswith("linux"):
         ctypes.CDLL(libc).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)

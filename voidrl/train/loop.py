@@ -30,7 +30,6 @@ from voidrl.nets.persistence import PersistentUniforms
 from voidrl.rollout import Collector, RolloutStorage
 from voidrl.rollout.diagnostics import identical_action_fraction
 from voidrl.train.agent import Agent, resolve_device
-from voidrl.train.allocator import pin_allocator_thresholds
 from voidrl.train.evaluation import PeriodicEvaluator
 from voidrl.train.seeding import rng_state, seed_everything, set_rng_state
 from voidrl.train.signals import GracefulStop, RunStopped
@@ -162,7 +161,6 @@ class Trainer:
     def train(self) -> Agent:
         """Run until ``config.run.steps``; on SIGINT/SIGTERM write a checkpoint and raise ``RunStopped``."""
         config, env, run_dir = self.config, self.env, self.run_dir
-        pin_allocator_thresholds()
         if self.resume and self.step == 0:
             print(f"voidrl: {run_dir} has no checkpoint"
                   + (" (its run stopped before the first one); starting the run over" if self.starts_over else " yet; starting the run"),
