@@ -55,10 +55,34 @@ class A2CConfig(PolicyConfig):
         self.validate_policy()
 
 
+# Named settings: preset -> section (run, env, algo_config, intrinsic_config) -> overrides.
+PRESETS: dict[str, dict[str, dict[str, Any]]] = {
+    "cartpole": {
+        # Tuned here from SB3's defaults (RMSprop 7e-4): 8 x 8-step rollouts, gamma 0.98, lambda 0.9;
+        # 475+ (last 20 episodes) by about 200k steps.
+        "env": {"num_envs": 8},
+        "algo_config": {"num_steps": 8, "gamma": 0.98, "gae_lambda": 0.9},
+    },
+    "pendulum": {
+        # The notebook's pendulum (voidrl/InvertedPendulumFall-v5): its 25 actors, [40, 20] networks,
+        # gamma 0.95, 3-mode mixture policy with persistence 0.965, Adam; tuned here to n = 32 steps,
+        # lr 1e-3, lambda 0.95, entropy 0.01, normalised observations and advantages. With seeds 0-2
+        # greedy evaluations balance all 1000 steps by 250k-400k steps; at this constant lr they can
+        # fall back later, so keep the best agent (--eval-every; benchmarks/RESULTS.md).
+        "env": {"num_envs": 25, "normalize_observation": True},
+        "algo_config": {"num_steps": 32, "optimizer": "adam", "learning_rate": 1e-3, "gamma": 0.95,
+                        "gae_lambda": 0.95, "entropy_coef": 0.01, "normalize_advantages": True,
+                        "hidden_sizes": (40, 20), "continuous_policy": "mixture", "mixture_modes": 3,
+                        "action_persistence": 0.965},
+    },
+}
+
+
 class A2C:
     """One gradient step of the combined loss per rollout of ``num_steps`` x ``num_envs`` transitions."""
 
     config_class = A2CConfig
+    presets = PRESETS
 
     def __init__(self, config: A2CConfig, obs_shape: tuple[int, ...], action_space: gym.Space, device="cpu"):
         config.validate()

@@ -23,6 +23,8 @@ class Algorithm(Protocol):
     """
 
     config_class: ClassVar[type]
+    presets: ClassVar[dict[str, dict[str, dict[str, Any]]]]
+    """Named settings: preset -> config section (run, env, algo_config, intrinsic_config) -> overrides."""
     policy: ActorCritic
     num_steps: int
 

@@ -111,8 +111,19 @@ def restore_parameters(parameters: list[torch.nn.Parameter], saved: list[torch.T
         param.copy_(value)
 
 
+# Named settings: preset -> section (run, env, algo_config, intrinsic_config) -> overrides.
+PRESETS: dict[str, dict[str, dict[str, Any]]] = {
+    "cartpole": {
+        # TRPO's cartpole settings with a fixed step whose quadratic KL model is 0.2^2 / 2 = 0.02.
+        "env": {"num_envs": 2},
+        "algo_config": {"num_steps": 512, "gamma": 0.99, "gae_lambda": 0.98, "step_size": 0.2, "value_epochs": 10},
+    },
+}
+
+
 class NPG:
     config_class = NPGConfig
+    presets = PRESETS
 
     def __init__(self, config: NaturalGradientConfig, obs_shape: tuple[int, ...], action_space: gym.Space, device="cpu"):
         config.validate()

@@ -66,8 +66,42 @@ class PPOConfig(PolicyConfig):
         self.validate_policy()
 
 
+# Named settings: preset -> section (run, env, algo_config, intrinsic_config) -> overrides.
+PRESETS: dict[str, dict[str, dict[str, Any]]] = {
+    "cartpole": {
+        # RL Zoo's tuned CartPole-v1 settings: solves within 100k steps.
+        "env": {"num_envs": 8},
+        "algo_config": {
+            "num_steps": 32, "minibatch_size": 256, "epochs": 20, "gamma": 0.98, "gae_lambda": 0.8,
+            "learning_rate": 1e-3, "anneal_lr": True,
+        },
+    },
+    "atari": {
+        # Schulman et al. (2017) / CleanRL ppo_atari.
+        "env": {"num_envs": 8, "reward_clip": 1.0},
+        "algo_config": {
+            "num_steps": 128, "minibatch_size": 256, "epochs": 4, "learning_rate": 2.5e-4, "anneal_lr": True,
+            "clip": 0.1, "clip_value": 0.1, "entropy_coef": 0.01, "network": "nature", "shared": True,
+        },
+    },
+    "minatar": {
+        "env": {"num_envs": 8},
+        "algo_config": {
+            "num_steps": 128, "minibatch_size": 256, "epochs": 4, "learning_rate": 2.5e-4, "anneal_lr": True,
+            "entropy_coef": 0.01, "network": "minatar", "shared": True,
+        },
+    },
+    "mujoco": {
+        # CleanRL ppo_continuous_action.
+        "env": {"num_envs": 1, "normalize_observation": True, "normalize_reward": True},
+        "algo_config": {"num_steps": 2048, "minibatch_size": 64, "epochs": 10, "anneal_lr": True},
+    },
+}
+
+
 class PPO:
     config_class = PPOConfig
+    presets = PRESETS
 
     def __init__(self, config: PPOConfig, obs_shape: tuple[int, ...], action_space: gym.Space, device="cpu"):
         config.validate()
