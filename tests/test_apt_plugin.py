@@ -1,4 +1,4 @@
-"""The APT plug-in rewrites the reward stream and nothing else."""
+"""The APT plug-in adds a reward stream beside the task's and changes nothing else."""
 
 import math
 
@@ -37,9 +37,11 @@ def test_reward_free_rewrite_matches_a_brute_force_particle_reward():
     torch.manual_seed(0)
     plugin = APTReward(APTConfig(knn_k=3), OBS)
     storage = filled_rollout()
-    metrics = plugin.rewrite_rewards(storage)
+    task = storage.rewards.clone()
+    rewards, metrics = plugin.intrinsic_rewards(storage)
     expected = brute_force_rewards(plugin, storage, 3, metrics["apt/knn_distance_running_mean"])
-    torch.testing.assert_close(storage.rewards, expected, rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(rewards, expected, rtol=1e-4, atol=1e-5)
+    assert torch.equal(storage.rewards, task)  # the task rewards are left alone
     assert metrics["apt/knn_distance_running_mean"] == metrics["apt/knn_distance_raw"]  # first batch: mean of itself
 
 
@@ -48,20 +50,25 @@ def test_reference_variant_clips_distances_and_scores_the_current_observations()
     plugin = APTReward(APTConfig(knn_k=12, knn_clip=0.5, reward_observation="current"), OBS)
     storage = filled_rollout()
     observations = storage.obs.clone()
-    metrics = plugin.rewrite_rewards(storage)
+    rewards, metrics = plugin.intrinsic_rewards(storage)
     running_mean = metrics["apt/knn_distance_running_mean"]
     expected = brute_force_rewards(plugin, storage, 12, running_mean, clip=0.5, observations=observations)
-    torch.testing.assert_close(storage.rewards, expected, rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(rewards, expected, rtol=1e-4, atol=1e-5)
     unclipped_next = brute_force_rewards(plugin, storage, 12, running_mean)
-    assert not torch.allclose(storage.rewards, unclipped_next, atol=1e-3)
+    assert not torch.allclose(rewards, unclipped_next, atol=1e-3)
 
 
-def test_mixing_coefficients():
+def test_training_rewards_weigh_task_and_intrinsic_rewards():
     torch.manual_seed(0)
     storage = filled_rollout()
-    task = storage.rewards.clone()
-    APTReward(APTConfig(extrinsic_coef=1.0, intrinsic_coef=0.0), OBS).rewrite_rewards(storage)
-    assert torch.equal(storage.rewards, task)
+    assert storage.training_rewards() is storage.rewards  # no plug-in: the task rewards
+    plugin = APTReward(APTConfig(extrinsic_coef=0.5, intrinsic_coef=2.0), OBS)
+    rewards, _ = plugin.intrinsic_rewards(storage)
+    storage.intrinsic_rewards.copy_(rewards)
+    storage.reward_weights = plugin.reward_weights
+    torch.testing.assert_close(storage.training_rewards(), 0.5 * storage.rewards + 2.0 * rewards)
+    storage.reward_weights = (1.0, 0.0)
+    assert torch.equal(storage.training_rewards(), storage.rewards)
 
 
 def test_contrastive_updates_start_after_the_configured_steps_and_train_the_encoder():
@@ -70,10 +77,10 @@ def test_contrastive_updates_start_after_the_configured_steps_and_train_the_enco
     before = [p.detach().clone() for p in plugin.encoder.parameters()]
     with torch.no_grad():  # as inside the collector
         for _ in range(2):
-            plugin.on_step(torch.randint(0, 256, (3, *OBS), dtype=torch.uint8))
+            plugin.observe(torch.randint(0, 256, (3, *OBS), dtype=torch.uint8))
     assert all(torch.equal(a, b) for a, b in zip(before, plugin.encoder.parameters()))
     with torch.no_grad():
-        plugin.on_step(torch.randint(0, 256, (3, *OBS), dtype=torch.uint8))
+        plugin.observe(torch.randint(0, 256, (3, *OBS), dtype=torch.uint8))
     assert any(not torch.equal(a, b) for a, b in zip(before, plugin.encoder.parameters()))
     assert len(plugin.buffer) == 9
 
@@ -99,10 +106,10 @@ def test_fractional_update_ratio_spaces_the_contrastive_updates_out():
     calls = []
     plugin.contrastive_update = lambda: calls.append(plugin.env_steps)
     for _ in range(10):
-        plugin.on_step(torch.zeros(3, *OBS, dtype=torch.uint8))
+        plugin.observe(torch.zeros(3, *OBS, dtype=torch.uint8))
     assert calls == [12, 24]  # one update every 4 vector steps of 3 envs
     plugin.config.contrastive_updates_per_step = 2.0
-    plugin.on_step(torch.zeros(3, *OBS, dtype=torch.uint8))
+    plugin.observe(torch.zeros(3, *OBS, dtype=torch.uint8))
     assert calls == [12, 24, 33, 33]
 
 

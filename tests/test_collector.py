@@ -74,13 +74,17 @@ def test_next_obs_are_the_true_successors_and_on_step_sees_them():
     torch.manual_seed(0)
     env = Recorder(make_env("CartPole-v1", EnvConfig(num_envs=3, max_episode_steps=7)))
     policy = ActorCritic(env.single_observation_space.shape, env.single_action_space)
-    seen = []
-    collector = Collector(env, policy, on_step=lambda next_obs: seen.append(next_obs.clone()))
+    transitions = []
+    collector = Collector(env, policy, on_step=transitions.append)
     obs = collector.reset(0)
     storage = RolloutStorage(20, 3, obs.shape[1:], obs.dtype, (), torch.long)
     collector.collect(storage, start_step=0)
     expected = torch.stack([step.final_obs for step in env.steps])
     assert torch.equal(storage.next_obs(0, 20), expected)
     assert torch.equal(storage.next_obs(5, 12), expected[5:12])
-    assert torch.equal(torch.stack(seen), expected)
+    assert torch.equal(torch.stack([t.next_obs for t in transitions]), expected)
+    assert torch.equal(torch.stack([t.actions for t in transitions]), storage.actions)
+    assert torch.equal(torch.stack([t.obs for t in transitions]), storage.obs)
+    assert torch.equal(torch.stack([t.terminated for t in transitions]), storage.terminated)
+    assert torch.equal(torch.stack([t.truncated for t in transitions]), storage.truncated)
     assert storage.final_obs  # episodes did end inside the rollout

@@ -100,7 +100,7 @@ def test_curl_state_round_trips_through_the_checkpoint_state():
     plugin = APTReward(config, OBS)
     with torch.no_grad():
         for _ in range(3):
-            plugin.on_step(torch.randint(0, 256, (4, *OBS), dtype=torch.uint8))
+            plugin.observe(torch.randint(0, 256, (4, *OBS), dtype=torch.uint8))
     restored = APTReward(config, OBS)
     restored.load_state_dict(plugin.state_dict())
     assert restored.updates == 3 and restored.vector_steps == 3
@@ -114,7 +114,7 @@ def test_representation_stride_stores_one_vector_step_in_k():
     plugin = APTReward(APTConfig(representation_stride=3, contrastive_start=10**9), OBS)
     with torch.no_grad():
         for _ in range(7):
-            plugin.on_step(torch.zeros(2, *OBS, dtype=torch.uint8))
+            plugin.observe(torch.zeros(2, *OBS, dtype=torch.uint8))
     assert len(plugin.buffer) == 2 * 3  # steps 0, 3 and 6
 
 

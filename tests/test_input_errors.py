@@ -125,7 +125,7 @@ COMBINATIONS = [
     (["train", "trpo", "--env", "HalfCheetah-v5", "--continuous-policy", "mixture"], "'mixture' has no closed-form KL"),
     (["train", "a2c", "--env", "HalfCheetah-v5", "--action-persistence", "0.5"], "action_persistence needs continuous_policy mixture"),
     (["train", "ppg", "--shared"], "unrecognized arguments: --shared"),
-    (["train", "ppo", "--knn-k", "3"], "knn_k: APT option, used only with --intrinsic apt"),
+    (["train", "ppo", "--knn-k", "3"], "knn_k: apt option, used only with --intrinsic apt"),
     (["train", "ppo", "--collapse-restore"], "collapse_restore needs collapse_entropy"),
     (["train", "ppo", "--init-parts", "critic"], "init_parts needs init_from"),
     (["finetune", "ppo", "--from", "{pre}", "--init-parts", "apt_encoder"], "init_parts apt_encoder needs the apt policy body"),

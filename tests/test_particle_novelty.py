@@ -26,9 +26,7 @@ def ms_pacman_rollout() -> RolloutStorage:
 
 
 def particle_rewards(plugin: APTReward, storage: RolloutStorage) -> torch.Tensor:
-    storage.rewards.zero_()
-    plugin.rewrite_rewards(storage)
-    return storage.rewards.clone()
+    return plugin.intrinsic_rewards(storage)[0]
 
 
 def test_planted_novel_frames_get_higher_particle_reward_than_the_often_visited_opening():

@@ -79,7 +79,7 @@ def test_apt_encoder_part_loads_the_contrastive_encoder_into_the_policy_body_and
     plugin = APTReward(APTConfig(contrastive_start=0, contrastive_batch_size=8), OBS)
     with torch.no_grad():
         for _ in range(3):  # trained a little: the weights differ from any fresh initialisation
-            plugin.on_step(torch.randint(0, 256, (4, *OBS), dtype=torch.uint8))
+            plugin.observe(torch.randint(0, 256, (4, *OBS), dtype=torch.uint8))
     pretrained = PPG(PPGConfig(network="apt"), OBS, ACTIONS)
     save_checkpoint(tmp_path / "pre.pt", {"algorithm": pretrained.state_dict(), "intrinsic": plugin.state_dict()})
     torch.manual_seed(1)

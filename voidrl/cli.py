@@ -17,13 +17,12 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from voidrl.algos import ALGORITHMS
-from voidrl.config import PRESETS, RunConfig, TrainConfig, field_docs, field_type, make_config
+from voidrl.config import PRESETS, RunConfig, TrainConfig, field_docs, field_type, make_config, plugin_options
 from voidrl.envs.factory import EnvConfig, list_env_ids, suite_of
-from voidrl.intrinsic.apt import APTConfig
+from voidrl.intrinsic import REWARD_SOURCES
 from voidrl.train.signals import RunStopped
 
 USAGE_ERROR = 2
-APT_OPTIONS = tuple(field.name for field in dataclasses.fields(APTConfig))
 
 
 COMMANDS = {
@@ -110,7 +109,8 @@ def build_parser() -> Parser:
             add_dataclass_options(sub, RunConfig, "run", skip=("init_from",) if command in ("finetune", "compare") else ())
             add_dataclass_options(sub, EnvConfig, "environment")
             add_dataclass_options(sub, algo.config_class, name)
-            add_dataclass_options(sub, APTConfig, "apt (with --intrinsic apt)")
+            for plugin, source in REWARD_SOURCES.items():
+                add_dataclass_options(sub, source.config_class, f"{plugin} (with --intrinsic {plugin})")
 
     evaluate = commands.add_parser("eval", help="evaluate a checkpoint", description="Evaluate a saved agent.")
     evaluate.add_argument("--checkpoint", required=True, help="checkpoint file (RUN_DIR/checkpoint.pt)")
@@ -233,8 +233,8 @@ def plan_comparison(args: argparse.Namespace, preset: str | None, options: dict[
     pretrain_config = compare_pretrain_config(args, preset, options)
     if pretrain_config is not None:
         options = {**options, "init_from": f"{pretrain_config.run_dir}/checkpoint.pt"}
-    if options.get("intrinsic") is None:  # APT options given for the pre-training only
-        options = {name: value for name, value in options.items() if name not in APT_OPTIONS}
+    if options.get("intrinsic") is None:  # plug-in options given for the pre-training only
+        options = {name: value for name, value in options.items() if name not in plugin_options()}
     base = make_config(args.algo, preset, **options)
     runs = comparison_runs(base, args.seeds)
     preflight(([] if pretrain_config is None else [pretrain_config]) + runs[:2])  # the others differ by seed only

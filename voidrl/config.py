@@ -18,10 +18,10 @@ from typing import Any
 from voidrl.algos import ALGORITHMS
 from voidrl.algos.base import require_non_negative, require_positive, require_positive_integers
 from voidrl.envs.factory import EnvConfig, suite_of
-from voidrl.intrinsic.apt import APTConfig
+from voidrl.intrinsic import REWARD_SOURCES
 from voidrl.nets.parts import validate_parts
 
-INTRINSIC_PLUGINS = (None, "apt")
+INTRINSIC_CHOICES = (None, *REWARD_SOURCES)
 
 
 @dataclass
@@ -47,7 +47,7 @@ class RunConfig:
     wandb: bool = False
     """Also log to Weights & Biases (needs the wandb package)."""
     intrinsic: str | None = None
-    """Intrinsic-reward plug-in that rewrites the training reward: apt, or none."""
+    """Intrinsic-reward plug-in whose rewards join the task's in training: apt, or none."""
     collapse_entropy: float | None = None
     """Policy-collapse guard: warn when train/entropy stays below this for collapse_patience updates;
     None disables."""
@@ -79,17 +79,21 @@ class TrainConfig:
     run: RunConfig = field(default_factory=RunConfig)
     env: EnvConfig = field(default_factory=EnvConfig)
     algo_config: Any = None
-    intrinsic_config: APTConfig = field(default_factory=APTConfig)
+    intrinsic_config: Any = None
+    """The options of the reward plug-in ``run.intrinsic`` names (its ``config_class``); None without one."""
 
     def __post_init__(self):
         if self.algo not in ALGORITHMS:
             raise ValueError(f"unknown algorithm {self.algo!r}; choose one of {', '.join(sorted(ALGORITHMS))}")
         if self.algo_config is None:
             self.algo_config = ALGORITHMS[self.algo].config_class()
+        if self.intrinsic_config is None and self.run.intrinsic is not None:
+            self.intrinsic_config = intrinsic_config_class(self.run.intrinsic)()
 
     def sections(self) -> dict[str, Any]:
         """The config dataclasses by section name (the keys of ``to_dict`` besides ``algo``)."""
-        return {"run": self.run, "env": self.env, "algo_config": self.algo_config, "intrinsic_config": self.intrinsic_config}
+        sections = {"run": self.run, "env": self.env, "algo_config": self.algo_config}
+        return sections if self.intrinsic_config is None else {**sections, "intrinsic_config": self.intrinsic_config}
 
     def validate(self) -> None:
         """Raise ``ValueError`` naming the first bad field; cheap (no I/O), runs before any training.
@@ -104,14 +108,14 @@ class TrainConfig:
         require_non_negative(self.run, ("torch_threads",))
         require_positive_integers(self.env, ("num_envs", "max_episode_steps"))
         require_positive(self.env, ("reward_scale", "reward_clip"))
-        if self.run.intrinsic not in INTRINSIC_PLUGINS:
-            raise ValueError(f"intrinsic must be one of {', '.join(map(str, INTRINSIC_PLUGINS))}, got {self.run.intrinsic!r}")
+        expected = None if self.run.intrinsic is None else intrinsic_config_class(self.run.intrinsic)
+        if not (self.intrinsic_config is None if expected is None else isinstance(self.intrinsic_config, expected)):
+            raise ValueError(f"intrinsic_config must be {'None' if expected is None else expected.__name__} with intrinsic "
+                             f"{self.run.intrinsic}, got {type(self.intrinsic_config).__name__}")
         suite_of(self.run.env)
         self.algo_config.validate()
-        self.intrinsic_config.validate()
-        if self.run.intrinsic is None and self.intrinsic_config != APTConfig():
-            changed = [f.name for f in dataclasses.fields(APTConfig) if getattr(self.intrinsic_config, f.name) != f.default]
-            raise ValueError(f"{', '.join(changed)}: APT option{'s' if len(changed) > 1 else ''}, used only with --intrinsic apt")
+        if self.intrinsic_config is not None:
+            self.intrinsic_config.validate()
         if self.run.collapse_restore and self.run.collapse_entropy is None:
             raise ValueError("collapse_restore needs collapse_entropy (the entropy below which the guard acts)")
         if self.run.init_parts is not None:
@@ -142,6 +146,7 @@ class TrainConfig:
         algo = data["algo"]
         if algo not in ALGORITHMS:
             raise ValueError(f"unknown algorithm {algo!r}")
+        intrinsic = data["run"].get("intrinsic")
         return cls(
             algo=algo,
             run=_build(RunConfig, data["run"]),
@@ -149,8 +154,21 @@ class TrainConfig:
             algo_config=_build(ALGORITHMS[algo].config_class, {
                 name: RENAMED_VALUES.get((name, value), value) if isinstance(value, str) else value
                 for name, value in data["algo_config"].items()}),
-            intrinsic_config=_build(APTConfig, data.get("intrinsic_config", {})),
+            # runs without a plug-in once stored APT's defaults here: ignored
+            intrinsic_config=None if intrinsic is None else _build(intrinsic_config_class(intrinsic), data.get("intrinsic_config") or {}),
         )
+
+
+def intrinsic_config_class(intrinsic: str | None) -> type:
+    """The options class of reward plug-in ``intrinsic``; a ValueError naming the choices for an unknown one."""
+    if intrinsic not in REWARD_SOURCES:
+        raise ValueError(f"intrinsic must be one of {', '.join(map(str, INTRINSIC_CHOICES))}, got {intrinsic!r}")
+    return REWARD_SOURCES[intrinsic].config_class
+
+
+def plugin_options() -> dict[str, str]:
+    """Option name -> the reward plug-in it belongs to, over every registered plug-in."""
+    return {f.name: name for name, source in REWARD_SOURCES.items() for f in dataclasses.fields(source.config_class)}
 
 
 RENAMED_VALUES = {("network", "thesis"): "dqn2013", ("critic_network", "thesis"): "dqn2013"}
@@ -187,14 +205,10 @@ def default_preset(algo: str, env_id: str) -> str | None:
 def make_config(algo: str, preset: str | None = None, **overrides: Any) -> TrainConfig:
     """Defaults, then the preset (given or the env's default), then ``overrides`` by field name.
 
-    ``overrides`` may name fields of RunConfig, EnvConfig or the algorithm's config.
+    ``overrides`` may name fields of RunConfig, EnvConfig, the algorithm's config and the options of
+    the reward plug-in chosen (by ``intrinsic`` or the preset).
     """
     config = TrainConfig(algo=algo)
-    sections = config.sections()
-    owner = {f.name: section for section, obj in sections.items() for f in dataclasses.fields(obj)}
-    unknown = set(overrides) - set(owner)
-    if unknown:
-        raise ValueError(f"unknown option(s) for {algo}: {', '.join(sorted(unknown))}")
     if "env" in overrides:
         if not isinstance(overrides["env"], str):
             raise ValueError(f"env must be a str (an environment id), got {overrides['env']!r}")
@@ -203,10 +217,23 @@ def make_config(algo: str, preset: str | None = None, **overrides: Any) -> Train
         preset = default_preset(algo, config.run.env)
     elif preset not in PRESETS.get(algo, {}):
         raise ValueError(f"unknown preset {preset!r} for {algo}; choose one of {', '.join(PRESETS.get(algo, {}))}")
-    if preset is not None:
-        for section, values in PRESETS[algo][preset].items():
-            for name, value in values.items():
-                setattr(sections[section], name, value)
+    settings = PRESETS[algo][preset] if preset is not None else {}
+    config.run.intrinsic = overrides.get("intrinsic", settings.get("run", {}).get("intrinsic"))
+    config.intrinsic_config = None if config.run.intrinsic is None else intrinsic_config_class(config.run.intrinsic)()
+    sections = config.sections()
+    owner = {f.name: section for section, obj in sections.items() for f in dataclasses.fields(obj)}
+    foreign = sorted(set(overrides) - set(owner) & set(plugin_options()))
+    if foreign:
+        plugin = plugin_options()[foreign[0]]
+        raise ValueError(f"{', '.join(foreign)}: {plugin} option{'s' if len(foreign) > 1 else ''}, used only with --intrinsic {plugin}")
+    unknown = set(overrides) - set(owner)
+    if unknown:
+        raise ValueError(f"unknown option(s) for {algo}: {', '.join(sorted(unknown))}")
+    if "intrinsic_config" in settings and config.run.intrinsic != settings["run"]["intrinsic"]:
+        raise ValueError(f"preset {preset} sets reward plug-in options; it needs --intrinsic {settings['run']['intrinsic']}")
+    for section, values in settings.items():
+        for name, value in values.items():
+            setattr(sections[section], name, value)
     for name, value in overrides.items():
         setattr(sections[owner[name]], name, value)
     return config

@@ -8,8 +8,8 @@ from typing import Any
 import gymnasium as gym
 import torch
 
-from voidrl.algos.base import PolicyConfig, make_adam, require_non_negative, require_positive, require_positive_integers, validate_discounting, validate_fraction
-from voidrl.math import entropy_loss, explained_variance, generalized_advantage_estimate, policy_gradient_loss, value_loss
+from voidrl.algos.base import PolicyConfig, make_adam, require_non_negative, require_positive, require_positive_integers, rollout_gae, validate_discounting, validate_fraction
+from voidrl.math import entropy_loss, explained_variance, policy_gradient_loss, standardize, value_loss
 from voidrl.nets.actor_critic import ActorCritic
 from voidrl.nets.flat import FlatParameters
 from voidrl.rollout.storage import RolloutStorage
@@ -104,17 +104,14 @@ class A2C:
         """``(advantages, returns)``, both ``[T, N]``; with lambda = 1, returns are the n-step targets
         sum_k gamma^k r_{t+k} + gamma^n V(s_{t+n}) (bootstrapped at truncations, not terminations)."""
         cfg = self.config
-        return generalized_advantage_estimate(
-            rollout.rewards, rollout.values, rollout.next_values,
-            rollout.terminated, rollout.truncated, cfg.gamma, cfg.gae_lambda,
-        )
+        return rollout_gae(rollout, cfg.gamma, cfg.gae_lambda)
 
     def update(self, rollout: RolloutStorage, progress: float) -> dict[str, float]:
         """One gradient step on L = L_pi + c_v L_v - c_H H over the rollout's T x N samples."""
         cfg = self.config
         advantages, returns = (x.reshape(-1) for x in self.advantages(rollout))
         if cfg.normalize_advantages and advantages.numel() > 1:
-            advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+            advantages = standardize(advantages)
 
         dist, values = self.policy(rollout.flat("obs"))
         policy_loss, metrics = policy_gradient_loss(dist.log_prob(rollout.flat("actions")), advantages)

@@ -8,6 +8,7 @@ from typing import Any, ClassVar, Protocol
 import gymnasium as gym
 import torch
 
+from voidrl.math import generalized_advantage_estimate
 from voidrl.nets.actor_critic import CONTINUOUS_POLICIES, STD_PARAMETERIZATIONS, ActorCritic
 from voidrl.nets.bodies import NETWORKS
 from voidrl.rollout.storage import RolloutStorage
@@ -128,6 +129,13 @@ def validate_discounting(config: Any) -> None:
     gae_lambda = getattr(config, "gae_lambda", 0.0)
     if not 0.0 <= gae_lambda <= 1.0:
         raise ValueError(f"gae_lambda must lie in [0, 1], got {gae_lambda}")
+
+
+def rollout_gae(rollout: RolloutStorage, gamma: float, gae_lambda: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """GAE advantages and lambda-returns ``[T, N]`` of the rollout's training rewards (one value head)."""
+    return generalized_advantage_estimate(
+        rollout.training_rewards(), rollout.values, rollout.next_values, rollout.terminated, rollout.truncated, gamma, gae_lambda,
+    )
 
 
 def make_adam(flat: torch.nn.Parameter, learning_rate: float, eps: float) -> torch.optim.Adam:

@@ -14,14 +14,14 @@ from typing import Any
 import gymnasium as gym
 import torch
 
-from voidrl.algos.base import PolicyConfig, make_adam, require_non_negative, require_positive, require_positive_integers, validate_discounting
+from voidrl.algos.base import PolicyConfig, make_adam, require_non_negative, require_positive, require_positive_integers, rollout_gae, validate_discounting
 from voidrl.math import (
     conjugate_gradient,
     explained_variance,
     fisher_vector_product,
     flat_gradient,
-    generalized_advantage_estimate,
     natural_gradient_step,
+    standardize,
     value_loss,
 )
 from voidrl.nets.actor_critic import ActorCritic
@@ -140,13 +140,10 @@ class NPG:
     def update(self, rollout: RolloutStorage, progress: float) -> dict[str, float]:
         """GAE advantages, one natural-gradient policy step on the whole rollout, then the critic fit."""
         cfg = self.config
-        advantages, returns = generalized_advantage_estimate(
-            rollout.rewards, rollout.values, rollout.next_values,
-            rollout.terminated, rollout.truncated, cfg.gamma, cfg.gae_lambda,
-        )
+        advantages, returns = rollout_gae(rollout, cfg.gamma, cfg.gae_lambda)
         advantages, returns = advantages.reshape(-1), returns.reshape(-1)
         if cfg.normalize_advantages and advantages.numel() > 1:
-            advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+            advantages = standardize(advantages)
         obs = rollout.flat("obs")
         metrics = self.policy_step(obs, rollout.flat("actions"), advantages)
         metrics |= self.fit_value(obs, returns)

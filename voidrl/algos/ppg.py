@@ -18,10 +18,16 @@ import gymnasium as gym
 import torch
 
 from voidrl.algos.base import (
-    make_adam, require_non_negative, require_positive, require_positive_integers, validate_discounting, validate_fraction,
+    make_adam,
+    require_non_negative,
+    require_positive,
+    require_positive_integers,
+    rollout_gae,
+    validate_discounting,
+    validate_fraction,
     validate_hidden_sizes,
 )
-from voidrl.math import clipped_surrogate_loss, entropy_loss, explained_variance, generalized_advantage_estimate, value_loss
+from voidrl.math import clipped_surrogate_loss, entropy_loss, explained_variance, standardize, value_loss
 from voidrl.nets.actor_critic import ActorCritic
 from voidrl.nets.bodies import NETWORKS
 from voidrl.nets.flat import FlatParameters
@@ -227,10 +233,7 @@ class PPG:
 
     def update(self, rollout: RolloutStorage, progress: float) -> dict[str, float]:
         cfg = self.config
-        advantages, returns = generalized_advantage_estimate(
-            rollout.rewards, rollout.values, rollout.next_values,
-            rollout.terminated, rollout.truncated, cfg.gamma, cfg.gae_lambda,
-        )
+        advantages, returns = rollout_gae(rollout, cfg.gamma, cfg.gae_lambda)
         obs = rollout.flat("obs")
         started = time.perf_counter()
         metrics = self.policy_phase({
@@ -257,7 +260,7 @@ class PPG:
             for batch in shuffled_minibatches(fields, cfg.minibatch_size):
                 adv = batch["advantages"]
                 if cfg.normalize_advantages and adv.numel() > 1:
-                    batch["advantages"] = (adv - adv.mean()) / (adv.std() + 1e-8)
+                    batch["advantages"] = standardize(adv)
                 self.actor.zero_grad()
                 chunk_metrics = []
                 for share, chunk in accumulation_chunks(batch, cfg.chunk_size):

@@ -7,12 +7,12 @@ from typing import Any
 
 import gymnasium as gym
 import torch
-from voidrl.algos.base import PolicyConfig, make_adam, require_non_negative, require_positive, require_positive_integers, validate_discounting, validate_fraction
+from voidrl.algos.base import PolicyConfig, make_adam, require_non_negative, require_positive, require_positive_integers, rollout_gae, validate_discounting, validate_fraction
 from voidrl.math import (
     clipped_surrogate_loss,
     entropy_loss,
     explained_variance,
-    generalized_advantage_estimate,
+    standardize,
     value_loss,
 )
 from voidrl.nets.actor_critic import ActorCritic
@@ -121,10 +121,7 @@ class PPO:
         for group in self.optimizer.param_groups:
             group["lr"] = learning_rate
 
-        advantages, returns = generalized_advantage_estimate(
-            rollout.rewards, rollout.values, rollout.next_values,
-            rollout.terminated, rollout.truncated, cfg.gamma, cfg.gae_lambda,
-        )
+        advantages, returns = rollout_gae(rollout, cfg.gamma, cfg.gae_lambda)
         fields = {
             "obs": rollout.flat("obs"), "actions": rollout.flat("actions"), "old_log_probs": rollout.flat("log_probs"),
             "old_values": rollout.flat("values"), "advantages": advantages.reshape(-1), "returns": returns.reshape(-1),
@@ -137,7 +134,7 @@ class PPO:
                 log_probs = dist.log_prob(batch["actions"])
                 adv = batch["advantages"]
                 if cfg.normalize_advantages and adv.numel() > 1:
-                    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+                    adv = standardize(adv)
                 policy_loss, metrics = clipped_surrogate_loss(log_probs, batch["old_log_probs"], adv, cfg.clip)
                 if cfg.target_kl is not None and metrics["train/approx_kl"] > cfg.target_kl:
                     stopped_early = True

@@ -9,7 +9,7 @@ import gymnasium as gym
 import torch
 
 from voidrl.algos.base import PolicyConfig, make_adam, require_non_negative, require_positive, require_positive_integers, validate_discounting
-from voidrl.math import discounted_returns, entropy_loss, episode_start_values, explained_variance, policy_gradient_loss, value_loss
+from voidrl.math import discounted_returns, entropy_loss, episode_start_values, explained_variance, policy_gradient_loss, standardize, value_loss
 from voidrl.nets.actor_critic import ActorCritic
 from voidrl.nets.flat import FlatParameters
 from voidrl.rollout.storage import RolloutStorage
@@ -93,7 +93,7 @@ class REINFORCE:
         """
         cfg = self.config
         length = rollout.length
-        rewards, terminated, truncated = rollout.rewards[:length], rollout.terminated[:length], rollout.truncated[:length]
+        rewards, terminated, truncated = rollout.training_rewards()[:length], rollout.terminated[:length], rollout.truncated[:length]
         bootstrap = rollout.next_values[:length] if cfg.baseline else torch.zeros_like(rewards)
         returns = discounted_returns(rewards, bootstrap, terminated, truncated, cfg.gamma)
         advantages = returns - rollout.values[:length] if cfg.baseline else returns
@@ -109,7 +109,7 @@ class REINFORCE:
         obs, actions = rollout.obs[: rollout.length][valid], rollout.actions[: rollout.length][valid]
         advantages, returns = advantages[valid], returns[valid]
         if cfg.normalize_advantages and advantages.numel() > 1:
-            advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+            advantages = standardize(advantages)
 
         dist, values = self.policy(obs)
         loss, metrics = policy_gradient_loss(dist.log_prob(actions), advantages)

@@ -1,1 +1,9 @@
-"""Intrinsic-reward plug-ins and their parts (augmentations, representation buffer)."""
+"""Intrinsic-reward plug-ins, registered by name for the training loop, config and CLI."""
+
+from voidrl.intrinsic.apt import APTConfig, APTReward
+from voidrl.intrinsic.base import RewardSource
+
+REWARD_SOURCES: dict[str, type[RewardSource]] = {"apt": APTReward}
+"""``--intrinsic NAME`` -> plug-in class; each has a ``config_class`` whose fields are its options."""
+
+__all__ = ["REWARD_SOURCES", "APTConfig", "APTReward", "RewardSource"]

@@ -7,8 +7,8 @@ drawn from the filled slots: SimCLR's NT-Xent through one encoder (the thesis) o
 bilinear InfoNCE against a momentum target encoder. After each rollout the particle reward of every next
 state is computed with the current encoder: its mean distance to its k nearest
 *other* particles of the rollout, divided by a running mean of those distances,
-r = log(c + that). The rollout's rewards become
-``extrinsic_coef * task + intrinsic_coef * particle``; the algorithm is unchanged.
+r = log(c + that). The algorithm learns from ``extrinsic_coef * task + intrinsic_coef * particle``
+(``RolloutStorage.training_rewards``) and is otherwise unchanged.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from voidrl.math.knn import knn_distances, particle_reward
 from voidrl.math.running_stats import RunningMeanStd
 from voidrl.nets.encoders import HEAD_NORMS, APTEncoder, ProjectionHead
 from voidrl.nets.flat import FlatParameters
+from voidrl.rollout.collector import Transition
 from voidrl.rollout.storage import RolloutStorage
 
 
@@ -133,7 +134,10 @@ def chunk_views(view: View, chunk_size: int) -> list[View]:
 
 
 class APTReward:
-    """The plug-in: ``on_step`` after every vector step, ``rewrite_rewards`` after every rollout."""
+    """The plug-in (``RewardSource``): ``on_step`` after every vector step, ``intrinsic_rewards`` after
+    every rollout."""
+
+    config_class = APTConfig
 
     def __init__(self, config: APTConfig, obs_shape: tuple[int, ...], device: torch.device | str = "cpu"):
         config.validate()
@@ -168,7 +172,14 @@ class APTReward:
         self._metrics: list[Metrics] = []
         self._seconds = 0.0
 
-    def on_step(self, next_obs: torch.Tensor) -> None:
+    @property
+    def reward_weights(self) -> tuple[float, float]:
+        return self.config.extrinsic_coef, self.config.intrinsic_coef
+
+    def on_step(self, transition: Transition) -> None:
+        self.observe(transition.next_obs)
+
+    def observe(self, next_obs: torch.Tensor) -> None:
         """Store the true next observations ``[N, ...]`` (uint8) and train the encoder."""
         started = time.perf_counter()
         if self.vector_steps % self.config.representation_stride == 0:
@@ -259,8 +270,8 @@ class APTReward:
                 target_buffer.copy_(online_buffer)
 
     @torch.no_grad()
-    def rewrite_rewards(self, rollout: RolloutStorage, chunk_steps: int = 8) -> dict[str, float]:
-        """Replace ``rollout.rewards`` ``[T, N]`` by the weighted task and particle rewards."""
+    def intrinsic_rewards(self, rollout: RolloutStorage, chunk_steps: int = 8) -> tuple[torch.Tensor, dict[str, float]]:
+        """The particle rewards ``[T, N]`` of the rollout's observations, and metrics."""
         started = time.perf_counter()
         cfg = self.config
         self.encoder.eval()  # also freezes spectral norm's power iteration
@@ -274,13 +285,11 @@ class APTReward:
         self.distance_stats.update(distances)
         running_mean = self.distance_stats.mean.to(distances.dtype).clamp_min(1e-8)
         intrinsic = particle_reward(neighbour_distances, running_mean, cfg.reward_offset, cfg.knn_clip).view_as(rollout.rewards)
-        task = rollout.rewards.clone()
-        rollout.rewards.mul_(cfg.extrinsic_coef).add_(cfg.intrinsic_coef * intrinsic)
         metrics = {
             "apt/particle_reward": intrinsic.mean().item(),
             "apt/knn_distance_raw": distances.mean().item(),
             "apt/knn_distance_running_mean": running_mean.item(),
-            "apt/task_reward": task.mean().item(),
+            "apt/task_reward": rollout.rewards.mean().item(),
             "apt/buffer_size": float(len(self.buffer)),
             "time/intrinsic_seconds": self._seconds + time.perf_counter() - started,
         }
@@ -288,7 +297,7 @@ class APTReward:
             metrics.update({name: torch.stack([m[name] for m in self._metrics]).mean().item() for name in self._metrics[0]})
             metrics["apt/contrastive_updates"] = float(len(self._metrics))
         self._metrics, self._seconds = [], 0.0
-        return metrics
+        return intrinsic, metrics
 
     def state_dict(self) -> dict[str, Any]:
         target = {} if self.bilinear is None else {

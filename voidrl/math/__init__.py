@@ -1,6 +1,6 @@
 """Pure tensor math: returns, losses and running statistics."""
 
-from voidrl.math.losses import approx_kl, clipped_surrogate_loss, entropy_loss, explained_variance, policy_gradient_loss, value_loss
+from voidrl.math.losses import approx_kl, clipped_surrogate_loss, entropy_loss, explained_variance, policy_gradient_loss, standardize, value_loss
 from voidrl.math.returns import discounted_returns, episode_start_values, generalized_advantage_estimate
 from voidrl.math.running_stats import RunningMeanStd
 from voidrl.math.trust_region import backtracking_line_search, conjugate_gradient, fisher_vector_product, flat_gradient, max_kl_step, natural_gradient_step
@@ -21,5 +21,6 @@ __all__ = [
     "max_kl_step",
     "natural_gradient_step",
     "policy_gradient_loss",
+    "standardize",
     "value_loss",
 ]

@@ -76,6 +76,11 @@ def entropy_loss(entropy: torch.Tensor) -> tuple[torch.Tensor, Metrics]:
     return -mean_entropy, {"train/entropy": mean_entropy.detach()}
 
 
+def standardize(values: torch.Tensor) -> torch.Tensor:
+    """``(values - mean) / (std + 1e-8)`` over all elements (advantage normalisation)."""
+    return (values - values.mean()) / (values.std() + 1e-8)
+
+
 def explained_variance(predictions: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     """1 - Var[targets - predictions] / Var[targets]; NaN when the targets are constant."""
     target_variance = targets.var()

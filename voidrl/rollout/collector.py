@@ -33,6 +33,22 @@ class RolloutStats:
     """``should_stop`` ended the collection early; the storage holds a partial rollout to discard."""
 
 
+@dataclass
+class Transition:
+    """One vector step as a reward plug-in sees it; row i is environment i."""
+
+    obs: torch.Tensor
+    """Observations acted on ``[N, ...]``."""
+    actions: torch.Tensor
+    """``[N, ...]``."""
+    next_obs: torch.Tensor
+    """True successors ``[N, ...]`` (the final observation where an episode ended)."""
+    terminated: torch.Tensor
+    """``[N]`` bool."""
+    truncated: torch.Tensor
+    """``[N]`` bool (time limits)."""
+
+
 class Collector:
     """Keeps the current observation between rollouts; ``collect`` fills one storage."""
 
@@ -41,11 +57,11 @@ class Collector:
         env: VecEnv,
         policy: ActorCritic,
         device: torch.device | str = "cpu",
-        on_step: Callable[[torch.Tensor], None] | None = None,
+        on_step: Callable[[Transition], None] | None = None,
         action_noise: PersistentUniforms | None = None,
     ):
-        """``on_step``, if given, sees the true next observations ``[N, ...]`` after every vector step
-        (an intrinsic-reward plug-in filling its buffer and training its encoder). ``action_noise``
+        """``on_step``, if given, sees each vector step's ``Transition`` (a reward plug-in filling its
+        memory and training its networks). ``action_noise``
         supplies the uniforms a mixture policy samples from (the notebook's action persistence)."""
         self.env = env
         self.policy = policy
@@ -107,7 +123,7 @@ class Collector:
                 storage.next_values[t, cut] = self.policy.value(step.final_obs[cut].to(self.device))
             if self.on_step is not None:
                 hook_started = time.perf_counter()
-                self.on_step(step.final_obs)
+                self.on_step(Transition(obs, action, step.final_obs, step.terminated, step.truncated))
                 stats.on_step_seconds += time.perf_counter() - hook_started
             obs = step.obs.to(self.device)
             for episode_return, length in zip(step.episode_returns.tolist(), step.episode_lengths.tolist()):

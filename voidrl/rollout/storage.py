@@ -30,6 +30,11 @@ class RolloutStorage:
         self.values = torch.zeros(shape, device=device)
         self.next_values = torch.zeros(shape, device=device)
         self.rewards = torch.zeros(shape, device=device)
+        """The task's rewards (after the env's scaling or clipping)."""
+        self.intrinsic_rewards = torch.zeros(shape, device=device)
+        """A reward plug-in's rewards, written after the collection."""
+        self.reward_weights: tuple[float, float] | None = None
+        """(task, intrinsic) weights of ``training_rewards``; None: task rewards only (no plug-in)."""
         self.terminated = torch.zeros(shape, dtype=torch.bool, device=device)
         self.truncated = torch.zeros(shape, dtype=torch.bool, device=device)
         self.last_obs = torch.zeros((num_envs, *obs_shape), dtype=obs_dtype, device=device)
@@ -50,6 +55,14 @@ class RolloutStorage:
     @property
     def num_envs(self) -> int:
         return self.obs.shape[1]
+
+    def training_rewards(self) -> torch.Tensor:
+        """The rewards one value head learns from ``[T, N]``: task * w_task + intrinsic * w_intrinsic with
+        ``reward_weights``, else the task rewards."""
+        if self.reward_weights is None:
+            return self.rewards
+        task_weight, intrinsic_weight = self.reward_weights
+        return self.rewards * task_weight + intrinsic_weight * self.intrinsic_rewards
 
     def flat(self, name: str) -> torch.Tensor:
         """Field ``name`` viewed as ``[T * N, ...]`` (no copy), for minibatch indexing."""

@@ -22,7 +22,7 @@ from tqdm import tqdm
 from voidrl.algos import ALGORITHMS
 from voidrl.config import TrainConfig
 from voidrl.envs import make_env
-from voidrl.intrinsic.apt import APTReward
+from voidrl.intrinsic import REWARD_SOURCES
 from voidrl.io.checkpoint import load_checkpoint, save_checkpoint
 from voidrl.io.logger import RunLogger
 from voidrl.nets.parts import load_parts
@@ -116,7 +116,8 @@ class Trainer:
         config, env = self.config, self.env
         obs_shape, action_space = env.single_observation_space.shape, env.single_action_space
         self.algo = ALGORITHMS[config.algo](config.algo_config, obs_shape, action_space, self.device)
-        self.plugin = APTReward(config.intrinsic_config, obs_shape, self.device) if config.run.intrinsic == "apt" else None
+        self.plugin = None if config.run.intrinsic is None else REWARD_SOURCES[config.run.intrinsic](
+            config.intrinsic_config, obs_shape, self.device)
         persistence = getattr(config.algo_config, "action_persistence", 0.0)
         self.action_noise = PersistentUniforms(
             env.num_envs, action_space.shape[0], persistence, torch.Generator().manual_seed(config.run.seed),
@@ -198,6 +199,7 @@ class Trainer:
             algo.num_steps, env.num_envs, first_obs.shape[1:], first_obs.dtype,
             env.single_action_space.shape, torch.long if not env.single_action_space.shape else torch.float32, self.device,
         )
+        storage.reward_weights = None if plugin is None else plugin.reward_weights
         total = config.run.steps
         recent_returns: deque[float] = deque(maxlen=20)
         low_entropy_updates = 0
@@ -208,7 +210,10 @@ class Trainer:
                 collector.reset(env_seed(config.run.seed, self.update))
             stats = collector.collect(storage, self.step, episodes_per_env, should_stop=lambda: stop.requested)
             stop.check()  # a signal during the collection: stop with the state of the last update
-            intrinsic_metrics = {} if plugin is None else plugin.rewrite_rewards(storage)
+            intrinsic_metrics = {}
+            if plugin is not None:
+                intrinsic_rewards, intrinsic_metrics = plugin.intrinsic_rewards(storage)
+                storage.intrinsic_rewards.copy_(intrinsic_rewards)
             collected = time.perf_counter()
             metrics = algo.update(storage, progress=self.step / total) | intrinsic_metrics
             updated = time.perf_counter()

@@ -1,0 +1,38 @@
+"""The small interface through which a reward plug-in joins any on-policy algorithm."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Protocol
+
+import torch
+
+from voidrl.rollout.collector import Transition
+from voidrl.rollout.storage import RolloutStorage
+
+
+class RewardSource(Protocol):
+    """An intrinsic-reward plug-in.
+
+    The loop builds it with ``Source(config, obs_shape, device)``, calls ``on_step`` after every vector
+    step (inside the collection, without gradient) and ``intrinsic_rewards`` after every rollout; the
+    rewards go to ``rollout.intrinsic_rewards`` and ``reward_weights`` to ``rollout.reward_weights``;
+    the task rewards are never changed. An algorithm with one value head learns from
+    ``rollout.training_rewards()``; one with two heads reads both fields.
+    """
+
+    config_class: ClassVar[type]
+
+    @property
+    def reward_weights(self) -> tuple[float, float]:
+        """(task, intrinsic) weights of the training reward."""
+        ...
+
+    def on_step(self, transition: Transition) -> None: ...
+
+    def intrinsic_rewards(self, rollout: RolloutStorage) -> tuple[torch.Tensor, dict[str, float]]:
+        """The rollout's intrinsic rewards ``[T, N]`` and metrics named ``<source>/...``."""
+        ...
+
+    def state_dict(self) -> dict[str, Any]: ...
+
+    def load_state_dict(self, state: dict[str, Any]) -> None: ...
