@@ -21,7 +21,6 @@ from voidrl.envs.factory import EnvConfig, suite_of
 from voidrl.intrinsic import REWARD_SOURCES
 from voidrl.nets.parts import validate_parts
 
-INTRINSIC_CHOICES = (None, *REWARD_SOURCES)
 
 
 @dataclass
@@ -162,7 +161,7 @@ class TrainConfig:
 def intrinsic_config_class(intrinsic: str | None) -> type:
     """The options class of reward plug-in ``intrinsic``; a ValueError naming the choices for an unknown one."""
     if intrinsic not in REWARD_SOURCES:
-        raise ValueError(f"intrinsic must be one of {', '.join(map(str, INTRINSIC_CHOICES))}, got {intrinsic!r}")
+        raise ValueError(f"intrinsic must be one of {', '.join(map(str, (None, *REWARD_SOURCES)))}, got {intrinsic!r}")
     return REWARD_SOURCES[intrinsic].config_class
 
 
