@@ -83,6 +83,7 @@ class A2C:
 
     config_class = A2CConfig
     presets = PRESETS
+    whole_episodes = None
 
     def __init__(self, config: A2CConfig, obs_shape: tuple[int, ...], action_space: gym.Space, device="cpu"):
         config.validate()

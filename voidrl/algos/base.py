@@ -28,6 +28,9 @@ class Algorithm(Protocol):
     """Named settings: preset -> config section (run, env, algo_config, intrinsic_config) -> overrides."""
     policy: ActorCritic
     num_steps: int
+    whole_episodes: int | None
+    """Episodes per environment each rollout gathers from a fresh reset (REINFORCE); None: rollouts of
+    ``num_steps`` that go on across updates."""
 
     @staticmethod
     def make_policy(config: Any, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str) -> ActorCritic:

@@ -124,6 +124,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
 class NPG:
     config_class = NPGConfig
     presets = PRESETS
+    whole_episodes = None
 
     def __init__(self, config: NaturalGradientConfig, obs_shape: tuple[int, ...], action_space: gym.Space, device="cpu"):
         config.validate()

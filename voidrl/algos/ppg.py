@@ -210,6 +210,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
 class PPG:
     config_class = PPGConfig
     presets = PRESETS
+    whole_episodes = None
 
     def __init__(self, config: PPGConfig, obs_shape: tuple[int, ...], action_space: gym.Space, device="cpu"):
         config.validate()

@@ -102,6 +102,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
 class PPO:
     config_class = PPOConfig
     presets = PRESETS
+    whole_episodes = None
 
     def __init__(self, config: PPOConfig, obs_shape: tuple[int, ...], action_space: gym.Space, device="cpu"):
         config.validate()

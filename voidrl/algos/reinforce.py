@@ -75,7 +75,7 @@ class REINFORCE:
         config.validate()
         self.config = config
         self.num_steps = config.num_steps
-        self.episodes_per_env = config.episodes_per_env
+        self.whole_episodes = config.episodes_per_env
         self.policy = self.make_policy(config, obs_shape, action_space, device)
         self.parameters = FlatParameters(self.policy.parameters())
         self.optimizer = make_adam(self.parameters.flat, config.learning_rate, config.adam_eps)

@@ -31,6 +31,7 @@ from voidrl.rollout import Collector, RolloutStorage
 from voidrl.rollout.diagnostics import identical_action_fraction
 from voidrl.train.agent import Agent, resolve_device
 from voidrl.train.evaluation import PeriodicEvaluator
+from voidrl.train.hooks import CheckpointHook, CollapseGuard, EvaluationHook, Hook, LogHook, ProgressHook, UpdateReport
 from voidrl.train.seeding import rng_state, seed_everything, set_rng_state
 from voidrl.train.signals import GracefulStop, RunStopped
 from voidrl.train.threads import ThreadGovernor, default_threads, torch_threads
@@ -123,6 +124,8 @@ class Trainer:
             env.num_envs, action_space.shape[0], persistence, torch.Generator().manual_seed(config.run.seed),
         ) if persistence else None
         self.evaluator = None if config.run.eval_every is None else PeriodicEvaluator(config, self.run_dir)
+        self.collapse_guard = None if config.run.collapse_entropy is None else CollapseGuard(
+            config.run, self.restore_healthy, write=lambda message: print(message, file=sys.stderr))
         self.threads = config.run.torch_threads or default_threads(obs_shape)
         """The intra-op threads of the run: the fixed ``--torch-threads``, or at most this many, fewer while
         other processes keep the CPUs busy (``ThreadGovernor``)."""
@@ -134,7 +137,7 @@ class Trainer:
     def parts(self) -> dict[str, Any]:
         """Every stateful part of the run by checkpoint key (absent parts left out)."""
         parts = {"algorithm": self.algo, "env": self.env, "intrinsic": self.plugin, "action_noise": self.action_noise,
-                 "evaluation": self.evaluator}
+                 "evaluation": self.evaluator, "collapse_guard": self.collapse_guard}
         return {name: part for name, part in parts.items() if part is not None}
 
     def state_dict(self) -> dict[str, Any]:
@@ -191,6 +194,7 @@ class Trainer:
         return Agent(config, self.algo.policy, env.state_dict(), self.step)
 
     def _loop(self, logger: RunLogger, bar: tqdm, stop: GracefulStop, governor: ThreadGovernor) -> None:
+        """Collect -> plug-in rewards -> update -> hooks, until the step budget is spent."""
         config, env, algo, plugin = self.config, self.env, self.algo, self.plugin
         collector = Collector(env, algo.policy, self.device, on_step=None if plugin is None else plugin.on_step,
                               action_noise=self.action_noise)
@@ -200,22 +204,20 @@ class Trainer:
             env.single_action_space.shape, torch.long if not env.single_action_space.shape else torch.float32, self.device,
         )
         storage.reward_weights = None if plugin is None else plugin.reward_weights
-        total = config.run.steps
+        hooks = self._hooks(logger, bar)
         recent_returns: deque[float] = deque(maxlen=20)
-        low_entropy_updates = 0
-        while self.step < total:
+        while self.step < config.run.steps:
             started = time.perf_counter()
-            episodes_per_env = getattr(algo, "episodes_per_env", None)
-            if episodes_per_env is not None and self.update > 0:  # whole episodes: every rollout starts from a reset
+            if algo.whole_episodes is not None and self.update > 0:  # every rollout starts from a reset
                 collector.reset(env_seed(config.run.seed, self.update))
-            stats = collector.collect(storage, self.step, episodes_per_env, should_stop=lambda: stop.requested)
+            stats = collector.collect(storage, self.step, algo.whole_episodes, should_stop=lambda: stop.requested)
             stop.check()  # a signal during the collection: stop with the state of the last update
             intrinsic_metrics = {}
             if plugin is not None:
                 intrinsic_rewards, intrinsic_metrics = plugin.intrinsic_rewards(storage)
                 storage.intrinsic_rewards.copy_(intrinsic_rewards)
             collected = time.perf_counter()
-            metrics = algo.update(storage, progress=self.step / total) | intrinsic_metrics
+            metrics = algo.update(storage, progress=self.step / config.run.steps) | intrinsic_metrics
             updated = time.perf_counter()
             steps_taken = stats.vector_steps * env.num_envs
             self.step += steps_taken
@@ -234,30 +236,21 @@ class Trainer:
                 metrics["rollout/recent_return_mean"] = sum(recent_returns) / len(recent_returns)
             if not env.single_action_space.shape:
                 metrics["rollout/identical_action_fraction"] = identical_action_fraction(storage.actions)
-            entropy = metrics.get("train/entropy", float("inf"))
-            healthy = config.run.collapse_entropy is None or entropy >= config.run.collapse_entropy
-            low_entropy_updates = 0 if healthy else low_entropy_updates + 1
-            if low_entropy_updates == config.run.collapse_patience:
-                restored = config.run.collapse_restore and self.restore_healthy()
-                metrics["rollout/collapse_restored"] = float(restored)
-                bar.write(
-                    f"voidrl: warning: policy entropy below {config.run.collapse_entropy} for {low_entropy_updates} "
-                    f"updates at step {self.step} (policy collapse?)"
-                    + ("; restored the last healthy checkpoint" if restored else ""),
-                    file=sys.stderr,
-                )
-                low_entropy_updates = 0
-            if self.evaluator is not None and self.evaluator.due(self.step, final=self.step >= total):
-                metrics |= self.evaluator.evaluate(Agent(config, algo.policy, env.state_dict(), self.step))
-            logger.log_episodes(stats.episode_steps, stats.episode_returns, stats.episode_lengths)
-            logger.log_metrics(self.step, metrics)
-            logger.flush()
-            if self.update % config.run.checkpoint_every == 0 or self.step >= total:
-                self.save(healthy)
-            bar.update(min(self.step, total) - bar.n)
-            if recent_returns:
-                bar.set_postfix_str(f"return(last {len(recent_returns)}) {metrics['rollout/recent_return_mean']:.1f}", refresh=False)
+            report = UpdateReport(self.step, self.update, metrics, stats, final=self.step >= config.run.steps,
+                                  recent_episodes=len(recent_returns))
+            for hook in hooks:
+                hook.after_update(report)
             stop.check()  # a signal during the update: it has finished, stop now
+
+    def _hooks(self, logger: RunLogger, bar: tqdm) -> list[Hook]:
+        """The after-update hooks of this run, in order."""
+        hooks: list[Hook] = []
+        if self.collapse_guard is not None:
+            hooks.append(self.collapse_guard)
+            self.collapse_guard.write = lambda message: bar.write(message, file=sys.stderr)
+        if self.evaluator is not None:
+            hooks.append(EvaluationHook(self.evaluator, lambda step: Agent(self.config, self.algo.policy, self.env.state_dict(), step)))
+        return [*hooks, LogHook(logger), CheckpointHook(self.config.run.checkpoint_every, self.save), ProgressHook(bar, self.config.run.steps)]
 
     def restore_healthy(self) -> bool:
         """The collapse guard's restore: the learning state of ``healthy.pt``; the step goes on."""

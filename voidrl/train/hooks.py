@@ -1,0 +1,120 @@
+"""What happens after each update besides learning: each a small hook the loop calls in turn.
+
+The order is the loop's: the collapse guard judges the update, evaluation adds its scores, the
+logs take every metric, the checkpoint records the state (and whether it was healthy), the
+progress bar shows the step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from tqdm import tqdm
+
+from voidrl.config import RunConfig
+from voidrl.io.logger import RunLogger
+from voidrl.rollout.collector import RolloutStats
+from voidrl.train.agent import Agent
+from voidrl.train.evaluation import PeriodicEvaluator
+
+ENTROPY_METRIC = "train/entropy"
+"""The metric the collapse guard watches (every algorithm's entropy bonus logs it)."""
+
+
+@dataclass
+class UpdateReport:
+    """One update as the hooks see it; a hook may add metrics for the ones after it."""
+
+    step: int
+    """Environment steps after the update."""
+    update: int
+    """Updates so far, this one included."""
+    metrics: dict[str, float]
+    stats: RolloutStats
+    final: bool
+    """The step budget is spent."""
+    recent_episodes: int = 0
+    """Episodes in ``rollout/recent_return_mean`` (the last 20 at most)."""
+    healthy: bool = True
+    """False while the collapse guard finds the policy entropy below its threshold."""
+
+
+class Hook(Protocol):
+    def after_update(self, report: UpdateReport) -> None: ...
+
+
+class CollapseGuard:
+    """Warn (and with ``collapse_restore`` reload the last healthy learning state) when the policy
+    entropy stays below ``collapse_entropy`` for ``collapse_patience`` updates; the step goes on."""
+
+    def __init__(self, run: RunConfig, restore: Callable[[], bool], write: Callable[[str], None]):
+        self.threshold, self.patience, self.restores = run.collapse_entropy, run.collapse_patience, run.collapse_restore
+        self.restore, self.write = restore, write
+        self.low_entropy_updates = 0
+
+    def after_update(self, report: UpdateReport) -> None:
+        report.healthy = report.metrics.get(ENTROPY_METRIC, float("inf")) >= self.threshold
+        self.low_entropy_updates = 0 if report.healthy else self.low_entropy_updates + 1
+        if self.low_entropy_updates == self.patience:
+            restored = self.restores and self.restore()
+            report.metrics["rollout/collapse_restored"] = float(restored)
+            self.write(f"voidrl: warning: policy entropy below {self.threshold} for {self.low_entropy_updates} "
+                       f"updates at step {report.step} (policy collapse?)"
+                       + ("; restored the last healthy checkpoint" if restored else ""))
+            self.low_entropy_updates = 0
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"low_entropy_updates": self.low_entropy_updates}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.low_entropy_updates = int(state["low_entropy_updates"])
+
+
+class EvaluationHook:
+    """Greedy evaluation when due (``PeriodicEvaluator``); its scores join the update's metrics."""
+
+    def __init__(self, evaluator: PeriodicEvaluator, agent: Callable[[int], Agent]):
+        self.evaluator, self.agent = evaluator, agent
+
+    def after_update(self, report: UpdateReport) -> None:
+        if self.evaluator.due(report.step, final=report.final):
+            report.metrics |= self.evaluator.evaluate(self.agent(report.step))
+
+
+class LogHook:
+    """Finished episodes to ``episodes.csv``, metrics to ``metrics.csv`` and TensorBoard, every update."""
+
+    def __init__(self, logger: RunLogger):
+        self.logger = logger
+
+    def after_update(self, report: UpdateReport) -> None:
+        stats = report.stats
+        self.logger.log_episodes(stats.episode_steps, stats.episode_returns, stats.episode_lengths)
+        self.logger.log_metrics(report.step, report.metrics)
+        self.logger.flush()
+
+
+class CheckpointHook:
+    """A checkpoint every ``every`` updates and at the end."""
+
+    def __init__(self, every: int, save: Callable[[bool], None]):
+        self.every, self.save = every, save
+
+    def after_update(self, report: UpdateReport) -> None:
+        if report.update % self.every == 0 or report.final:
+            self.save(report.healthy)
+
+
+class ProgressHook:
+    """The progress bar: steps, steps/s, ETA and the recent training return."""
+
+    def __init__(self, bar: tqdm, total: int):
+        self.bar, self.total = bar, total
+
+    def after_update(self, report: UpdateReport) -> None:
+        self.bar.update(min(report.step, self.total) - self.bar.n)
+        if report.recent_episodes:
+            recent = report.metrics["rollout/recent_return_mean"]
+            self.bar.set_postfix_str(f"return(last {report.recent_episodes}) {recent:.1f}", refresh=False)
