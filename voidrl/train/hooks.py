@@ -49,9 +49,11 @@ class CollapseGuard:
     """Warn (and with ``collapse_restore`` reload the last healthy learning state) when the policy
     entropy stays below ``collapse_entropy`` for ``collapse_patience`` updates; the step goes on."""
 
-    def __init__(self, run: RunConfig, restore: Callable[[], bool], write: Callable[[str], None]):
+    def __init__(self, run: RunConfig, restore: Callable[[], bool]):
         self.threshold, self.patience, self.restores = run.collapse_entropy, run.collapse_patience, run.collapse_restore
-        self.restore, self.write = restore, write
+        self.restore = restore
+        self.write: Callable[[str], None] = print
+        """Where the warning goes (the loop routes it above its progress bar)."""
         self.low_entropy_updates = 0
 
     def after_update(self, report: UpdateReport) -> None:

@@ -124,8 +124,7 @@ class Trainer:
             env.num_envs, action_space.shape[0], persistence, torch.Generator().manual_seed(config.run.seed),
         ) if persistence else None
         self.evaluator = None if config.run.eval_every is None else PeriodicEvaluator(config, self.run_dir)
-        self.collapse_guard = None if config.run.collapse_entropy is None else CollapseGuard(
-            config.run, self.restore_healthy, write=lambda message: print(message, file=sys.stderr))
+        self.collapse_guard = None if config.run.collapse_entropy is None else CollapseGuard(config.run, self.restore_healthy)
         self.threads = config.run.torch_threads or default_threads(obs_shape)
         """The intra-op threads of the run: the fixed ``--torch-threads``, or at most this many, fewer while
         other processes keep the CPUs busy (``ThreadGovernor``)."""
