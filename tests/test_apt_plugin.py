@@ -119,7 +119,7 @@ def test_chunked_contrastive_update_gives_the_same_gradient_as_one_pass():
         torch.manual_seed(0)
         plugin = APTReward(APTConfig(contrastive_batch_size=16, contrastive_chunk_size=chunk_size), OBS)
         plugin.buffer.add(torch.randint(0, 256, (40, *OBS), generator=torch.Generator().manual_seed(1), dtype=torch.uint8))
-        plugin.optimizer.step = lambda: grads.append(plugin.parameters.flat.grad.clone())
+        plugin.parameters.optimizer.step = lambda: grads.append(plugin.parameters.flat.grad.clone())
         plugin.contrastive_update()
     assert grads[0].abs().sum() > 0
     torch.testing.assert_close(grads[1], grads[0], rtol=1e-4, atol=1e-6)

@@ -107,7 +107,7 @@ def test_curl_state_round_trips_through_the_checkpoint_state():
     assert torch.equal(restored.bilinear, plugin.bilinear)
     for a, b in zip(restored.target_encoder.state_dict().values(), plugin.target_encoder.state_dict().values()):
         assert torch.equal(a, b)
-    assert plugin.optimizer.param_groups[0]["lr"] == pytest.approx(config.encoder_learning_rate * 3 / 10)  # warm-up
+    assert plugin.parameters.optimizer.param_groups[0]["lr"] == pytest.approx(config.encoder_learning_rate * 3 / 10)  # warm-up
 
 
 def test_representation_stride_stores_one_vector_step_in_k():

@@ -266,7 +266,7 @@ def test_state_dict_round_trip():
     other = make(TRPO, DISCRETE, seed=1)
     other.load_state_dict(algo.state_dict())
     assert all(torch.equal(a, b) for a, b in zip(algo.policy.parameters(), other.policy.parameters()))
-    assert other.value_optimizer.state_dict()["state"][0]["step"] == algo.value_optimizer.state_dict()["state"][0]["step"]
+    assert other.critic.optimizer.state_dict()["state"][0]["step"] == algo.critic.optimizer.state_dict()["state"][0]["step"]
 
 
 # --- learning CartPole ---------------------------------------------------------------------------

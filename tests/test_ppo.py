@@ -105,7 +105,7 @@ def test_learning_rate_annealing():
     algo = PPO(PPOConfig(num_steps=16, minibatch_size=64, epochs=1, anneal_lr=True, learning_rate=1e-3), (5,), DISCRETE)
     metrics = algo.update(random_rollout(), progress=0.75)
     assert metrics["train/learning_rate"] == pytest.approx(2.5e-4)
-    assert algo.optimizer.param_groups[0]["lr"] == pytest.approx(2.5e-4)
+    assert algo.parameters.optimizer.param_groups[0]["lr"] == pytest.approx(2.5e-4)
 
 
 @pytest.mark.parametrize("action_space", [DISCRETE, BOX])

@@ -163,7 +163,7 @@ def test_one_optimiser_step_per_update(make):
     algo = make()
     before = algo.parameters.flat.detach().clone()
     metrics = algo.update(two_episode_rollout(), progress=0.0)
-    assert int(algo.optimizer.state[algo.parameters.flat]["step"]) == 1
+    assert int(algo.parameters.optimizer.state[algo.parameters.flat]["step"]) == 1
     assert not torch.equal(before, algo.parameters.flat)
     for name in ("train/policy_loss", "train/value_loss", "train/entropy", "train/grad_norm", "train/explained_variance"):
         assert name in metrics
@@ -171,8 +171,8 @@ def test_one_optimiser_step_per_update(make):
 
 def test_a2c_optimiser_is_rmsprop_by_default_and_a_bad_name_is_rejected():
     algo = A2C(A2CConfig(), (OBS_DIM,), DISCRETE)
-    assert isinstance(algo.optimizer, torch.optim.RMSprop)
-    assert algo.optimizer.param_groups[0]["alpha"] == 0.99 and algo.optimizer.param_groups[0]["eps"] == 1e-5
+    assert isinstance(algo.parameters.optimizer, torch.optim.RMSprop)
+    assert algo.parameters.optimizer.param_groups[0]["alpha"] == 0.99 and algo.parameters.optimizer.param_groups[0]["eps"] == 1e-5
     with pytest.raises(ValueError, match="optimizer must be one of rmsprop, adam, got 'sgd'"):
         A2CConfig(optimizer="sgd").validate()
 

@@ -8,10 +8,9 @@ from typing import Any
 import gymnasium as gym
 import torch
 
-from voidrl.algos.base import PolicyConfig, make_adam, require_non_negative, require_positive, require_positive_integers, rollout_gae, validate_discounting, validate_fraction
+from voidrl.algos.base import OnPolicyAlgorithm, PolicyConfig, require_non_negative, require_positive, require_positive_integers, rollout_gae, validate_discounting, validate_fraction
+from voidrl.nets.flat import adam
 from voidrl.math import entropy_loss, explained_variance, policy_gradient_loss, standardize, value_loss
-from voidrl.nets.actor_critic import ActorCritic
-from voidrl.nets.flat import FlatParameters
 from voidrl.rollout.storage import RolloutStorage
 
 OPTIMIZERS = ("rmsprop", "adam")
@@ -78,28 +77,20 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
 }
 
 
-class A2C:
+class A2C(OnPolicyAlgorithm):
     """One gradient step of the combined loss per rollout of ``num_steps`` x ``num_envs`` transitions."""
 
     config_class = A2CConfig
     presets = PRESETS
-    whole_episodes = None
 
     def __init__(self, config: A2CConfig, obs_shape: tuple[int, ...], action_space: gym.Space, device="cpu"):
-        config.validate()
-        self.config = config
-        self.num_steps = config.num_steps
-        self.policy = self.make_policy(config, obs_shape, action_space, device)
-        self.parameters = FlatParameters(self.policy.parameters())
-        flat = self.parameters.flat
+        super().__init__(config, obs_shape, action_space, device)
         if config.optimizer == "rmsprop":
-            self.optimizer = torch.optim.RMSprop([flat], config.learning_rate, alpha=config.rmsprop_alpha, eps=config.optimizer_eps)
+            def make_optimizer(flat):
+                return torch.optim.RMSprop([flat], config.learning_rate, alpha=config.rmsprop_alpha, eps=config.optimizer_eps)
         else:
-            self.optimizer = make_adam(flat, config.learning_rate, config.optimizer_eps)
-
-    @staticmethod
-    def make_policy(config: A2CConfig, obs_shape, action_space, device) -> ActorCritic:
-        return config.build_policy(obs_shape, action_space, device)
+            make_optimizer = adam(config.learning_rate, config.optimizer_eps)
+        self.parameters = self.trained("optimizer", self.policy.parameters(), make_optimizer)
 
     def advantages(self, rollout: RolloutStorage) -> tuple[torch.Tensor, torch.Tensor]:
         """``(advantages, returns)``, both ``[T, N]``; with lambda = 1, returns are the n-step targets
@@ -120,20 +111,8 @@ class A2C:
         entropy_term, entropy_metrics = entropy_loss(dist.entropy())
         loss = policy_loss + cfg.value_coef * critic_loss + cfg.entropy_coef * entropy_term
 
-        self.parameters.zero_grad()
-        loss.backward()
-        grad_norm = self.parameters.flat.grad.norm()
-        if cfg.max_grad_norm is not None:
-            self.parameters.clip_grad_norm_(cfg.max_grad_norm)
-        self.optimizer.step()
+        grad_norm = self.parameters.minimize(loss, cfg.max_grad_norm)
         out = {name: value.item() for name, value in (metrics | value_metrics | entropy_metrics).items()}
         out["train/grad_norm"] = grad_norm.item()
         out["train/explained_variance"] = explained_variance(rollout.values.reshape(-1), returns).item()
         return out
-
-    def state_dict(self) -> dict[str, Any]:
-        return {"policy": self.policy.state_dict(), "optimizer": self.optimizer.state_dict()}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.policy.load_state_dict(state["policy"])
-        self.optimizer.load_state_dict(state["optimizer"])

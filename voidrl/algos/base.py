@@ -1,9 +1,11 @@
-"""The small interface through which an algorithm plugs into the training loop."""
+"""What the algorithms share: the on-policy skeleton, the policy config, validation helpers, the GAE step."""
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
 
 import gymnasium as gym
 import torch
@@ -11,37 +13,58 @@ import torch
 from voidrl.math import generalized_advantage_estimate
 from voidrl.nets.actor_critic import CONTINUOUS_POLICIES, STD_PARAMETERIZATIONS, ActorCritic
 from voidrl.nets.bodies import NETWORKS
+from voidrl.nets.flat import TrainedParameters
 from voidrl.rollout.storage import RolloutStorage
 
 
-class Algorithm(Protocol):
-    """An on-policy learner.
+class OnPolicyAlgorithm(ABC):
+    """The skeleton every on-policy algorithm shares; a subclass adds its config, presets and ``update``.
 
-    The loop builds it with ``Algo(config, obs_shape, action_space, device)``, reads
-    ``policy`` to act and ``num_steps`` to size rollouts, and calls ``update`` on each
-    filled rollout with ``progress`` in [0, 1) (fraction of the step budget already
-    spent, for schedules). ``update`` returns metrics named ``train/...``.
+    The loop builds it with ``Algo(config, obs_shape, action_space, device)``, reads ``policy`` to act
+    and ``num_steps`` to size rollouts, and calls ``update`` on each filled rollout. A subclass
+    registers what it trains with ``trained`` (one optimiser each, checkpointed under its name) and
+    takes its gradient steps through them (``TrainedParameters.minimize`` / ``step``).
     """
 
     config_class: ClassVar[type]
-    presets: ClassVar[dict[str, dict[str, dict[str, Any]]]]
+    presets: ClassVar[dict[str, dict[str, dict[str, Any]]]] = {}
     """Named settings: preset -> config section (run, env, algo_config, intrinsic_config) -> overrides."""
-    policy: ActorCritic
-    num_steps: int
-    whole_episodes: int | None
+    whole_episodes: int | None = None
     """Episodes per environment each rollout gathers from a fresh reset (REINFORCE); None: rollouts of
     ``num_steps`` that go on across updates."""
+
+    def __init__(self, config: Any, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str = "cpu"):
+        config.validate()
+        self.config = config
+        self.num_steps: int = config.num_steps
+        self.policy = self.make_policy(config, obs_shape, action_space, device)
+        self.optimized: dict[str, TrainedParameters] = {}
 
     @staticmethod
     def make_policy(config: Any, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str) -> ActorCritic:
         """The untrained network this algorithm acts with (also used to load saved agents)."""
-        ...
+        return config.build_policy(obs_shape, action_space, device)
 
-    def update(self, rollout: RolloutStorage, progress: float) -> dict[str, float]: ...
+    def trained(self, name: str, parameters: Iterable[torch.nn.Parameter],
+                make_optimizer: Callable[[torch.nn.Parameter], torch.optim.Optimizer]) -> TrainedParameters:
+        """``parameters`` with their own optimiser (e.g. ``nets.flat.adam(lr, eps)``), whose state the
+        checkpoint keeps under ``name``."""
+        group = TrainedParameters(parameters, make_optimizer)
+        self.optimized[name] = group
+        return group
 
-    def state_dict(self) -> dict[str, Any]: ...
+    @abstractmethod
+    def update(self, rollout: RolloutStorage, progress: float) -> dict[str, float]:
+        """Learn from one filled rollout; ``progress`` in [0, 1) is the fraction of the step budget already
+        spent (for schedules). Returns metrics named ``train/...``."""
 
-    def load_state_dict(self, state: dict[str, Any]) -> None: ...
+    def state_dict(self) -> dict[str, Any]:
+        return {"policy": self.policy.state_dict(), **{name: group.state_dict() for name, group in self.optimized.items()}}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.policy.load_state_dict(state["policy"])
+        for name, group in self.optimized.items():
+            group.load_state_dict(state[name])
 
 
 @dataclass
@@ -139,8 +162,3 @@ def rollout_gae(rollout: RolloutStorage, gamma: float, gae_lambda: float) -> tup
     return generalized_advantage_estimate(
         rollout.training_rewards(), rollout.values, rollout.next_values, rollout.terminated, rollout.truncated, gamma, gae_lambda,
     )
-
-
-def make_adam(flat: torch.nn.Parameter, learning_rate: float, eps: float) -> torch.optim.Adam:
-    """Adam over one flat parameter (see ``FlatParameters``), fused into one kernel where torch can."""
-    return torch.optim.Adam([flat], lr=learning_rate, eps=eps, fused=flat.device.type in ("cpu", "cuda"))

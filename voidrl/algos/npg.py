@@ -14,7 +14,7 @@ from typing import Any
 import gymnasium as gym
 import torch
 
-from voidrl.algos.base import PolicyConfig, make_adam, require_non_negative, require_positive, require_positive_integers, rollout_gae, validate_discounting
+from voidrl.algos.base import OnPolicyAlgorithm, PolicyConfig, require_non_negative, require_positive, require_positive_integers, rollout_gae, validate_discounting
 from voidrl.math import (
     conjugate_gradient,
     explained_variance,
@@ -24,9 +24,8 @@ from voidrl.math import (
     standardize,
     value_loss,
 )
-from voidrl.nets.actor_critic import ActorCritic
 from voidrl.nets.distributions import kl_divergence
-from voidrl.nets.flat import FlatParameters
+from voidrl.nets.flat import adam
 from voidrl.rollout.minibatches import shuffled_minibatches
 from voidrl.rollout.storage import RolloutStorage
 
@@ -121,22 +120,13 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
 }
 
 
-class NPG:
+class NPG(OnPolicyAlgorithm):
     config_class = NPGConfig
     presets = PRESETS
-    whole_episodes = None
 
     def __init__(self, config: NaturalGradientConfig, obs_shape: tuple[int, ...], action_space: gym.Space, device="cpu"):
-        config.validate()
-        self.config = config
-        self.num_steps = config.num_steps
-        self.policy = self.make_policy(config, obs_shape, action_space, device)
-        self.critic = FlatParameters(self.policy.critic_parameters())
-        self.value_optimizer = make_adam(self.critic.flat, config.value_learning_rate, config.adam_eps)
-
-    @staticmethod
-    def make_policy(config: NaturalGradientConfig, obs_shape, action_space, device) -> ActorCritic:
-        return config.build_policy(obs_shape, action_space, device)
+        super().__init__(config, obs_shape, action_space, device)
+        self.critic = self.trained("value_optimizer", self.policy.critic_parameters(), adam(config.value_learning_rate, config.adam_eps))
 
     def update(self, rollout: RolloutStorage, progress: float) -> dict[str, float]:
         """GAE advantages, one natural-gradient policy step on the whole rollout, then the critic fit."""
@@ -216,17 +206,6 @@ class NPG:
         for _ in range(cfg.value_epochs):
             for batch in shuffled_minibatches({"obs": obs, "returns": returns}, cfg.value_minibatch_size):
                 loss, _ = value_loss(self.policy.value(batch["obs"]), batch["returns"])
-                self.critic.zero_grad()
-                loss.backward()
-                if cfg.value_max_grad_norm is not None:
-                    self.critic.clip_grad_norm_(cfg.value_max_grad_norm)
-                self.value_optimizer.step()
+                self.critic.minimize(loss, cfg.value_max_grad_norm)
                 losses.append(loss.detach())
         return {"train/value_loss": torch.stack(losses).mean().item()}
-
-    def state_dict(self) -> dict[str, Any]:
-        return {"policy": self.policy.state_dict(), "value_optimizer": self.value_optimizer.state_dict()}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.policy.load_state_dict(state["policy"])
-        self.value_optimizer.load_state_dict(state["value_optimizer"])

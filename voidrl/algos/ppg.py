@@ -18,7 +18,7 @@ import gymnasium as gym
 import torch
 
 from voidrl.algos.base import (
-    make_adam,
+    OnPolicyAlgorithm,
     require_non_negative,
     require_positive,
     require_positive_integers,
@@ -30,7 +30,7 @@ from voidrl.algos.base import (
 from voidrl.math import clipped_surrogate_loss, entropy_loss, explained_variance, standardize, value_loss
 from voidrl.nets.actor_critic import ActorCritic
 from voidrl.nets.bodies import NETWORKS
-from voidrl.nets.flat import FlatParameters
+from voidrl.nets.flat import adam
 from voidrl.rollout.frames import Store, compact_copy, gather_across, load_store, store_state
 from voidrl.rollout.minibatches import accumulation_chunks, shuffled_minibatches
 from voidrl.rollout.storage import RolloutStorage
@@ -207,22 +207,16 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
 }
 
 
-class PPG:
+class PPG(OnPolicyAlgorithm):
     config_class = PPGConfig
     presets = PRESETS
-    whole_episodes = None
 
     def __init__(self, config: PPGConfig, obs_shape: tuple[int, ...], action_space: gym.Space, device="cpu"):
-        config.validate()
         if not isinstance(action_space, gym.spaces.Discrete):
             raise ValueError(f"ppg supports discrete action spaces only, got {action_space}")
-        self.config = config
-        self.num_steps = config.num_steps
-        self.policy = self.make_policy(config, obs_shape, action_space, device)
-        self.actor = FlatParameters(self.policy.actor_parameters())
-        self.critic = FlatParameters(self.policy.critic_parameters())
-        self.actor_optimizer = make_adam(self.actor.flat, config.learning_rate, config.adam_eps)
-        self.critic_optimizer = make_adam(self.critic.flat, config.critic_learning_rate, config.adam_eps)
+        super().__init__(config, obs_shape, action_space, device)
+        self.actor = self.trained("actor_optimizer", self.policy.actor_parameters(), adam(config.learning_rate, config.adam_eps))
+        self.critic = self.trained("critic_optimizer", self.policy.critic_parameters(), adam(config.critic_learning_rate, config.adam_eps))
         self.aux_buffer = AuxiliaryBuffer()
 
     @staticmethod
@@ -272,8 +266,7 @@ class PPG:
                     (share * (policy_loss + cfg.entropy_coef * entropy_term)).backward()
                     chunk_metrics.append((share, metrics | entropy_metrics))
                 metrics = {name: sum(share * m[name] for share, m in chunk_metrics) for name in chunk_metrics[0][1]}
-                metrics["train/grad_norm"] = self.actor.clip_grad_norm_(cfg.max_grad_norm)
-                self.actor_optimizer.step()
+                metrics["train/grad_norm"] = self.actor.step(cfg.max_grad_norm)
                 history.append(metrics)
         return _mean_metrics(history)
 
@@ -284,7 +277,7 @@ class PPG:
                 self.critic.zero_grad()
                 loss = sum(share * self._critic_backward(chunk["obs"], chunk["returns"], share)
                            for share, chunk in accumulation_chunks(batch, self.config.chunk_size))
-                self._critic_step()
+                self.critic.step(self.config.critic_max_grad_norm)
                 history.append({f"{prefix}value_loss": loss})
         return _mean_metrics(history)
 
@@ -293,10 +286,6 @@ class PPG:
         loss, _ = value_loss(self.policy.value(obs), returns)
         (share * loss).backward()
         return loss.detach()
-
-    def _critic_step(self) -> None:
-        self.critic.clip_grad_norm_(self.config.critic_max_grad_norm)
-        self.critic_optimizer.step()
 
     def auxiliary_phase(self) -> dict[str, float]:
         """L_aux = 0.5 MSE(pi_aux(s), G) + beta_clone KL(pi_old || pi) over every stored state; critic on the same data."""
@@ -330,28 +319,20 @@ class PPG:
                     if cfg.aux_kl_stop is not None and clone_kl > cfg.aux_kl_stop:
                         stopped = True  # this minibatch's policy gradient is dropped, not applied
                     else:
-                        self.actor.clip_grad_norm_(cfg.max_grad_norm)
-                        self.actor_optimizer.step()
+                        self.actor.step(cfg.max_grad_norm)
                         policy_steps += 1
                     history.append({"aux/aux_value_loss": aux_loss, "aux/clone_kl": clone_kl})
-                self._critic_step()
+                self.critic.step(self.config.critic_max_grad_norm)
                 history.append({"aux/value_loss": critic_loss})
         metrics = _mean_metrics(history)
         metrics.update({"aux/states": float(buffer.num_states), "aux/policy_steps": float(policy_steps), "aux/stopped_early": float(stopped)})
         return metrics
 
     def state_dict(self) -> dict[str, Any]:
-        return {
-            "policy": self.policy.state_dict(),
-            "actor_optimizer": self.actor_optimizer.state_dict(),
-            "critic_optimizer": self.critic_optimizer.state_dict(),
-            "aux_buffer": self.aux_buffer.state_dict(),
-        }
+        return super().state_dict() | {"aux_buffer": self.aux_buffer.state_dict()}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.policy.load_state_dict(state["policy"])
-        self.actor_optimizer.load_state_dict(state["actor_optimizer"])
-        self.critic_optimizer.load_state_dict(state["critic_optimizer"])
+        super().load_state_dict(state)
         self.aux_buffer.load_state_dict(state["aux_buffer"])
 
 

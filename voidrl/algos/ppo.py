@@ -7,7 +7,7 @@ from typing import Any
 
 import gymnasium as gym
 import torch
-from voidrl.algos.base import PolicyConfig, make_adam, require_non_negative, require_positive, require_positive_integers, rollout_gae, validate_discounting, validate_fraction
+from voidrl.algos.base import OnPolicyAlgorithm, PolicyConfig, require_non_negative, require_positive, require_positive_integers, rollout_gae, validate_discounting, validate_fraction
 from voidrl.math import (
     clipped_surrogate_loss,
     entropy_loss,
@@ -15,8 +15,7 @@ from voidrl.math import (
     standardize,
     value_loss,
 )
-from voidrl.nets.actor_critic import ActorCritic
-from voidrl.nets.flat import FlatParameters
+from voidrl.nets.flat import adam
 from voidrl.rollout.minibatches import shuffled_minibatches
 from voidrl.rollout.storage import RolloutStorage
 
@@ -99,28 +98,18 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
 }
 
 
-class PPO:
+class PPO(OnPolicyAlgorithm):
     config_class = PPOConfig
     presets = PRESETS
-    whole_episodes = None
 
     def __init__(self, config: PPOConfig, obs_shape: tuple[int, ...], action_space: gym.Space, device="cpu"):
-        config.validate()
-        self.config = config
-        self.num_steps = config.num_steps
-        self.policy = self.make_policy(config, obs_shape, action_space, device)
-        self.parameters = FlatParameters(self.policy.parameters())
-        self.optimizer = make_adam(self.parameters.flat, config.learning_rate, config.adam_eps)
-
-    @staticmethod
-    def make_policy(config: PPOConfig, obs_shape, action_space, device) -> ActorCritic:
-        return config.build_policy(obs_shape, action_space, device)
+        super().__init__(config, obs_shape, action_space, device)
+        self.parameters = self.trained("optimizer", self.policy.parameters(), adam(config.learning_rate, config.adam_eps))
 
     def update(self, rollout: RolloutStorage, progress: float) -> dict[str, float]:
         cfg = self.config
         learning_rate = cfg.learning_rate * (1.0 - progress) if cfg.anneal_lr else cfg.learning_rate
-        for group in self.optimizer.param_groups:
-            group["lr"] = learning_rate
+        self.parameters.set_learning_rate(learning_rate)
 
         advantages, returns = rollout_gae(rollout, cfg.gamma, cfg.gae_lambda)
         fields = {
@@ -149,10 +138,7 @@ class PPO:
                     with torch.no_grad():
                         _, entropy_metrics = entropy_loss(dist.entropy())
 
-                self.parameters.zero_grad()
-                loss.backward()
-                grad_norm = self.parameters.clip_grad_norm_(cfg.max_grad_norm)
-                self.optimizer.step()
+                grad_norm = self.parameters.minimize(loss, cfg.max_grad_norm)
                 history.append({**metrics, **value_metrics, **entropy_metrics, "train/grad_norm": grad_norm})
             if stopped_early:
                 break
@@ -163,10 +149,3 @@ class PPO:
         out["train/gradient_steps"] = float(len(history))
         out["train/stopped_early"] = float(stopped_early)
         return out
-
-    def state_dict(self) -> dict[str, Any]:
-        return {"policy": self.policy.state_dict(), "optimizer": self.optimizer.state_dict()}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.policy.load_state_dict(state["policy"])
-        self.optimizer.load_state_dict(state["optimizer"])

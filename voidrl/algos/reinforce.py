@@ -8,10 +8,9 @@ from typing import Any
 import gymnasium as gym
 import torch
 
-from voidrl.algos.base import PolicyConfig, make_adam, require_non_negative, require_positive, require_positive_integers, validate_discounting
+from voidrl.algos.base import OnPolicyAlgorithm, PolicyConfig, require_non_negative, require_positive, require_positive_integers, validate_discounting
 from voidrl.math import discounted_returns, entropy_loss, episode_start_values, explained_variance, policy_gradient_loss, standardize, value_loss
-from voidrl.nets.actor_critic import ActorCritic
-from voidrl.nets.flat import FlatParameters
+from voidrl.nets.flat import adam
 from voidrl.rollout.storage import RolloutStorage
 
 
@@ -65,24 +64,16 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
 }
 
 
-class REINFORCE:
+class REINFORCE(OnPolicyAlgorithm):
     """One gradient step per batch of whole episodes (``episodes_per_env`` per env)."""
 
     config_class = REINFORCEConfig
     presets = PRESETS
 
     def __init__(self, config: REINFORCEConfig, obs_shape: tuple[int, ...], action_space: gym.Space, device="cpu"):
-        config.validate()
-        self.config = config
-        self.num_steps = config.num_steps
+        super().__init__(config, obs_shape, action_space, device)
         self.whole_episodes = config.episodes_per_env
-        self.policy = self.make_policy(config, obs_shape, action_space, device)
-        self.parameters = FlatParameters(self.policy.parameters())
-        self.optimizer = make_adam(self.parameters.flat, config.learning_rate, config.adam_eps)
-
-    @staticmethod
-    def make_policy(config: REINFORCEConfig, obs_shape, action_space, device) -> ActorCritic:
-        return config.build_policy(obs_shape, action_space, device)
+        self.parameters = self.trained("optimizer", self.policy.parameters(), adam(config.learning_rate, config.adam_eps))
 
     def advantages(self, rollout: RolloutStorage) -> tuple[torch.Tensor, torch.Tensor]:
         """``(advantages, returns)``, both ``[length, N]``: the weights of grad log pi and the critic's targets.
@@ -120,20 +111,8 @@ class REINFORCE:
         entropy_term, entropy_metrics = entropy_loss(dist.entropy())
         loss = loss + cfg.entropy_coef * entropy_term
 
-        self.parameters.zero_grad()
-        loss.backward()
-        grad_norm = self.parameters.flat.grad.norm()
-        if cfg.max_grad_norm is not None:
-            self.parameters.clip_grad_norm_(cfg.max_grad_norm)
-        self.optimizer.step()
+        grad_norm = self.parameters.minimize(loss, cfg.max_grad_norm)
         out = {name: value.item() for name, value in (metrics | entropy_metrics).items()}
         out["train/grad_norm"] = grad_norm.item()
         out["train/valid_steps"] = float(valid.sum())
         return out
-
-    def state_dict(self) -> dict[str, Any]:
-        return {"policy": self.policy.state_dict(), "optimizer": self.optimizer.state_dict()}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.policy.load_state_dict(state["policy"])
-        self.optimizer.load_state_dict(state["optimizer"])

@@ -29,7 +29,7 @@ from voidrl.math.contrastive import Metrics, bilinear_info_nce_loss, ema_update,
 from voidrl.math.knn import knn_distances, particle_reward
 from voidrl.math.running_stats import RunningMeanStd
 from voidrl.nets.encoders import HEAD_NORMS, APTEncoder, ProjectionHead
-from voidrl.nets.flat import FlatParameters
+from voidrl.nets.flat import TrainedParameters
 from voidrl.rollout.collector import Transition
 from voidrl.rollout.storage import RolloutStorage
 
@@ -157,8 +157,8 @@ class APTReward:
             for param in (*self.target_encoder.parameters(), *self.target_head.parameters()):
                 param.requires_grad_(False)
             self.bilinear = nn.Parameter(torch.eye(self.head[-1].out_features, device=self.device))
-        self.parameters = FlatParameters([*online, *([self.bilinear] if self.bilinear is not None else [])])
-        self.optimizer = torch.optim.Adam([self.parameters.flat], lr=config.encoder_learning_rate)
+        self.parameters = TrainedParameters([*online, *([self.bilinear] if self.bilinear is not None else [])],
+                                            lambda flat: torch.optim.Adam([flat], lr=config.encoder_learning_rate))
         self.buffer = RepresentationBuffer(config.representation_buffer, obs_shape)
         self.distance_stats = RunningMeanStd(())
         # DrQ's 4-pixel shift is for 84x84 frames; small frames (MinAtar 10x10) get a 1-pixel one.
@@ -247,12 +247,10 @@ class APTReward:
                 for z, view in zip(projections, online_views):
                     for chunk, chunk_view, grad in zip(chunks, chunk_views(view, chunk_size), z.grad.split(chunk_size)):
                         self.embed(chunk, chunk_view)[1].backward(grad, retain_graph=True)  # keeps the cached weights' graph
-        self.parameters.clip_grad_norm_(cfg.encoder_max_grad_norm)
         self.updates += 1
         warmup = min(1.0, self.updates / cfg.warmup_updates) if cfg.warmup_updates else 1.0
-        for group in self.optimizer.param_groups:
-            group["lr"] = cfg.encoder_learning_rate * warmup
-        self.optimizer.step()
+        self.parameters.set_learning_rate(cfg.encoder_learning_rate * warmup)
+        self.parameters.step(cfg.encoder_max_grad_norm)
         if self.bilinear is not None:
             self.update_target()
         return {**metrics, **representation_metrics(latents[0].detach(), projections[0].detach())}
@@ -307,7 +305,7 @@ class APTReward:
             **target,
             "encoder": self.encoder.state_dict(),
             "head": self.head.state_dict(),
-            "optimizer": self.optimizer.state_dict(),
+            "optimizer": self.parameters.state_dict(),
             "buffer": self.buffer.state_dict(),
             "distance_stats": self.distance_stats.state_dict(),
             "env_steps": self.env_steps,
@@ -324,7 +322,7 @@ class APTReward:
             self.target_head.load_state_dict(state["target_head"])
             with torch.no_grad():
                 self.bilinear.copy_(state["bilinear"])
-        self.optimizer.load_state_dict(state["optimizer"])
+        self.parameters.load_state_dict(state["optimizer"])
         self.buffer.load_state_dict(state["buffer"])
         self.distance_stats.load_state_dict(state["distance_stats"])
         self.env_steps = int(state["env_steps"])

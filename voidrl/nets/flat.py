@@ -8,7 +8,8 @@ sees a single tensor, and clipping is one norm and one scale.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import torch
 from torch import nn
@@ -45,3 +46,55 @@ class FlatParameters:
         norm = self.flat.grad.norm()
         self.flat.grad.mul_(torch.clamp(max_norm / (norm + 1e-6), max=1.0))
         return norm
+
+
+class TrainedParameters(FlatParameters):
+    """Flat parameters with their optimiser: the one gradient step every learner takes.
+
+    ``make_optimizer`` builds the optimiser over the single flat parameter. ``step`` is where a
+    data-parallel run (``torchrun``) averages the gradient across processes: one all-reduce of
+    the flat buffer, before clipping, so every process takes the same step.
+    """
+
+    def __init__(self, parameters: Iterable[nn.Parameter], make_optimizer: Callable[[nn.Parameter], torch.optim.Optimizer]):
+        super().__init__(parameters)
+        self.optimizer = make_optimizer(self.flat)
+
+    def step(self, max_grad_norm: float | None = None) -> torch.Tensor:
+        """Apply the accumulated gradient: average it across processes, clip it to ``max_grad_norm``
+        (None: no clipping), take the optimiser step. Returns the global gradient norm before clipping."""
+        average_across_processes(self.flat.grad)
+        norm = self.flat.grad.norm() if max_grad_norm is None else self.clip_grad_norm_(max_grad_norm)
+        self.optimizer.step()
+        return norm
+
+    def minimize(self, loss: torch.Tensor, max_grad_norm: float | None = None) -> torch.Tensor:
+        """One gradient step on ``loss``: zero, backward, ``step``. Returns the norm before clipping."""
+        self.zero_grad()
+        loss.backward()
+        return self.step(max_grad_norm)
+
+    def set_learning_rate(self, learning_rate: float) -> None:
+        for group in self.optimizer.param_groups:
+            group["lr"] = learning_rate
+
+    def state_dict(self) -> dict[str, Any]:
+        """The optimiser's state (the parameters themselves are saved with their modules)."""
+        return self.optimizer.state_dict()
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.optimizer.load_state_dict(state)
+
+
+def average_across_processes(gradient: torch.Tensor) -> None:
+    """Replace ``gradient`` by its mean over the processes of the default ``torch.distributed`` group;
+    nothing to do when there is none (every single-process run)."""
+    if torch.distributed.is_available() and torch.distributed.is_initialized() and torch.distributed.get_world_size() > 1:
+        torch.distributed.all_reduce(gradient)
+        gradient.div_(torch.distributed.get_world_size())
+
+
+def adam(learning_rate: float, eps: float) -> Callable[[nn.Parameter], torch.optim.Adam]:
+    """``make_optimizer`` for ``TrainedParameters``: Adam over the flat parameter, fused into one kernel
+    where torch can."""
+    return lambda flat: torch.optim.Adam([flat], lr=learning_rate, eps=eps, fused=flat.device.type in ("cpu", "cuda"))
