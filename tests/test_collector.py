@@ -5,7 +5,7 @@ import torch
 from voidrl.envs import EnvConfig, make_env
 from voidrl.envs.wrappers import VecEnvWrapper
 from voidrl.nets import ActorCritic
-from voidrl.rollout import Collector, RolloutStorage
+from voidrl.rollout import Collector, PolicySampling, RolloutStorage
 
 
 class Recorder(VecEnvWrapper):
@@ -23,7 +23,7 @@ def collect(env_id, num_steps, num_envs, **env_options):
     torch.manual_seed(0)
     env = Recorder(make_env(env_id, EnvConfig(num_envs=num_envs, **env_options)))
     policy = ActorCritic(env.single_observation_space.shape, env.single_action_space)
-    collector = Collector(env, policy)
+    collector = Collector(env, PolicySampling(policy))
     obs = collector.reset(0)
     storage = RolloutStorage(num_steps, num_envs, obs.shape[1:], obs.dtype, (), torch.long)
     stats = collector.collect(storage, start_step=100)
@@ -75,7 +75,7 @@ def test_next_obs_are_the_true_successors_and_on_step_sees_them():
     env = Recorder(make_env("CartPole-v1", EnvConfig(num_envs=3, max_episode_steps=7)))
     policy = ActorCritic(env.single_observation_space.shape, env.single_action_space)
     transitions = []
-    collector = Collector(env, policy, on_step=transitions.append)
+    collector = Collector(env, PolicySampling(policy), on_step=transitions.append)
     obs = collector.reset(0)
     storage = RolloutStorage(20, 3, obs.shape[1:], obs.dtype, (), torch.long)
     collector.collect(storage, start_step=0)

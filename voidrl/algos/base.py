@@ -14,6 +14,8 @@ from voidrl.math import generalized_advantage_estimate
 from voidrl.nets.actor_critic import CONTINUOUS_POLICIES, STD_PARAMETERIZATIONS, ActorCritic
 from voidrl.nets.bodies import NETWORKS
 from voidrl.nets.flat import TrainedParameters
+from voidrl.nets.persistence import PersistentUniforms
+from voidrl.rollout.collector import PolicySampling
 from voidrl.rollout.storage import RolloutStorage
 
 
@@ -52,6 +54,11 @@ class OnPolicyAlgorithm(ABC):
         group = TrainedParameters(parameters, make_optimizer)
         self.optimized[name] = group
         return group
+
+    def acting(self, num_envs: int, action_noise: PersistentUniforms | None = None) -> PolicySampling:
+        """How the collector acts for this algorithm: sampling from ``policy`` (with the mixture policy's
+        persistent ``action_noise`` when given)."""
+        return PolicySampling(self.policy, action_noise)
 
     @abstractmethod
     def update(self, rollout: RolloutStorage, progress: float) -> dict[str, float]:

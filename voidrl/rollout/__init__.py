@@ -1,7 +1,7 @@
-"""Rollout storage and the one collector shared by every on-policy algorithm."""
+"""Rollout storage and the one collector shared by every algorithm."""
 
-from voidrl.rollout.collector import Collector, RolloutStats
+from voidrl.rollout.collector import Collector, PolicySampling, RolloutStats
 from voidrl.rollout.minibatches import shuffled_minibatches
 from voidrl.rollout.storage import RolloutStorage
 
-__all__ = ["Collector", "RolloutStats", "RolloutStorage", "shuffled_minibatches"]
+__all__ = ["Collector", "PolicySampling", "RolloutStats", "RolloutStorage", "shuffled_minibatches"]

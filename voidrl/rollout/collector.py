@@ -1,14 +1,20 @@
-"""The collector: steps a ``VecEnv`` with the current policy and fills a ``RolloutStorage``."""
+"""The collector: steps a ``VecEnv`` and fills a ``RolloutStorage``.
+
+How actions are chosen is the ``Acting`` part: ``PolicySampling`` for the on-policy algorithms
+(samples, records log-probabilities and values, bootstraps cut episodes), the replay learners'
+own (``voidrl.algos.learner.RecurrentActing``) for the others.
+"""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import torch
 
-from voidrl.envs.base import VecEnv
+from voidrl.envs.base import Step, VecEnv
 from voidrl.nets.actor_critic import ActorCritic
 from voidrl.nets.persistence import PersistentUniforms
 from voidrl.rollout.storage import RolloutStorage
@@ -49,29 +55,80 @@ class Transition:
     """``[N]`` bool (time limits)."""
 
 
+class Acting(Protocol):
+    """How the collector chooses actions and what it records beside them."""
+
+    def reset(self) -> None:
+        """The environments were reset: every episode starts anew."""
+
+    def act(self, obs: torch.Tensor, t: int, storage: RolloutStorage) -> torch.Tensor:
+        """Actions ``[N, ...]`` for ``obs [N, ...]`` at rollout step ``t``."""
+
+    def after_step(self, step: Step, t: int, storage: RolloutStorage) -> None:
+        """See the outcome of the actions of step ``t``."""
+
+    def finish(self, storage: RolloutStorage, last_obs: torch.Tensor) -> None:
+        """Complete the filled rollout, ``last_obs [N, ...]`` the observation after its last step."""
+
+
+class PolicySampling:
+    """On-policy acting: samples from the policy; records log-probabilities and values, and the value
+    of the true successor wherever an episode was cut (time limit) or continues past the rollout.
+
+    ``action_noise`` supplies the uniforms a mixture policy samples from (the notebook's action persistence).
+    """
+
+    def __init__(self, policy: ActorCritic, action_noise: PersistentUniforms | None = None):
+        self.policy = policy
+        self.action_noise = action_noise
+
+    def reset(self) -> None:
+        pass
+
+    def act(self, obs: torch.Tensor, t: int, storage: RolloutStorage) -> torch.Tensor:
+        dist, value = self.policy(obs)
+        action = dist.sample() if self.action_noise is None else dist.sample(self.action_noise.draw().to(obs.device))
+        storage.log_probs[t] = dist.log_prob(action)
+        storage.values[t] = value
+        return action
+
+    def after_step(self, step: Step, t: int, storage: RolloutStorage) -> None:
+        cut = step.truncated & ~step.terminated
+        if cut.any():
+            storage.next_values[t, cut] = self.policy.value(step.final_obs[cut].to(storage.values.device))
+
+    def finish(self, storage: RolloutStorage, last_obs: torch.Tensor) -> None:
+        """``next_values [T, N]``: V of the next state, 0 after a termination."""
+        filled = storage.length
+        values, next_values = storage.values[:filled], storage.next_values[:filled]
+        terminated, truncated = storage.terminated[:filled], storage.truncated[:filled]
+        continues = ~(terminated[:-1] | truncated[:-1])
+        next_values[:-1] = torch.where(continues, values[1:], next_values[:-1])
+        next_values[-1] = torch.where(terminated[-1] | truncated[-1], next_values[-1], self.policy.value(last_obs))
+        next_values[terminated] = 0.0
+
+
 class Collector:
     """Keeps the current observation between rollouts; ``collect`` fills one storage."""
 
     def __init__(
         self,
         env: VecEnv,
-        policy: ActorCritic,
+        acting: Acting,
         device: torch.device | str = "cpu",
         on_step: Callable[[Transition], None] | None = None,
-        action_noise: PersistentUniforms | None = None,
     ):
         """``on_step``, if given, sees each vector step's ``Transition`` (a reward plug-in filling its
-        memory and training its networks). ``action_noise``
-        supplies the uniforms a mixture policy samples from (the notebook's action persistence)."""
+        memory and training its networks)."""
         self.env = env
-        self.policy = policy
+        self.acting = acting
         self.device = torch.device(device)
         self.on_step = on_step
-        self.action_noise = action_noise
         self.obs: torch.Tensor | None = None
 
     def reset(self, seed: int) -> torch.Tensor:
         self.obs = self.env.reset(seed)
+        self.acting.reset()
         return self.obs
 
     @torch.no_grad()
@@ -101,12 +158,9 @@ class Collector:
                 return stats
             if episodes_per_env is not None:
                 storage.valid[t] = finished < episodes_per_env
-            dist, value = self.policy(obs)
-            action = dist.sample() if self.action_noise is None else dist.sample(self.action_noise.draw().to(self.device))
+            action = self.acting.act(obs, t, storage)
             storage.obs[t] = obs
             storage.actions[t] = action
-            storage.log_probs[t] = dist.log_prob(action)
-            storage.values[t] = value
             action_cpu = action.cpu()
             env_started = time.perf_counter()
             step = self.env.step(action_cpu)
@@ -118,9 +172,7 @@ class Collector:
             if done.any():
                 ended = done.nonzero().squeeze(-1)
                 storage.final_obs[t] = (ended.to(self.device), step.final_obs[ended].to(self.device))
-            cut = step.truncated & ~step.terminated
-            if cut.any():
-                storage.next_values[t, cut] = self.policy.value(step.final_obs[cut].to(self.device))
+            self.acting.after_step(step, t, storage)
             if self.on_step is not None:
                 hook_started = time.perf_counter()
                 self.on_step(Transition(obs, action, step.final_obs, step.terminated, step.truncated))
@@ -134,13 +186,8 @@ class Collector:
                 finished += done.to(self.device)
                 if bool((finished >= episodes_per_env).all()):
                     break
-        storage.length = stats.vector_steps = filled = t + 1
-        values, next_values = storage.values[:filled], storage.next_values[:filled]
-        terminated, truncated = storage.terminated[:filled], storage.truncated[:filled]
-        continues = ~(terminated[:-1] | truncated[:-1])
-        next_values[:-1] = torch.where(continues, values[1:], next_values[:-1])
-        next_values[-1] = torch.where(terminated[-1] | truncated[-1], next_values[-1], self.policy.value(obs))
-        next_values[terminated] = 0.0
+        storage.length = stats.vector_steps = t + 1
+        self.acting.finish(storage, obs)
         stats.inference_seconds = time.perf_counter() - started - stats.env_seconds - stats.on_step_seconds
         storage.last_obs.copy_(obs)
         self.obs = obs

@@ -195,8 +195,8 @@ class Trainer:
     def _loop(self, logger: RunLogger, bar: tqdm, stop: GracefulStop, governor: ThreadGovernor) -> None:
         """Collect -> plug-in rewards -> update -> hooks, until the step budget is spent."""
         config, env, algo, plugin = self.config, self.env, self.algo, self.plugin
-        collector = Collector(env, algo.policy, self.device, on_step=None if plugin is None else plugin.on_step,
-                              action_noise=self.action_noise)
+        collector = Collector(env, algo.acting(env.num_envs, self.action_noise), self.device,
+                              on_step=None if plugin is None else plugin.on_step)
         first_obs = collector.reset(env_seed(config.run.seed, self.update))
         storage = RolloutStorage(
             algo.num_steps, env.num_envs, first_obs.shape[1:], first_obs.dtype,

@@ -1,0 +1,104 @@
+"""Learners that own their data: replay-based agents (R2D2 and its family) beside the on-policy ones.
+
+The loop is the same for both: it steps the environments for ``num_steps`` vector steps, lets
+the reward plug-in add its rewards, and calls ``update``. An on-policy algorithm learns from
+that rollout and forgets it; a ``ReplayLearner`` acts through ``act`` with a recurrent state of
+its own, keeps what it wants of each chunk in ``observe`` (a replay memory) and takes the
+gradient steps the experience so far allows in ``train_steps``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import torch
+from torch import nn
+
+from voidrl.nets.persistence import PersistentUniforms
+from voidrl.envs.base import Step
+from voidrl.rollout.storage import RolloutStorage
+
+
+class ReplayLearner(ABC):
+    """A learner that decides what to remember and when to train.
+
+    ``policy`` is what a saved agent acts with (evaluation, ``voidrl evaluate``): a module with
+    ``act(obs, deterministic) -> actions``, rebuilt by ``make_policy`` and restored from
+    ``state_dict()["policy"]``.
+    """
+
+    config_class: ClassVar[type]
+    presets: ClassVar[dict[str, dict[str, dict[str, Any]]]] = {}
+    """Named settings: preset -> config section (run, env, algo_config, intrinsic_config) -> overrides."""
+    whole_episodes: ClassVar[None] = None
+    num_steps: int
+    """Vector steps in each chunk of experience handed to ``observe``."""
+    policy: nn.Module
+
+    @staticmethod
+    @abstractmethod
+    def make_policy(config: Any, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str) -> nn.Module:
+        """The untrained acting network (also used to load saved agents)."""
+
+    def initial_state(self, num_envs: int) -> Any:
+        """The recurrent state of ``num_envs`` fresh episodes (None: a feed-forward learner)."""
+        return None
+
+    @abstractmethod
+    def act(self, obs: torch.Tensor, state: Any, episode_start: torch.Tensor) -> tuple[torch.Tensor, Any]:
+        """Actions ``[N, ...]`` for ``obs [N, ...]`` and the next recurrent state; ``episode_start [N]``
+        (bool) marks the environments whose episode begins at ``obs`` (their state must be reset)."""
+
+    @abstractmethod
+    def observe(self, chunk: RolloutStorage) -> None:
+        """Take in one chunk of experience: ``obs``, ``actions``, ``training_rewards()``, ``terminated``,
+        ``truncated`` ``[T, N, ...]``, ``final_obs`` where episodes ended and ``last_obs``. The storage
+        is reused for the next chunk, so keep copies."""
+
+    @abstractmethod
+    def train_steps(self, progress: float) -> dict[str, float]:
+        """The gradient steps due after the experience observed so far; ``progress`` in [0, 1) is the
+        fraction of the step budget spent. Returns metrics named ``train/...``."""
+
+    def update(self, rollout: RolloutStorage, progress: float) -> dict[str, float]:
+        """The loop's call after each chunk: observe it, then train."""
+        self.observe(rollout)
+        return self.train_steps(progress)
+
+    def acting(self, num_envs: int, action_noise: PersistentUniforms | None = None) -> RecurrentActing:
+        if action_noise is not None:
+            raise ValueError("action_persistence applies to on-policy mixture policies only")
+        return RecurrentActing(self, num_envs)
+
+    @abstractmethod
+    def state_dict(self) -> dict[str, Any]:
+        """Everything needed to resume, the acting network under ``"policy"``."""
+
+    @abstractmethod
+    def load_state_dict(self, state: dict[str, Any]) -> None: ...
+
+
+class RecurrentActing:
+    """The collector's way of acting for a ``ReplayLearner``: carries its recurrent state across steps,
+    and marks the environments whose episode has just begun."""
+
+    def __init__(self, learner: ReplayLearner, num_envs: int):
+        self.learner = learner
+        self.num_envs = num_envs
+        self.reset()
+
+    def reset(self) -> None:
+        self.state = self.learner.initial_state(self.num_envs)
+        self.episode_start = torch.ones(self.num_envs, dtype=torch.bool)
+
+    def act(self, obs: torch.Tensor, t: int, storage: RolloutStorage) -> torch.Tensor:
+        action, self.state = self.learner.act(obs, self.state, self.episode_start.to(obs.device))
+        return action
+
+    def after_step(self, step: Step, t: int, storage: RolloutStorage) -> None:
+        self.episode_start = step.terminated | step.truncated
+
+    def finish(self, storage: RolloutStorage, last_obs: torch.Tensor) -> None:
+        """Nothing to bootstrap: the learner computes its own targets."""
