@@ -1,6 +1,7 @@
 """Pre-train -> fine-tune: exactly the requested network parts are carried over."""
 
 import json
+from pathlib import Path
 
 import gymnasium as gym
 import pytest
@@ -8,6 +9,7 @@ import torch
 
 from tests.cli_helpers import SMALL_PPG, pretrain_small_minatar, voidrl
 from voidrl.algos import PPG, PPGConfig
+from voidrl.cli import main
 from voidrl.intrinsic.apt import APTConfig, APTReward
 from voidrl.io.checkpoint import CheckpointError, save_checkpoint
 from voidrl.nets.encoders import APTEncoder, plain_encoder_state
@@ -58,6 +60,16 @@ def test_pretrain_then_finetune_on_the_command_line(tmp_path):
     config = json.loads((tmp_path / "fine" / "config.json").read_text())
     assert config["run"]["env"] == "MinAtar/Breakout-v1" and config["run"]["intrinsic"] is None
     assert config["run"]["init_from"] == "pre/checkpoint.pt" and config["run"]["init_parts"] == ["policy_body", "critic"]
+
+
+def test_finetune_reads_the_pretrained_checkpoint_once(tmp_path, monkeypatch):
+    pretrain_small_minatar(tmp_path, 512)
+    source, real_load, loads = (tmp_path / "pre" / "checkpoint.pt").resolve(), torch.load, []
+    monkeypatch.setattr(torch, "load", lambda path, *args, **kwargs: loads.append(Path(path).resolve()) or real_load(path, *args, **kwargs))
+    monkeypatch.chdir(tmp_path)
+    assert main(["finetune", "ppg", "--from", "pre/checkpoint.pt", "--steps", "256", "--init-parts", "policy_body",
+                 "--run-dir", "fine", *SMALL_PPG]) == 0
+    assert loads.count(source) == 1  # for its environment and its parts
 
 
 def test_folding_spectral_norm_into_plain_weights_keeps_the_encoder_function():

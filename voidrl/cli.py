@@ -202,14 +202,15 @@ def command_train(args: argparse.Namespace) -> int:
             preset = options.pop("preset", None)
             if args.command == "pretrain":
                 preset, options = pretrain_defaults(args.algo, preset, options)
-            if args.command in ("finetune", "compare") and "env" not in options and "init_from" in options:
-                options["env"] = load_checkpoint(options["init_from"])["config"]["run"]["env"]  # the pre-trained run's
+            source = load_checkpoint(options["init_from"]) if "init_from" in options else None  # loaded once, here
+            if source is not None and "env" not in options:
+                options["env"] = source["config"]["run"]["env"]  # the pre-trained run's
             if args.command == "compare":
-                plan = plan_comparison(args, preset, options)
+                plan = plan_comparison(args, preset, options, source)
             else:
                 config = make_config(args.algo, preset, **options)
         if args.command != "compare":
-            trainer = Trainer(config, resume=resume)
+            trainer = Trainer(config, resume=resume, init_checkpoint=None if resume else source)
     if args.command == "compare":
         return run_comparison(*plan)
     agent = trainer.train()
@@ -222,8 +223,9 @@ def command_train(args: argparse.Namespace) -> int:
     return 0
 
 
-def plan_comparison(args: argparse.Namespace, preset: str | None, options: dict[str, Any]):
-    """The pre-training run (or None) and every run of the comparison, each checked and built once on trial."""
+def plan_comparison(args: argparse.Namespace, preset: str | None, options: dict[str, Any], source: dict[str, Any] | None):
+    """The pre-training run (or None) and every run of the comparison, each checked and built once on trial
+    (``source``: the loaded ``--from`` checkpoint)."""
     from voidrl.train.compare import comparison_runs, preflight
 
     if args.seeds < 1:
@@ -237,7 +239,7 @@ def plan_comparison(args: argparse.Namespace, preset: str | None, options: dict[
         options = {name: value for name, value in options.items() if name not in plugin_options()}
     base = make_config(args.algo, preset, **options)
     runs = comparison_runs(base, args.seeds)
-    preflight(([] if pretrain_config is None else [pretrain_config]) + runs[:2])  # the others differ by seed only
+    preflight(([] if pretrain_config is None else [pretrain_config]) + runs[:2], source)  # the others differ by seed only
     return pretrain_config, base, runs, args.parallel
 
 

@@ -1,16 +1,18 @@
-"""Algorithms, one short file each, registered by name for the training loop and CLI."""
+"""Algorithms, one short file each, registered by name for the training loop and CLI: on-policy
+(``OnPolicyAlgorithm``) and, beside them, learners that keep their own data (``ReplayLearner``)."""
 
 from voidrl.algos.a2c import A2C, A2CConfig
 from voidrl.algos.base import OnPolicyAlgorithm
+from voidrl.algos.learner import ReplayLearner
 from voidrl.algos.npg import NPG, NPGConfig
 from voidrl.algos.ppg import PPG, PPGConfig
 from voidrl.algos.ppo import PPO, PPOConfig
 from voidrl.algos.reinforce import REINFORCE, REINFORCEConfig
 from voidrl.algos.trpo import TRPO, TRPOConfig
 
-ALGORITHMS: dict[str, type[OnPolicyAlgorithm]] = {"ppo": PPO, "ppg": PPG, "reinforce": REINFORCE, "a2c": A2C, "npg": NPG, "trpo": TRPO}
+ALGORITHMS: dict[str, type[OnPolicyAlgorithm] | type[ReplayLearner]] = {"ppo": PPO, "ppg": PPG, "reinforce": REINFORCE, "a2c": A2C, "npg": NPG, "trpo": TRPO}
 
 __all__ = [
-    "A2C", "ALGORITHMS", "PPG", "PPO", "REINFORCE", "A2CConfig", "OnPolicyAlgorithm", "PPGConfig", "PPOConfig", "REINFORCEConfig",
+    "A2C", "ALGORITHMS", "PPG", "PPO", "REINFORCE", "A2CConfig", "OnPolicyAlgorithm", "ReplayLearner", "PPGConfig", "PPOConfig", "REINFORCEConfig",
     "NPG", "NPGConfig", "TRPO", "TRPOConfig",
 ]

@@ -36,15 +36,15 @@ def parts_of(policy: ActorCritic) -> tuple[str, ...]:
     return tuple(part for part, prefixes in PARTS.items() if any(key.startswith(prefixes) for key in keys))
 
 
-def load_parts(policy: ActorCritic, path: str, parts: tuple[str, ...] | None = None) -> list[str]:
+def load_parts(policy: ActorCritic, path: str, parts: tuple[str, ...] | None = None, checkpoint: dict | None = None) -> list[str]:
     """Copy the named parts (None: every part ``policy`` has) of the policy saved in checkpoint ``path``
-    into ``policy``; returns the keys copied.
+    into ``policy``; returns the keys copied. ``checkpoint``: the payload of ``path`` if already loaded.
 
     Everything else keeps its fresh initialisation (e.g. leave out the heads to re-initialise them).
     """
     parts = parts_of(policy) if parts is None else parts
     validate_parts(parts)
-    checkpoint = load_checkpoint(path)
+    checkpoint = load_checkpoint(path) if checkpoint is None else checkpoint
     saved = dict(checkpoint["algorithm"]["policy"])
     own = policy.state_dict()
     prefixes = tuple(prefix for part in parts for prefix in PARTS.get(part, (APT_ENCODER_PREFIX,)))

@@ -11,9 +11,9 @@ import signal
 import sys
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
+from typing import Any
 
 from voidrl.config import TrainConfig
-from voidrl.io.checkpoint import load_checkpoint
 from voidrl.io.report import compare_runs
 from voidrl.train.allocator import pin_allocator_thresholds
 from voidrl.train.loop import CHECKPOINT_NAME, Trainer, has_run_files
@@ -26,9 +26,12 @@ PR_SET_PDEATHSIG = 1
 
 def run_to_completion(config: TrainConfig) -> None:
     """Train, resume an interrupted run, or skip one already finished (so a compare can be re-run)."""
-    checkpoint = Path(config.run_dir) / CHECKPOINT_NAME
-    if not checkpoint.exists() or load_checkpoint(checkpoint)["step"] < config.run.steps:
-        Trainer(config, resume=checkpoint.exists() or has_run_files(Path(config.run_dir))).train()
+    run_dir = Path(config.run_dir)
+    trainer = Trainer(config, resume=(run_dir / CHECKPOINT_NAME).exists() or has_run_files(run_dir))
+    if trainer.step < config.run.steps:
+        trainer.train()
+    else:
+        trainer.close()
 
 
 def comparison_runs(base: TrainConfig, seeds: int) -> list[TrainConfig]:
@@ -51,15 +54,15 @@ def comparison_runs(base: TrainConfig, seeds: int) -> list[TrainConfig]:
     return runs
 
 
-def preflight(configs: list[TrainConfig]) -> None:
+def preflight(configs: list[TrainConfig], init_checkpoint: dict[str, Any] | None = None) -> None:
     """Build each run once on trial (nothing is written), so a bad option or a network that does not fit
     fails before the first run starts. A checkpoint to start from that the pre-training is still to
-    write is left out of the trial."""
+    write is left out of the trial; ``init_checkpoint`` is the loaded one they start from, if any."""
     for config in configs:
         if config.run.init_from is not None and not Path(config.run.init_from).exists():
             config = copy.deepcopy(config)
             config.run.init_from = config.run.init_parts = None
-        Trainer(config, resume=True).close()
+        Trainer(config, resume=True, init_checkpoint=init_checkpoint).close()
 
 
 def compare(base: TrainConfig, runs: list[TrainConfig], parallel: int = 1) -> str:

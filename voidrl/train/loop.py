@@ -87,9 +87,10 @@ class Trainer:
 
     With ``resume`` the run continues from ``run_dir/checkpoint.pt``; a run directory without a
     checkpoint (a run killed before its first one, or none at all) starts over from step 0.
+    ``init_checkpoint`` is the payload of ``config.run.init_from`` when the caller has already loaded it.
     """
 
-    def __init__(self, config: TrainConfig, resume: bool = False):
+    def __init__(self, config: TrainConfig, resume: bool = False, init_checkpoint: dict[str, Any] | None = None):
         config.validate()
         self.config = config
         self.device = resolve_device(config.run.device)
@@ -108,7 +109,7 @@ class Trainer:
             if payload is not None:
                 self.load_state(payload)
             elif config.run.init_from is not None:
-                load_parts(self.algo.policy, config.run.init_from, config.run.init_parts)
+                load_parts(self.algo.policy, config.run.init_from, config.run.init_parts, init_checkpoint)
         except BaseException:
             self.env.close()
             raise
