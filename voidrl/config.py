@@ -16,7 +16,7 @@ from functools import cache
 from typing import Any
 
 from voidrl.algos import ALGORITHMS
-from voidrl.algos.base import require_non_negative, require_positive, require_positive_integers
+from voidrl.validation import require_non_negative, require_positive, require_positive_integers
 from voidrl.envs.factory import EnvConfig, suite_of
 from voidrl.intrinsic import REWARD_SOURCES
 from voidrl.nets.parts import validate_parts

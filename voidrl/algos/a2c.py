@@ -8,7 +8,8 @@ from typing import Any
 import gymnasium as gym
 import torch
 
-from voidrl.algos.base import OnPolicyAlgorithm, PolicyConfig, require_non_negative, require_positive, require_positive_integers, rollout_gae, validate_discounting, validate_fraction
+from voidrl.algos.base import OnPolicyAlgorithm, PolicyConfig, rollout_gae, validate_discounting
+from voidrl.validation import require_choice, require_non_negative, require_positive, require_positive_integers, validate_fraction
 from voidrl.nets.flat import adam
 from voidrl.math import entropy_loss, explained_variance, policy_gradient_loss, standardize, value_loss
 from voidrl.rollout.storage import RolloutStorage
@@ -47,8 +48,7 @@ class A2CConfig(PolicyConfig):
         require_positive_integers(self, ("num_steps",))
         require_positive(self, ("learning_rate", "optimizer_eps", "max_grad_norm"))
         require_non_negative(self, ("entropy_coef", "value_coef"))
-        if self.optimizer not in OPTIMIZERS:
-            raise ValueError(f"optimizer must be one of {', '.join(OPTIMIZERS)}, got {self.optimizer!r}")
+        require_choice(self, "optimizer", OPTIMIZERS)
         validate_fraction("rmsprop_alpha", self.rmsprop_alpha)
         validate_discounting(self)
         self.validate_policy()

@@ -17,6 +17,7 @@ from voidrl.nets.flat import TrainedParameters
 from voidrl.nets.persistence import PersistentUniforms
 from voidrl.rollout.collector import PolicySampling
 from voidrl.rollout.storage import RolloutStorage
+from voidrl.validation import require_choice, require_positive_integers, validate_fraction, validate_hidden_sizes
 
 
 class OnPolicyAlgorithm(ABC):
@@ -101,12 +102,9 @@ class PolicyConfig:
     draws every step."""
 
     def validate_policy(self) -> None:
-        if self.network not in NETWORKS:
-            raise ValueError(f"network must be one of {', '.join(NETWORKS)}, got {self.network!r}")
-        if self.continuous_policy not in CONTINUOUS_POLICIES:
-            raise ValueError(f"continuous_policy must be one of {', '.join(CONTINUOUS_POLICIES)}, got {self.continuous_policy!r}")
-        if self.std_parameterization not in STD_PARAMETERIZATIONS:
-            raise ValueError(f"std_parameterization must be one of {', '.join(STD_PARAMETERIZATIONS)}, got {self.std_parameterization!r}")
+        require_choice(self, "network", NETWORKS)
+        require_choice(self, "continuous_policy", CONTINUOUS_POLICIES)
+        require_choice(self, "std_parameterization", STD_PARAMETERIZATIONS)
         require_positive_integers(self, ("mixture_modes",))
         validate_hidden_sizes(self.hidden_sizes)
         if not 0.0 <= self.action_persistence < 1.0:
@@ -120,40 +118,6 @@ class PolicyConfig:
             continuous_policy=self.continuous_policy, std_parameterization=self.std_parameterization,
             mixture_modes=self.mixture_modes,
         ).to(device)
-
-
-def require_positive_integers(config: Any, names: tuple[str, ...]) -> None:
-    """Each named field must be >= 1; a field that is None (option off) passes."""
-    for name in names:
-        value = getattr(config, name)
-        if value is not None and value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value}")
-
-
-def require_positive(config: Any, names: tuple[str, ...]) -> None:
-    """Each named field must be > 0; a field that is None (option off) passes."""
-    for name in names:
-        value = getattr(config, name)
-        if value is not None and value <= 0:
-            raise ValueError(f"{name} must be positive, got {value}")
-
-
-def require_non_negative(config: Any, names: tuple[str, ...]) -> None:
-    """Each named field must be >= 0 (a weight or coefficient that 0 turns off)."""
-    for name in names:
-        value = getattr(config, name)
-        if value is not None and value < 0:
-            raise ValueError(f"{name} must be >= 0, got {value}")
-
-
-def validate_fraction(name: str, value: float, low: float = 0.0, high: float = 1.0) -> None:
-    if not low < value < high:
-        raise ValueError(f"{name} must lie in ({low:g}, {high:g}), got {value}")
-
-
-def validate_hidden_sizes(hidden_sizes: tuple[int, ...]) -> None:
-    if any(size < 1 for size in hidden_sizes):
-        raise ValueError(f"hidden_sizes must be positive integers, got {' '.join(map(str, hidden_sizes))}")
 
 
 def validate_discounting(config: Any) -> None:

@@ -14,7 +14,8 @@ from typing import Any
 import gymnasium as gym
 import torch
 
-from voidrl.algos.base import OnPolicyAlgorithm, PolicyConfig, require_non_negative, require_positive, require_positive_integers, rollout_gae, validate_discounting
+from voidrl.algos.base import OnPolicyAlgorithm, PolicyConfig, rollout_gae, validate_discounting
+from voidrl.validation import require_non_negative, require_positive, require_positive_integers
 from voidrl.math import (
     conjugate_gradient,
     explained_variance,

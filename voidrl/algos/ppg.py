@@ -17,16 +17,8 @@ from typing import Any
 import gymnasium as gym
 import torch
 
-from voidrl.algos.base import (
-    OnPolicyAlgorithm,
-    require_non_negative,
-    require_positive,
-    require_positive_integers,
-    rollout_gae,
-    validate_discounting,
-    validate_fraction,
-    validate_hidden_sizes,
-)
+from voidrl.algos.base import OnPolicyAlgorithm, rollout_gae, validate_discounting
+from voidrl.validation import require_choice, require_non_negative, require_positive, require_positive_integers, validate_fraction, validate_hidden_sizes
 from voidrl.math import clipped_surrogate_loss, entropy_loss, explained_variance, standardize, value_loss
 from voidrl.nets.actor_critic import ActorCritic
 from voidrl.nets.bodies import NETWORKS
@@ -107,10 +99,9 @@ class PPGConfig:
         require_positive(self, ("adam_eps",))
         require_non_negative(self, ("beta_clone", "entropy_coef"))
         validate_hidden_sizes(self.hidden_sizes)
-        for name in ("network", "critic_network"):
-            value = getattr(self, name)
-            if value is not None and value not in NETWORKS:
-                raise ValueError(f"{name} must be one of {', '.join(NETWORKS)}, got {value!r}")
+        require_choice(self, "network", NETWORKS)
+        if self.critic_network is not None:
+            require_choice(self, "critic_network", NETWORKS)
 
 
 class AuxiliaryBuffer:

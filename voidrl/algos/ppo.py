@@ -7,7 +7,8 @@ from typing import Any
 
 import gymnasium as gym
 import torch
-from voidrl.algos.base import OnPolicyAlgorithm, PolicyConfig, require_non_negative, require_positive, require_positive_integers, rollout_gae, validate_discounting, validate_fraction
+from voidrl.algos.base import OnPolicyAlgorithm, PolicyConfig, rollout_gae, validate_discounting
+from voidrl.validation import require_non_negative, require_positive, require_positive_integers, validate_fraction
 from voidrl.math import (
     clipped_surrogate_loss,
     entropy_loss,

@@ -8,7 +8,8 @@ from typing import Any
 import gymnasium as gym
 import torch
 
-from voidrl.algos.base import OnPolicyAlgorithm, PolicyConfig, require_non_negative, require_positive, require_positive_integers, validate_discounting
+from voidrl.algos.base import OnPolicyAlgorithm, PolicyConfig, validate_discounting
+from voidrl.validation import require_non_negative, require_positive, require_positive_integers
 from voidrl.math import discounted_returns, entropy_loss, episode_start_values, explained_variance, policy_gradient_loss, standardize, value_loss
 from voidrl.nets.flat import adam
 from voidrl.rollout.storage import RolloutStorage

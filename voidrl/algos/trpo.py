@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
-from voidrl.algos.base import require_positive, require_positive_integers, validate_fraction
+from voidrl.validation import require_positive, require_positive_integers, validate_fraction
 from voidrl.algos.npg import NPG, Evaluate, NaturalGradientConfig
 from voidrl.math import backtracking_line_search, max_kl_step
 

@@ -22,7 +22,7 @@ import torch
 from torch import nn
 from torch.nn.utils import parametrize
 
-from voidrl.algos.base import require_non_negative, require_positive, require_positive_integers
+from voidrl.validation import require_choice, require_non_negative, require_positive, require_positive_integers
 from voidrl.intrinsic.augment import View, augment, draw_view
 from voidrl.intrinsic.buffer import RepresentationBuffer
 from voidrl.math.contrastive import Metrics, bilinear_info_nce_loss, ema_update, nt_xent_loss, representation_metrics
@@ -114,12 +114,9 @@ class APTConfig:
         require_non_negative(self, ("contrastive_start", "contrastive_updates_per_step", "knn_clip", "extrinsic_coef",
                                     "intrinsic_coef", "warmup_updates", "brightness"))
         require_positive(self, ("temperature", "encoder_learning_rate", "encoder_max_grad_norm", "reward_offset"))
-        if self.reward_observation not in REWARD_OBSERVATIONS:
-            raise ValueError(f"reward_observation must be one of {', '.join(REWARD_OBSERVATIONS)}, got {self.reward_observation!r}")
-        if self.contrastive_loss not in CONTRASTIVE_LOSSES:
-            raise ValueError(f"contrastive_loss must be one of {', '.join(CONTRASTIVE_LOSSES)}, got {self.contrastive_loss!r}")
-        if self.head_norm not in HEAD_NORMS:
-            raise ValueError(f"head_norm must be one of {', '.join(HEAD_NORMS)}, got {self.head_norm!r}")
+        require_choice(self, "reward_observation", REWARD_OBSERVATIONS)
+        require_choice(self, "contrastive_loss", CONTRASTIVE_LOSSES)
+        require_choice(self, "head_norm", HEAD_NORMS)
         if not 0.0 < self.target_tau <= 1.0:
             raise ValueError(f"target_tau must be in (0, 1], got {self.target_tau}")
         if self.head_norm == "batch" and self.contrastive_chunk_size is not None:

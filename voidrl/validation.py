@@ -1,0 +1,47 @@
+"""Field checks shared by every config: each raises ``ValueError`` naming the field and what it allows."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+
+def require_choice(config: Any, name: str, choices: Iterable[Any]) -> None:
+    """The named field must be one of ``choices``."""
+    value, choices = getattr(config, name), tuple(choices)
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(str, choices))}, got {value!r}")
+
+
+def require_positive_integers(config: Any, names: tuple[str, ...]) -> None:
+    """Each named field must be >= 1; a field that is None (option off) passes."""
+    for name in names:
+        value = getattr(config, name)
+        if value is not None and value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value}")
+
+
+def require_positive(config: Any, names: tuple[str, ...]) -> None:
+    """Each named field must be > 0; a field that is None (option off) passes."""
+    for name in names:
+        value = getattr(config, name)
+        if value is not None and value <= 0:
+            raise ValueError(f"{name} must be positive, got {value}")
+
+
+def require_non_negative(config: Any, names: tuple[str, ...]) -> None:
+    """Each named field must be >= 0 (a weight or coefficient that 0 turns off)."""
+    for name in names:
+        value = getattr(config, name)
+        if value is not None and value < 0:
+            raise ValueError(f"{name} must be >= 0, got {value}")
+
+
+def validate_fraction(name: str, value: float, low: float = 0.0, high: float = 1.0) -> None:
+    if not low < value < high:
+        raise ValueError(f"{name} must lie in ({low:g}, {high:g}), got {value}")
+
+
+def validate_hidden_sizes(hidden_sizes: tuple[int, ...]) -> None:
+    if any(size < 1 for size in hidden_sizes):
+        raise ValueError(f"hidden_sizes must be positive integers, got {' '.join(map(str, hidden_sizes))}")
