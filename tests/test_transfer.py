@@ -7,7 +7,7 @@ import gymnasium as gym
 import pytest
 import torch
 
-from tests.cli_helpers import SMALL_PPG, pretrain_small_minatar, voidrl
+from tests.cli_helpers import SMALL_PPG, pretrain_small_minatar
 from voidrl.algos import PPG, PPGConfig
 from voidrl.cli import main
 from voidrl.intrinsic.apt import APTConfig, APTReward
@@ -50,26 +50,19 @@ def test_unknown_part_and_mismatched_network_are_refused(tmp_path):
         load_parts(fresh.policy, str(tmp_path / "pre.pt"), ("policy_head",))
 
 
-def test_pretrain_then_finetune_on_the_command_line(tmp_path):
+def test_pretrain_then_finetune_on_the_command_line_reads_the_pretrained_checkpoint_once(tmp_path, monkeypatch):
     pretrain_small_minatar(tmp_path, 512)
     config = json.loads((tmp_path / "pre" / "config.json").read_text())
     assert config["run"]["intrinsic"] == "apt" and config["intrinsic_config"]["extrinsic_coef"] == 0.0
-    fine = voidrl("finetune", "ppg", "--from", "pre/checkpoint.pt", "--steps", "256",
-                  "--init-parts", "policy_body", "critic", "--run-dir", "fine", *SMALL_PPG, cwd=tmp_path)
-    assert fine.returncode == 0, fine.stderr
-    config = json.loads((tmp_path / "fine" / "config.json").read_text())
-    assert config["run"]["env"] == "MinAtar/Breakout-v1" and config["run"]["intrinsic"] is None
-    assert config["run"]["init_from"] == "pre/checkpoint.pt" and config["run"]["init_parts"] == ["policy_body", "critic"]
-
-
-def test_finetune_reads_the_pretrained_checkpoint_once(tmp_path, monkeypatch):
-    pretrain_small_minatar(tmp_path, 512)
     source, real_load, loads = (tmp_path / "pre" / "checkpoint.pt").resolve(), torch.load, []
     monkeypatch.setattr(torch, "load", lambda path, *args, **kwargs: loads.append(Path(path).resolve()) or real_load(path, *args, **kwargs))
     monkeypatch.chdir(tmp_path)
-    assert main(["finetune", "ppg", "--from", "pre/checkpoint.pt", "--steps", "256", "--init-parts", "policy_body",
+    assert main(["finetune", "ppg", "--from", "pre/checkpoint.pt", "--steps", "256", "--init-parts", "policy_body", "critic",
                  "--run-dir", "fine", *SMALL_PPG]) == 0
     assert loads.count(source) == 1  # for its environment and its parts
+    config = json.loads((tmp_path / "fine" / "config.json").read_text())
+    assert config["run"]["env"] == "MinAtar/Breakout-v1" and config["run"]["intrinsic"] is None
+    assert config["run"]["init_from"] == "pre/checkpoint.pt" and config["run"]["init_parts"] == ["policy_body", "critic"]
 
 
 def test_folding_spectral_norm_into_plain_weights_keeps_the_encoder_function():
