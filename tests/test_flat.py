@@ -6,7 +6,7 @@ import torch
 from torch import nn
 
 from voidrl.nets.bodies import nature_cnn
-from voidrl.nets.flat import FlatParameters
+from voidrl.nets.flat import FlatParameters, TrainedParameters
 
 
 def test_gradients_clipping_and_steps_match_plain_parameters():
@@ -45,3 +45,50 @@ def test_load_state_dict_writes_into_the_buffer_and_channels_last_survives():
     offsets = sorted(p.data_ptr() for p in net.parameters())
     assert offsets[0] == flat.flat.data_ptr()
     assert torch.equal(flat.flat.data[: conv.numel()].sort().values, conv.detach().flatten().sort().values)
+
+
+def _step_in_group(rank: int, world_size: int, init_file: str, out_dir: str) -> None:
+    """One process of a gloo group: the same network, its own data, one TrainedParameters step."""
+    torch.distributed.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world_size)
+    try:
+        torch.manual_seed(0)
+        net = nn.Linear(3, 2)
+        trained = TrainedParameters(net.parameters(), lambda flat: torch.optim.SGD([flat], lr=0.1))
+        trained.minimize(net(torch.full((4, 3), float(rank + 1))).pow(2).sum())
+        torch.save({"grad": trained.flat.grad.clone(), "params": trained.flat.detach().clone()}, f"{out_dir}/rank{rank}.pt")
+    finally:
+        torch.distributed.destroy_process_group()
+
+
+def test_a_step_in_a_process_group_averages_the_gradients_so_every_process_takes_the_same_step(tmp_path):
+    torch.multiprocessing.spawn(_step_in_group, args=(2, str(tmp_path / "init"), str(tmp_path)), nprocs=2)
+    results = [torch.load(tmp_path / f"rank{rank}.pt") for rank in range(2)]
+    gradients = []
+    for rank in range(2):  # each process's own gradient, computed here without a group
+        torch.manual_seed(0)
+        net = nn.Linear(3, 2)
+        flat = FlatParameters(net.parameters())
+        net(torch.full((4, 3), float(rank + 1))).pow(2).sum().backward()
+        gradients.append(flat.flat.grad.clone())
+        start = flat.flat.detach().clone()
+    mean = (gradients[0] + gradients[1]) / 2
+    assert not torch.allclose(gradients[0], gradients[1])
+    for result in results:
+        torch.testing.assert_close(result["grad"], mean)
+        torch.testing.assert_close(result["params"], start - 0.1 * mean)
+
+
+def test_without_a_process_group_the_step_is_the_plain_clipped_step():
+    torch.manual_seed(0)
+    plain, net = nn.Linear(3, 2), nn.Linear(3, 2)
+    net.load_state_dict(plain.state_dict())
+    trained = TrainedParameters(net.parameters(), lambda flat: torch.optim.SGD([flat], lr=0.1))
+    optimizer = torch.optim.SGD(plain.parameters(), lr=0.1)
+    x = torch.randn(5, 3)
+    norm = trained.minimize(net(x).pow(2).sum(), max_grad_norm=0.5)
+    plain(x).pow(2).sum().backward()
+    expected_norm = nn.utils.clip_grad_norm_(plain.parameters(), 0.5)
+    optimizer.step()
+    torch.testing.assert_close(norm, expected_norm)
+    for a, b in zip(plain.parameters(), net.parameters()):
+        torch.testing.assert_close(b, a, rtol=1e-5, atol=1e-7)
