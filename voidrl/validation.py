@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 
@@ -13,28 +13,27 @@ def require_choice(config: Any, name: str, choices: Iterable[Any]) -> None:
         raise ValueError(f"{name} must be one of {', '.join(map(str, choices))}, got {value!r}")
 
 
-def require_positive_integers(config: Any, names: tuple[str, ...]) -> None:
-    """Each named field must be >= 1; a field that is None (option off) passes."""
+def require_each(config: Any, names: tuple[str, ...], holds: Callable[[Any], bool], requirement: str) -> None:
+    """Each named field that is not None (option off) must satisfy ``holds``; else "<name> must <requirement>"."""
     for name in names:
         value = getattr(config, name)
-        if value is not None and value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value}")
+        if value is not None and not holds(value):
+            raise ValueError(f"{name} must {requirement}, got {value}")
+
+
+def require_positive_integers(config: Any, names: tuple[str, ...]) -> None:
+    """Each named field must be >= 1."""
+    require_each(config, names, lambda value: value >= 1, "be a positive integer")
 
 
 def require_positive(config: Any, names: tuple[str, ...]) -> None:
-    """Each named field must be > 0; a field that is None (option off) passes."""
-    for name in names:
-        value = getattr(config, name)
-        if value is not None and value <= 0:
-            raise ValueError(f"{name} must be positive, got {value}")
+    """Each named field must be > 0."""
+    require_each(config, names, lambda value: value > 0, "be positive")
 
 
 def require_non_negative(config: Any, names: tuple[str, ...]) -> None:
     """Each named field must be >= 0 (a weight or coefficient that 0 turns off)."""
-    for name in names:
-        value = getattr(config, name)
-        if value is not None and value < 0:
-            raise ValueError(f"{name} must be >= 0, got {value}")
+    require_each(config, names, lambda value: value >= 0, "be >= 0")
 
 
 def validate_fraction(name: str, value: float, low: float = 0.0, high: float = 1.0) -> None:
