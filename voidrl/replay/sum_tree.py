@@ -8,6 +8,7 @@ from the root, log2(capacity) steps, done for a whole batch at once with numpy.
 from __future__ import annotations
 
 import numpy as np
+import torch
 
 
 class SumTree:
@@ -66,10 +67,10 @@ class SumTree:
         strata = (np.arange(batch_size) + rng.random(batch_size)) * (self.total / batch_size)
         return self.find(strata)
 
-    def state_dict(self) -> dict[str, np.ndarray]:
-        return {"priorities": self._nodes[self._leaves:self._leaves + self.capacity].copy()}
+    def state_dict(self) -> dict[str, torch.Tensor]:
+        return {"priorities": torch.from_numpy(self._nodes[self._leaves:self._leaves + self.capacity].copy())}
 
-    def load_state_dict(self, state: dict[str, np.ndarray]) -> None:
+    def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:
         priorities = np.asarray(state["priorities"], dtype=np.float64)
         if priorities.shape != (self.capacity,):
             raise ValueError(f"sum tree state holds {priorities.shape[0]} slots, this tree has {self.capacity}")

@@ -1,0 +1,142 @@
+"""Prioritised replay of R2D2 sequences (Schaul et al., 2016; Kapturowski et al., 2019).
+
+A ring of ``capacity`` sequences: a new one overwrites the oldest. Sequence i is sampled with
+probability p_i^alpha / sum_j p_j^alpha and its loss weighted by (size P(i))^-beta / max; a new
+sequence gets the largest priority seen so far, so it is replayed soon. Frame stacks are stored
+one new frame per step (``voidrl.rollout.frames``): a sequence never crosses an episode's end, so
+its stacks form one chain.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+import torch
+
+from voidrl.replay.sequences import Sequence
+from voidrl.replay.sum_tree import SumTree, importance_weights
+from voidrl.rollout.frames import Store, compact_copy, load_store, store_state
+
+_STEP_FIELDS = ("actions", "rewards", "terminated", "truncated", "mask")
+
+
+@dataclass
+class SequenceBatch:
+    """``B`` sampled sequences, time-major. ``L`` = the sequences' length."""
+
+    obs: torch.Tensor
+    """``[L + 1, B, ...]``."""
+    actions: torch.Tensor
+    """``[L, B, ...]``."""
+    rewards: torch.Tensor
+    """``[L, B]``."""
+    terminated: torch.Tensor
+    """``[L, B]`` bool."""
+    truncated: torch.Tensor
+    """``[L, B]`` bool."""
+    mask: torch.Tensor
+    """``[L, B]`` bool: valid steps."""
+    start_state: tuple[torch.Tensor, ...]
+    """Each ``[B, ...]``."""
+    previous_action: torch.Tensor
+    """``[B, ...]``."""
+    previous_reward: torch.Tensor
+    """``[B]``."""
+    starts_episode: torch.Tensor
+    """``[B]`` bool."""
+    weights: torch.Tensor
+    """``[B]`` importance weights, at most 1."""
+    keys: torch.Tensor
+    """``[B, 2]`` (slot, insertion number): what ``update_priorities`` takes back."""
+
+
+class SequenceReplay:
+    """Args:
+        capacity: sequences kept; priority_exponent: alpha (0.9 in R2D2); importance_exponent: beta (0.6).
+    """
+
+    def __init__(self, capacity: int, priority_exponent: float = 0.9, importance_exponent: float = 0.6, seed: int = 0):
+        self.capacity = capacity
+        self.priority_exponent, self.importance_exponent = priority_exponent, importance_exponent
+        self.tree = SumTree(capacity)
+        self.rng = np.random.default_rng(seed)
+        self.items: list[dict[str, Any] | None] = [None] * capacity
+        self.obs: list[Store | None] = [None] * capacity
+        self.insertions = np.zeros(capacity, dtype=np.int64)
+        """Per slot: how many sequences it has held, so a late priority update to an overwritten slot is ignored."""
+        self.added = 0
+        self.max_priority = 1.0
+
+    def __len__(self) -> int:
+        return min(self.added, self.capacity)
+
+    def add(self, sequences: list[Sequence], priorities: np.ndarray | None = None) -> None:
+        """Store ``sequences``, with ``priorities [K]`` (before the exponent) or the largest seen so far."""
+        if priorities is None:
+            priorities = np.full(len(sequences), self.max_priority)
+        slots = (self.added + np.arange(len(sequences))) % self.capacity
+        for slot, sequence in zip(slots, sequences):
+            self.obs[slot] = compact_copy(sequence.obs.unsqueeze(1))
+            self.items[slot] = {f.name: getattr(sequence, f.name) for f in fields(sequence) if f.name != "obs"}
+            self.insertions[slot] += 1
+        self.added += len(sequences)
+        self._set_priorities(slots, np.asarray(priorities, dtype=np.float64))
+
+    def sample(self, batch_size: int) -> SequenceBatch:
+        if len(self) == 0:
+            raise ValueError("sample: the replay is empty")
+        slots = self.tree.sample(batch_size, self.rng)
+        probabilities = self.tree.priorities(slots) / self.tree.total
+        items = [self.items[slot] for slot in slots]
+        length = items[0]["mask"].shape[0]
+        steps = torch.arange(length + 1)
+        obs = torch.stack([self.obs[slot].gather(steps) for slot in slots], dim=1)
+        stacked = {name: torch.stack([item[name] for item in items], dim=1) for name in _STEP_FIELDS}
+        start_state = tuple(torch.stack(parts) for parts in zip(*(item["start_state"] for item in items)))
+        weights = importance_weights(probabilities, len(self), self.importance_exponent)
+        return SequenceBatch(
+            obs=obs,
+            **stacked,
+            start_state=start_state,
+            previous_action=torch.stack([item["previous_action"] for item in items]),
+            previous_reward=torch.stack([item["previous_reward"] for item in items]),
+            starts_episode=torch.tensor([item["starts_episode"] for item in items]),
+            weights=torch.as_tensor(weights, dtype=torch.float32),
+            keys=torch.as_tensor(np.stack([slots, self.insertions[slots]], axis=1)),
+        )
+
+    def update_priorities(self, keys: torch.Tensor, priorities: np.ndarray | torch.Tensor) -> None:
+        """New priorities (before the exponent) of sampled sequences; those overwritten since are skipped."""
+        keys = np.asarray(keys)
+        current = self.insertions[keys[:, 0]] == keys[:, 1]
+        self._set_priorities(keys[current, 0], np.asarray(priorities, dtype=np.float64)[current])
+
+    def _set_priorities(self, slots: np.ndarray, priorities: np.ndarray) -> None:
+        if priorities.size:
+            self.max_priority = max(self.max_priority, float(priorities.max()))
+        self.tree.update(slots, priorities**self.priority_exponent)
+
+    def state_dict(self) -> dict[str, Any]:
+        filled = range(len(self))
+        return {
+            "capacity": self.capacity,
+            "items": [self.items[slot] for slot in filled],
+            "obs": [store_state(self.obs[slot]) for slot in filled],
+            "tree": self.tree.state_dict(),
+            "insertions": torch.from_numpy(self.insertions.copy()),
+            "added": self.added,
+            "max_priority": self.max_priority,
+            "rng": self.rng.bit_generator.state,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        if state["capacity"] != self.capacity:
+            raise ValueError(f"replay state has capacity {state['capacity']}, this replay {self.capacity}")
+        for slot, (item, obs) in enumerate(zip(state["items"], state["obs"])):
+            self.items[slot], self.obs[slot] = item, load_store(obs)
+        self.tree.load_state_dict(state["tree"])
+        self.insertions = state["insertions"].numpy().copy()
+        self.added, self.max_priority = state["added"], state["max_priority"]
+        self.rng.bit_generator.state = state["rng"]
