@@ -56,7 +56,7 @@ class ToyQ(ReplayLearner):
     def initial_state(self, num_envs):
         return torch.zeros(num_envs, dtype=torch.long)
 
-    def act(self, obs, state, episode_start):
+    def act(self, obs, state, episode_start, previous_reward):
         state = torch.where(episode_start, 0, state) + 1
         self.longest_episode = max(self.longest_episode, int(state.max()))
         explore = torch.rand(len(obs)) < 0.1
@@ -111,12 +111,13 @@ def test_a_registered_replay_learner_trains_evaluates_checkpoints_and_resumes(re
 
 
 def test_the_recurrent_state_restarts_exactly_where_episodes_end(registered, tmp_path, monkeypatch):
-    states = []
+    states, previous_rewards = [], []
     act = ToyQ.act
-    monkeypatch.setattr(ToyQ, "act", lambda self, obs, state, start: states.append(act(self, obs, state, start)[1]) or (
-        torch.zeros(len(obs), dtype=torch.long), states[-1]))
+    monkeypatch.setattr(ToyQ, "act", lambda self, obs, state, start, reward: previous_rewards.append(reward) or states.append(
+        act(self, obs, state, start, reward)[1]) or (torch.zeros(len(obs), dtype=torch.long), states[-1]))
     assert train(tmp_path / "run", "--steps", "2048") == 0
     counts = torch.stack(states)  # [vector steps, N]: each env's steps into its episode
+    assert torch.equal(torch.stack(previous_rewards), (counts > 1).float())  # CartPole pays 1 a step; 0 at a start
     ended = counts[:-1][counts[1:] == 1]  # the count just before one restarts: a finished episode's length
     episodes = list(csv.DictReader((tmp_path / "run" / "episodes.csv").open()))
     restarts, logged = Counter(ended.tolist()), Counter(int(row["length"]) for row in episodes)

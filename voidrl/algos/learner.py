@@ -10,7 +10,7 @@ gradient steps the experience so far allows in ``train_steps``.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar
 
 import gymnasium as gym
 import torch
@@ -25,8 +25,9 @@ class ReplayLearner(ABC):
     """A learner that decides what to remember and when to train.
 
     ``policy`` is what a saved agent acts with (evaluation, ``voidrl evaluate``): a module with
-    ``act(obs, deterministic) -> actions``, rebuilt by ``make_policy`` and restored from
-    ``state_dict()["policy"]``.
+    ``act(obs, deterministic) -> actions``, or, if it has a memory, ``initial_state(N)`` and
+    ``act(obs, state, episode_start, previous_reward, deterministic) -> (actions, state)``; rebuilt by
+    ``make_policy`` and restored from ``state_dict()["policy"]``.
     """
 
     config_class: ClassVar[type]
@@ -47,9 +48,10 @@ class ReplayLearner(ABC):
         return None
 
     @abstractmethod
-    def act(self, obs: torch.Tensor, state: Any, episode_start: torch.Tensor) -> tuple[torch.Tensor, Any]:
+    def act(self, obs: torch.Tensor, state: Any, episode_start: torch.Tensor, previous_reward: torch.Tensor) -> tuple[torch.Tensor, Any]:
         """Actions ``[N, ...]`` for ``obs [N, ...]`` and the next recurrent state; ``episode_start [N]``
-        (bool) marks the environments whose episode begins at ``obs`` (their state must be reset)."""
+        (bool) marks the environments whose episode begins at ``obs`` (their state must be reset);
+        ``previous_reward [N]`` is each environment's last reward (0 where an episode begins)."""
 
     @abstractmethod
     def observe(self, chunk: RolloutStorage) -> None:
@@ -80,9 +82,27 @@ class ReplayLearner(ABC):
     def load_state_dict(self, state: dict[str, Any]) -> None: ...
 
 
+class Memory:
+    """A recurrent state carried across vector steps: ``act(obs, state, episode_start, previous_reward)
+    -> (actions, state)`` is called with the state reset where episodes begin and each environment's
+    last reward (0 at an episode's start)."""
+
+    def __init__(self, act: Callable[..., tuple[torch.Tensor, Any]], state: Any, num_envs: int):
+        self._act, self.state = act, state
+        self.episode_start = torch.ones(num_envs, dtype=torch.bool)
+        self.previous_reward = torch.zeros(num_envs)
+
+    def act(self, obs: torch.Tensor) -> torch.Tensor:
+        action, self.state = self._act(obs, self.state, self.episode_start.to(obs.device), self.previous_reward.to(obs.device))
+        return action
+
+    def after_step(self, step: Step) -> None:
+        self.episode_start = (step.terminated | step.truncated).cpu()
+        self.previous_reward = torch.where(self.episode_start, 0.0, step.reward.float().cpu())
+
+
 class RecurrentActing:
-    """The collector's way of acting for a ``ReplayLearner``: carries its recurrent state across steps,
-    and marks the environments whose episode has just begun."""
+    """The collector's way of acting for a ``ReplayLearner``: its ``Memory`` of the learner's state."""
 
     def __init__(self, learner: ReplayLearner, num_envs: int):
         self.learner = learner
@@ -90,15 +110,13 @@ class RecurrentActing:
         self.reset()
 
     def reset(self) -> None:
-        self.state = self.learner.initial_state(self.num_envs)
-        self.episode_start = torch.ones(self.num_envs, dtype=torch.bool)
+        self.memory = Memory(self.learner.act, self.learner.initial_state(self.num_envs), self.num_envs)
 
     def act(self, obs: torch.Tensor, t: int, storage: RolloutStorage) -> torch.Tensor:
-        action, self.state = self.learner.act(obs, self.state, self.episode_start.to(obs.device))
-        return action
+        return self.memory.act(obs)
 
     def after_step(self, step: Step, t: int, storage: RolloutStorage) -> None:
-        self.episode_start = step.terminated | step.truncated
+        self.memory.after_step(step)
 
     def finish(self, storage: RolloutStorage, last_obs: torch.Tensor) -> None:
         """Nothing to bootstrap: the learner computes its own targets."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import os
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 import torch
 
 from voidrl.algos import ALGORITHMS
+from voidrl.algos.learner import Memory
 from voidrl.config import TrainConfig
 from voidrl.envs import VecEnv, make_env, set_training
 from voidrl.io.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
@@ -75,6 +77,10 @@ class Agent:
         device = next(self.policy.parameters()).device
         return self.policy.act(torch.as_tensor(obs).to(device), deterministic).cpu()
 
+    def act_with(self, memory: Memory, obs: torch.Tensor) -> torch.Tensor:
+        """A recurrent policy's actions, its state kept in ``memory``."""
+        return memory.act(torch.as_tensor(obs).to(next(self.policy.parameters()).device)).cpu()
+
     def evaluate(self, episodes: int = 10, deterministic: bool = True, num_envs: int | None = None, seed: int = 12345) -> list[float]:
         """Returns of ``episodes`` whole episodes, split evenly over the environments.
 
@@ -86,10 +92,15 @@ class Agent:
         quota = [episodes // num_envs + (i < episodes % num_envs) for i in range(num_envs)]
         env = self.make_env(num_envs)
         returns: list[float] = []
+        memory = None
+        if hasattr(self.policy, "initial_state"):  # a recurrent policy
+            memory = Memory(functools.partial(self.policy.act, deterministic=deterministic), self.policy.initial_state(num_envs), num_envs)
         try:
             obs = env.reset(seed)
             while len(returns) < episodes:
-                step = env.step(self.act(obs, deterministic))
+                step = env.step(self.act(obs, deterministic) if memory is None else self.act_with(memory, obs))
+                if memory is not None:
+                    memory.after_step(step)
                 for env_index, episode_return in zip(step.episode_envs.tolist(), step.episode_returns.tolist()):
                     if quota[env_index] > 0:
                         quota[env_index] -= 1
