@@ -81,11 +81,17 @@ RANGES = {
     ("ppo", "contrastive_loss"): ["byol"], ("ppo", "target_tau"): [0.0, 1.5], ("ppo", "warmup_updates"): [-1],
     ("ppo", "head_norm"): ["group"], ("ppo", "shift_probability"): [-0.1, 1.1], ("ppo", "brightness"): [-0.1],
     ("ppo", "representation_stride"): [0],
+    ("r2d2", "sequence_length"): [0], ("r2d2", "burn_in"): [-1, 41], ("r2d2", "sequence_period"): [0, 81],
+    ("r2d2", "n_step"): [0], ("r2d2", "batch_size"): [0], ("r2d2", "target_update_period"): [0],
+    ("r2d2", "replay_capacity"): [0], ("r2d2", "min_replay"): [0, 5000], ("r2d2", "samples_per_insert"): [0.0],
+    ("r2d2", "priority_exponent"): [-0.1, 1.1], ("r2d2", "importance_exponent"): [-0.1, 1.1],
+    ("r2d2", "priority_eta"): [0.0, 1.1], ("r2d2", "epsilon_base"): [0.0, 1.1], ("r2d2", "epsilon_alpha"): [0.0],
+    ("r2d2", "lstm_size"): [0], ("r2d2", "head_size"): [0],
 }
 ANY_VALUE = {
     "seed", "init_log_std", "collapse_entropy", "run_dir", "init_from", "progress", "wandb", "collapse_restore",
     "normalize_observation", "normalize_reward", "episodic_life", "anneal_lr", "normalize_advantages", "shared",
-    "baseline", "reward_to_go", "spectral_norm",
+    "baseline", "reward_to_go", "spectral_norm", "value_rescaling", "save_replay",
 }
 """Fields with no range of their own: any value of the right type is valid (device and the run directory
 are checked when the run is built; booleans have no range)."""

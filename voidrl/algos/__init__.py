@@ -7,12 +7,13 @@ from voidrl.algos.learner import ReplayLearner
 from voidrl.algos.npg import NPG, NPGConfig
 from voidrl.algos.ppg import PPG, PPGConfig
 from voidrl.algos.ppo import PPO, PPOConfig
+from voidrl.algos.r2d2 import R2D2, R2D2Config
 from voidrl.algos.reinforce import REINFORCE, REINFORCEConfig
 from voidrl.algos.trpo import TRPO, TRPOConfig
 
-ALGORITHMS: dict[str, type[OnPolicyAlgorithm] | type[ReplayLearner]] = {"ppo": PPO, "ppg": PPG, "reinforce": REINFORCE, "a2c": A2C, "npg": NPG, "trpo": TRPO}
+ALGORITHMS: dict[str, type[OnPolicyAlgorithm] | type[ReplayLearner]] = {"ppo": PPO, "ppg": PPG, "reinforce": REINFORCE, "a2c": A2C, "npg": NPG, "trpo": TRPO, "r2d2": R2D2}
 
 __all__ = [
     "A2C", "ALGORITHMS", "PPG", "PPO", "REINFORCE", "A2CConfig", "OnPolicyAlgorithm", "ReplayLearner", "PPGConfig", "PPOConfig", "REINFORCEConfig",
-    "NPG", "NPGConfig", "TRPO", "TRPOConfig",
+    "NPG", "NPGConfig", "R2D2", "R2D2Config", "TRPO", "TRPOConfig",
 ]

@@ -1,0 +1,136 @@
+"""R2D2: the recurrent network's stepping, burn-in without gradient, exploration rates, and the
+learner through the command line (train, greedy evaluation, exact resume with its replay, bad input)."""
+
+import csv
+
+import gymnasium as gym
+import pytest
+import torch
+
+from tests.learning import assert_majority, mean_of_last, train_seeds
+from voidrl.algos.r2d2 import R2D2, R2D2Config, trained_steps
+from voidrl.cli import main
+from voidrl.io.checkpoint import load_checkpoint
+from voidrl.nets.recurrent import RecurrentQNetwork
+from voidrl.replay import Sequence
+
+SMALL = {"sequence_length": 8, "burn_in": 4, "sequence_period": 4, "lstm_size": 16, "head_size": 16, "batch_size": 6,
+         "min_replay": 6, "replay_capacity": 50}
+
+
+def test_unrolling_a_sequence_equals_stepping_through_it():
+    torch.manual_seed(0)
+    net = RecurrentQNetwork((4,), 3, lstm_size=8, head_size=8)
+    obs, actions, rewards = torch.randn(6, 2, 4), torch.randint(3, (6, 2)), torch.randn(6, 2)
+    previous_actions = torch.cat([torch.zeros(1, 2, dtype=torch.long), actions[:-1]])
+    previous_rewards = torch.cat([torch.zeros(1, 2), rewards[:-1]])
+    unrolled, _ = net.unroll(obs, previous_actions, previous_rewards, net.initial_state(2)[:2])
+    state, stepped = net.initial_state(2), []
+    for t in range(6):
+        q, state = net.step(obs[t], state, previous_rewards[t])
+        stepped.append(q)
+        state = state._replace(previous_action=actions[t])
+    torch.testing.assert_close(torch.stack(stepped), unrolled)
+
+
+def test_an_episode_start_resets_the_state_of_that_environment_only():
+    net = RecurrentQNetwork((4,), 3, lstm_size=8, head_size=8)
+    state = net.initial_state(2)._replace(hidden=torch.ones(2, 8), cell=torch.ones(2, 8), previous_action=torch.tensor([2, 1]))
+    reset = net.reset_where(state, torch.tensor([True, False]))
+    assert reset.hidden[0].eq(0).all() and reset.cell[0].eq(0).all() and reset.previous_action.tolist() == [0, 1]
+    assert reset.hidden[1].eq(1).all() and reset.cell[1].eq(1).all()
+
+
+def small_learner():
+    torch.manual_seed(0)
+    return R2D2(R2D2Config(**SMALL), (4,), gym.spaces.Discrete(2))
+
+
+def sequence_batch(learner, starts_episode: bool):
+    """Six random sequences (none ending an episode), stored and sampled back."""
+    length = learner.config.sequence_length
+    sequences = [Sequence(obs=torch.randn(length + 1, 4), actions=torch.randint(2, (length,)), rewards=torch.randn(length),
+                          terminated=torch.zeros(length, dtype=torch.bool), truncated=torch.zeros(length, dtype=torch.bool),
+                          mask=torch.ones(length, dtype=torch.bool), start_state=(torch.randn(16), torch.randn(16)),
+                          previous_action=torch.tensor(1), previous_reward=torch.tensor(0.5), starts_episode=starts_episode)
+                 for _ in range(6)]
+    learner.replay.add(sequences)
+    return learner.replay.sample(6)
+
+
+@pytest.mark.parametrize("starts_episode", [False, True])
+def test_burn_in_produces_the_state_but_no_gradient(starts_episode):
+    learner = small_learner()
+    batch = sequence_batch(learner, starts_episode)
+    start = tuple(part.clone().requires_grad_(True) for part in batch.start_state)
+    obs, actions, rewards = batch.obs, batch.actions, batch.rewards
+    previous_actions = torch.cat([batch.previous_action.unsqueeze(0), actions])
+    previous_rewards = torch.cat([batch.previous_reward.unsqueeze(0), rewards])
+    q = learner.unroll_with_burn_in(obs, previous_actions, previous_rewards, start, batch.starts_episode)
+    burn_in = learner.config.burn_in
+    q[burn_in:].sum().backward()  # the steps R2D2 trains on, whatever the target
+    gradient = start[0].grad.abs().sum() + start[1].grad.abs().sum()
+    assert (gradient > 0) == starts_episode
+    # the burn-in still sets the state: the trained steps' Q depends on the stored start state
+    with torch.no_grad():
+        zeros = (torch.zeros_like(start[0]), torch.zeros_like(start[1]))
+        other = learner.unroll_with_burn_in(obs, previous_actions, previous_rewards, zeros, batch.starts_episode)
+    assert not torch.allclose(other[burn_in:], q[burn_in:].detach())
+
+
+def test_the_loss_skips_burn_in_and_padding_unless_a_sequence_starts_an_episode():
+    mask = torch.tensor([[True, True], [True, True], [True, True], [True, False]])
+    trained = trained_steps(mask, torch.tensor([False, True]), burn_in=2)
+    assert trained.T.tolist() == [[False, False, True, True], [True, True, True, False]]
+
+
+def test_a_learning_step_changes_the_priorities_and_counts_updates():
+    learner = small_learner()
+    batch = sequence_batch(learner, False)
+    before = learner.replay.tree.priorities(batch.keys[:, 0].numpy()).copy()
+    metrics = learner.learn(batch)
+    assert learner.updates == 1 and metrics["train/td_loss"] > 0
+    assert (learner.replay.tree.priorities(batch.keys[:, 0].numpy()) != before).all()
+
+
+def test_exploration_rates_span_the_papers_range():
+    learner = R2D2(R2D2Config(**SMALL), (4,), gym.spaces.Discrete(2))
+    rates = learner.epsilons(8)
+    assert rates[0].item() == pytest.approx(0.4) and rates[-1].item() == pytest.approx(0.4**8)
+    assert (rates[1:] < rates[:-1]).all() and learner.epsilons(1).tolist() == pytest.approx([0.4])
+
+
+def train(run_dir, *extra):
+    return main(["train", "r2d2", "--env", "CartPole-v1", "--preset", "cartpole", "--steps", "1600", "--torch-threads", "1",
+                 "--no-progress", "--run-dir", str(run_dir), "--min-replay", "16", *extra])
+
+
+def test_r2d2_trains_evaluates_greedily_and_resumes_with_its_replay(tmp_path):
+    assert train(tmp_path / "run", "--save-replay", "--eval-every", "800", "--eval-episodes", "2", "--checkpoint-every", "1") == 0
+    rows = list(csv.DictReader((tmp_path / "run" / "metrics.csv").open()))
+    assert float(rows[-1]["train/updates"]) > 0 and float(rows[-1]["train/td_loss"]) >= 0
+    assert len(list(csv.DictReader((tmp_path / "run" / "evaluations.csv").open()))) == 2
+    saved = load_checkpoint(tmp_path / "run" / "checkpoint.pt")["algorithm"]
+    stored = len(saved["replay"]["items"])
+    assert stored > 16 and saved["updates"] == float(rows[-1]["train/updates"])
+    assert train(tmp_path / "run", "--save-replay", "--steps", "2400", "--resume") == 0
+    resumed = load_checkpoint(tmp_path / "run" / "checkpoint.pt")["algorithm"]
+    assert len(resumed["replay"]["items"]) > stored and resumed["updates"] > saved["updates"]
+
+
+@pytest.mark.parametrize("extra,message", [
+    (["--burn-in", "15"], "burn_in must lie in [0, sequence_length - sequence_period = 10]"),
+    (["--sequence-period", "30"], "sequence_period must be at most sequence_length (20)"),
+    (["--env", "Pendulum-v1"], "r2d2 needs a discrete action space"),
+])
+def test_bad_r2d2_options_are_one_line_errors_before_anything_is_written(tmp_path, capsys, extra, message):
+    assert train(tmp_path / "bad", *extra) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "bad").exists()
+
+
+@pytest.mark.benchmark
+def test_r2d2_solves_cartpole(tmp_path):
+    """~1 min per seed, 3 seeds side by side. Fails when learning is broken (checked once: --learning-rate 1e-9)."""
+    runs = train_seeds(tmp_path, "r2d2", 40_000, preset="cartpole")
+    assert_majority([mean_of_last(run) for run in runs], 400.0)

@@ -1,0 +1,251 @@
+"""Recurrent Replay Distributed DQN (Kapturowski et al., 2019).
+
+Epsilon-greedy actors with an LSTM Q-network store overlapping sequences, each with the recurrent
+state it began from; the learner replays them by priority, burns the first steps in to refresh that
+state, and regresses Q(s_t, a_t) on n-step double-Q targets through the value rescaling h.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+import torch
+
+from voidrl.algos.base import validate_discounting
+from voidrl.algos.learner import ReplayLearner
+from voidrl.math import double_q_bootstrap, n_step_targets, sequence_priorities
+from voidrl.math.off_policy import R2D2_RESCALE_EPS
+from voidrl.nets.bodies import NETWORKS
+from voidrl.nets.flat import TrainedParameters, adam
+from voidrl.nets.recurrent import RecurrentQNetwork, RecurrentState
+from voidrl.replay import SequenceBatch, SequenceReplay, SequenceWriter
+from voidrl.rollout.storage import RolloutStorage
+from voidrl.validation import require_choice, require_positive, require_positive_integers, validate_fraction, validate_hidden_sizes
+
+
+@dataclass
+class R2D2Config:
+    """R2D2 hyperparameters. Defaults are the paper's (Atari), except the replay's size."""
+
+    num_steps: int = 40
+    """Vector steps collected between two training phases."""
+    sequence_length: int = 80
+    """Steps per replayed sequence."""
+    burn_in: int = 40
+    """First steps of a sequence unrolled only to refresh its stored recurrent state (no loss, no gradient);
+    a sequence that starts an episode has an exact state and learns from every step."""
+    sequence_period: int = 40
+    """Steps between the starts of consecutive sequences of an episode (they overlap by length - period)."""
+    n_step: int = 5
+    """Steps of reward before bootstrapping."""
+    gamma: float = 0.997
+    """Discount factor."""
+    value_rescaling: bool = True
+    """Targets through h(x) = sign(x)(sqrt(|x| + 1) - 1) + 1e-3 x and its inverse (no reward clipping)."""
+    learning_rate: float = 1e-4
+    """Adam learning rate."""
+    adam_eps: float = 1e-3
+    """Adam's epsilon."""
+    max_grad_norm: float | None = 40.0
+    """Clip the gradient norm to this; None disables."""
+    batch_size: int = 64
+    """Sequences per gradient step."""
+    target_update_period: int = 2500
+    """Gradient steps between copies of the online network into the target network."""
+    replay_capacity: int = 4000
+    """Sequences the replay keeps (the paper: 100,000, about 4M steps)."""
+    min_replay: int = 256
+    """Sequences stored before the first gradient step."""
+    samples_per_insert: float = 4.0
+    """Times each stored sequence is replayed on average: gradient steps = inserted x this / batch_size."""
+    priority_exponent: float = 0.9
+    """alpha: sequences are sampled with probability proportional to priority^alpha."""
+    importance_exponent: float = 0.6
+    """beta of the importance weights (size P(i))^-beta."""
+    priority_eta: float = 0.9
+    """A sequence's priority: eta max|delta| + (1 - eta) mean|delta| over its trained steps."""
+    epsilon_base: float = 0.4
+    """Environment i of N explores with epsilon_base^(1 + epsilon_alpha i / (N - 1))."""
+    epsilon_alpha: float = 7.0
+    """See epsilon_base."""
+    network: str = "auto"
+    """Torso: auto, mlp, nature, dqn2013, minatar, apt (as the policy-gradient algorithms)."""
+    hidden_sizes: tuple[int, ...] = (64, 64)
+    """Hidden layer sizes of the mlp torso."""
+    lstm_size: int = 512
+    """LSTM units."""
+    head_size: int = 512
+    """Hidden units of each duelling stream."""
+    save_replay: bool = False
+    """Keep the replay in the checkpoint (exact resume; large on Atari: about 0.6 MB a sequence)."""
+
+    def validate(self) -> None:
+        require_positive_integers(self, ("num_steps", "sequence_length", "sequence_period", "n_step", "batch_size",
+                                         "target_update_period", "replay_capacity", "min_replay", "lstm_size", "head_size"))
+        require_positive(self, ("learning_rate", "adam_eps", "max_grad_norm", "samples_per_insert", "epsilon_alpha"))
+        require_choice(self, "network", NETWORKS)
+        validate_hidden_sizes(self.hidden_sizes)
+        validate_discounting(self)
+        for name in ("priority_eta", "epsilon_base"):
+            validate_fraction(name, getattr(self, name), 0.0, 1.0 + 1e-9)
+        for name in ("priority_exponent", "importance_exponent"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must lie in [0, 1], got {getattr(self, name)}")
+        if self.sequence_period > self.sequence_length:
+            raise ValueError(f"sequence_period must be at most sequence_length ({self.sequence_length}), got {self.sequence_period}")
+        if not 0 <= self.burn_in <= self.sequence_length - self.sequence_period:
+            raise ValueError(f"burn_in must lie in [0, sequence_length - sequence_period = "
+                             f"{self.sequence_length - self.sequence_period}] so every sequence has steps to learn from, got {self.burn_in}")
+        if self.min_replay > self.replay_capacity:
+            raise ValueError(f"min_replay must be at most replay_capacity ({self.replay_capacity}), got {self.min_replay}")
+
+
+PRESETS: dict[str, dict[str, dict[str, Any]]] = {
+    "cartpole": {
+        # Small and fast for CartPole-v1 and its partially observable variant.
+        "env": {"num_envs": 4},
+        "algo_config": {"num_steps": 20, "sequence_length": 20, "burn_in": 10, "sequence_period": 10, "n_step": 3,
+                        "gamma": 0.99, "learning_rate": 1e-3, "batch_size": 32, "target_update_period": 100,
+                        "replay_capacity": 2000, "min_replay": 64, "samples_per_insert": 16.0, "lstm_size": 64, "head_size": 64},
+    },
+}
+
+
+def trained_steps(mask: torch.Tensor, starts_episode: torch.Tensor, burn_in: int) -> torch.Tensor:
+    """``[L, B]`` bool: the valid steps (``mask [L, B]``) after the burn-in, or all valid steps of a sequence
+    that starts an episode (``starts_episode [B]``)."""
+    past_burn_in = torch.arange(mask.shape[0], device=mask.device).unsqueeze(1) >= burn_in
+    return mask & (past_burn_in | starts_episode.unsqueeze(0))
+
+
+class R2D2(ReplayLearner):
+    config_class = R2D2Config
+    presets = PRESETS
+
+    def __init__(self, config: R2D2Config, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str = "cpu"):
+        config.validate()
+        if not isinstance(action_space, gym.spaces.Discrete):
+            raise ValueError(f"r2d2 needs a discrete action space, got {action_space}")
+        self.config, self.num_steps, self.device = config, config.num_steps, torch.device(device)
+        self.policy = self.make_policy(config, obs_shape, action_space, device)
+        self.target = self.make_policy(config, obs_shape, action_space, device).requires_grad_(False)
+        self.target.load_state_dict(self.policy.state_dict())
+        self.parameters = TrainedParameters(self.policy.parameters(), adam(config.learning_rate, config.adam_eps))
+        self.replay = SequenceReplay(config.replay_capacity, config.priority_exponent, config.importance_exponent,
+                                     seed=int(torch.randint(2**31, ())))
+        self.writer: SequenceWriter | None = None
+        self.acted_from: list[RecurrentState] = []
+        """The state each act() call started from, since the last observe()."""
+        self.updates = 0
+        self.update_credit = 0.0
+
+    @staticmethod
+    def make_policy(config: R2D2Config, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str) -> RecurrentQNetwork:
+        return RecurrentQNetwork(obs_shape, action_space.n, config.network, config.hidden_sizes, config.lstm_size, config.head_size).to(device)
+
+    def initial_state(self, num_envs: int) -> RecurrentState:
+        return self.policy.initial_state(num_envs)
+
+    def epsilons(self, num_envs: int) -> torch.Tensor:
+        """``[N]`` exploration rates, from epsilon_base (environment 0) down to epsilon_base^(1 + alpha)."""
+        share = torch.arange(num_envs, dtype=torch.float64) / max(num_envs - 1, 1)
+        return (self.config.epsilon_base ** (1.0 + self.config.epsilon_alpha * share)).float()
+
+    @torch.no_grad()
+    def act(self, obs: torch.Tensor, state: RecurrentState, episode_start: torch.Tensor,
+            previous_reward: torch.Tensor) -> tuple[torch.Tensor, RecurrentState]:
+        state = self.policy.reset_where(state, episode_start)
+        self.acted_from.append(state)
+        q, state = self.policy.step(obs, state, previous_reward)
+        explore = torch.rand(len(obs), device=q.device) < self.epsilons(len(obs)).to(q.device)
+        action = torch.where(explore, torch.randint_like(q[:, 0], q.shape[1], dtype=torch.long), q.argmax(-1))
+        return action, state._replace(previous_action=action)
+
+    def observe(self, chunk: RolloutStorage) -> None:
+        steps = chunk.length
+        if len(self.acted_from) != steps:
+            raise RuntimeError(f"r2d2 acted {len(self.acted_from)} times for a chunk of {steps} steps")
+        if self.writer is None:
+            self.writer = SequenceWriter(chunk.num_envs, self.config.sequence_length, self.config.sequence_period)
+        rewards, next_obs = chunk.training_rewards().cpu(), chunk.next_obs(0, steps).cpu()
+        sequences = []
+        for t, state in enumerate(self.acted_from):
+            sequences += self.writer.add(chunk.obs[t].cpu(), chunk.actions[t].cpu(), rewards[t], chunk.terminated[t].cpu(),
+                                         chunk.truncated[t].cpu(), next_obs[t], (state.hidden.cpu(), state.cell.cpu()))
+        self.acted_from.clear()
+        self.replay.add(sequences)
+        if len(self.replay) >= self.config.min_replay:
+            self.update_credit += len(sequences) * self.config.samples_per_insert / self.config.batch_size
+
+    def train_steps(self, progress: float) -> dict[str, float]:
+        totals: dict[str, float] = {}
+        count = 0
+        while self.update_credit >= 1.0:
+            self.update_credit -= 1.0
+            for name, value in self.learn(self.replay.sample(self.config.batch_size)).items():
+                totals[name] = totals.get(name, 0.0) + value
+            count += 1
+        metrics = {name: value / count for name, value in totals.items()}
+        metrics.update({"train/replay_size": float(len(self.replay)), "train/updates": float(self.updates)})
+        return metrics
+
+    def learn(self, batch: SequenceBatch) -> dict[str, float]:
+        """One gradient step on a batch of sequences; updates their priorities."""
+        cfg = self.config
+        to = lambda tensor: tensor.to(self.device)  # noqa: E731
+        obs, actions, rewards = to(batch.obs), to(batch.actions), to(batch.rewards)
+        previous_actions = torch.cat([to(batch.previous_action).unsqueeze(0), actions])
+        previous_rewards = torch.cat([to(batch.previous_reward).unsqueeze(0), rewards])
+        start = (to(batch.start_state[0]), to(batch.start_state[1]))
+        starts_episode = to(batch.starts_episode)
+        q = self.unroll_with_burn_in(obs, previous_actions, previous_rewards, start, starts_episode)
+        with torch.no_grad():
+            target_q, _ = self.target.unroll(obs, previous_actions, previous_rewards, start)
+            next_values = double_q_bootstrap(q[1:].detach(), target_q[1:])
+            targets = n_step_targets(rewards, next_values, to(batch.terminated), to(batch.truncated), cfg.gamma, cfg.n_step,
+                                     R2D2_RESCALE_EPS if cfg.value_rescaling else None)
+        taken = q[:-1].gather(-1, actions.unsqueeze(-1)).squeeze(-1)
+        td = targets - taken
+        trained = trained_steps(to(batch.mask), starts_episode, cfg.burn_in)
+        weights = to(batch.weights).unsqueeze(0) * trained
+        loss = 0.5 * (weights * td.pow(2)).sum() / trained.sum()
+        grad_norm = self.parameters.minimize(loss, cfg.max_grad_norm)
+        self.replay.update_priorities(batch.keys, sequence_priorities(td.detach(), trained, cfg.priority_eta).cpu())
+        self.updates += 1
+        if self.updates % cfg.target_update_period == 0:
+            self.target.load_state_dict(self.policy.state_dict())
+        return {"train/td_loss": loss.item(), "train/q_taken": (taken.detach() * trained).sum().item() / trained.sum().item(),
+                "train/grad_norm": grad_norm.item()}
+
+    def unroll_with_burn_in(self, obs: torch.Tensor, previous_actions: torch.Tensor, previous_rewards: torch.Tensor,
+                            start: tuple[torch.Tensor, torch.Tensor], starts_episode: torch.Tensor) -> torch.Tensor:
+        """Online Q ``[L + 1, B, A]``. The burn-in steps refresh the stored state without gradient, except in
+        sequences that start an episode (their stored state is exact and their burn-in steps are trained)."""
+        burn_in = self.config.burn_in
+        if not burn_in:
+            return self.policy.unroll(obs, previous_actions, previous_rewards, start)[0]
+        early, (h, c) = self.policy.unroll(obs[:burn_in], previous_actions[:burn_in], previous_rewards[:burn_in], start)
+        keep_gradient = starts_episode.unsqueeze(-1)
+        h, c = torch.where(keep_gradient, h, h.detach()), torch.where(keep_gradient, c, c.detach())
+        late, _ = self.policy.unroll(obs[burn_in:], previous_actions[burn_in:], previous_rewards[burn_in:], (h, c))
+        return torch.cat([early, late])
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "policy": self.policy.state_dict(),
+            "target": self.target.state_dict(),
+            "optimizer": self.parameters.state_dict(),
+            "updates": self.updates,
+            "update_credit": self.update_credit,
+            **({"replay": self.replay.state_dict()} if self.config.save_replay else {}),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.policy.load_state_dict(state["policy"])
+        self.target.load_state_dict(state["target"])
+        self.parameters.load_state_dict(state["optimizer"])
+        self.updates, self.update_credit = state["updates"], state["update_credit"]
+        if "replay" in state:
+            self.replay.load_state_dict(state["replay"])

@@ -1,0 +1,80 @@
+"""R2D2's recurrent Q-network: torso, LSTM fed the previous action and reward, duelling head."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from voidrl.nets.bodies import make_body, orthogonal_init
+
+
+class RecurrentState(NamedTuple):
+    """What a recurrent Q-network carries between steps of ``B`` environments."""
+
+    hidden: torch.Tensor
+    """``[B, lstm_size]``."""
+    cell: torch.Tensor
+    """``[B, lstm_size]``."""
+    previous_action: torch.Tensor
+    """``[B]`` long: the action taken at the last step (0 at an episode's start)."""
+
+
+class RecurrentQNetwork(nn.Module):
+    """Q(s_t, .) from the history: ``torso(s_t)``, one-hot a_{t-1} and r_{t-1} into an LSTM, then
+    Q = V + A - mean(A) (Wang et al., 2016; Kapturowski et al., 2019).
+
+    Args:
+        obs_shape, num_actions: the environment's; network, hidden_sizes: the torso (``make_body``);
+        lstm_size: LSTM units (512 in R2D2); head_size: hidden units of each duelling stream.
+    """
+
+    def __init__(self, obs_shape: tuple[int, ...], num_actions: int, network: str = "auto",
+                 hidden_sizes: tuple[int, ...] = (64, 64), lstm_size: int = 512, head_size: int = 512):
+        super().__init__()
+        self.num_actions = num_actions = int(num_actions)
+        self.torso = make_body(network, obs_shape, hidden_sizes)
+        self.lstm = nn.LSTM(self.torso.out_features + num_actions + 1, lstm_size)
+        self.value = nn.Sequential(orthogonal_init(nn.Linear(lstm_size, head_size)), nn.ReLU(), orthogonal_init(nn.Linear(head_size, 1), 1.0))
+        self.advantage = nn.Sequential(orthogonal_init(nn.Linear(lstm_size, head_size)), nn.ReLU(),
+                                       orthogonal_init(nn.Linear(head_size, num_actions), 1.0))
+
+    def initial_state(self, batch: int) -> RecurrentState:
+        device = self.value[0].weight.device
+        zeros = torch.zeros(batch, self.lstm.hidden_size, device=device)
+        return RecurrentState(zeros, zeros.clone(), torch.zeros(batch, dtype=torch.long, device=device))
+
+    def unroll(self, obs: torch.Tensor, previous_actions: torch.Tensor, previous_rewards: torch.Tensor,
+               hidden: tuple[torch.Tensor, torch.Tensor]) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
+        """``obs [T, B, ...]``, ``previous_actions`` (long), ``previous_rewards`` ``[T, B]``, LSTM ``(h, c)`` each
+        ``[B, lstm_size]`` -> Q ``[T, B, A]`` and the LSTM state after step T - 1. No episode may begin inside."""
+        steps, batch = obs.shape[:2]
+        features = self.torso(obs.flatten(0, 1)).view(steps, batch, -1)
+        inputs = torch.cat([features, F.one_hot(previous_actions, self.num_actions).to(features.dtype),
+                            previous_rewards.unsqueeze(-1).to(features.dtype)], dim=-1)
+        output, (h, c) = self.lstm(inputs, (hidden[0].unsqueeze(0).contiguous(), hidden[1].unsqueeze(0).contiguous()))
+        advantage = self.advantage(output)
+        q = self.value(output) + advantage - advantage.mean(dim=-1, keepdim=True)
+        return q, (h.squeeze(0), c.squeeze(0))
+
+    def reset_where(self, state: RecurrentState, episode_start: torch.Tensor) -> RecurrentState:
+        """``state`` with the environments whose episode begins (``episode_start [B]`` bool) set to zero."""
+        keep = (~episode_start).to(state.hidden.dtype).unsqueeze(-1)
+        return RecurrentState(state.hidden * keep, state.cell * keep, torch.where(episode_start, 0, state.previous_action))
+
+    def step(self, obs: torch.Tensor, state: RecurrentState, previous_reward: torch.Tensor) -> tuple[torch.Tensor, RecurrentState]:
+        """One step of ``B`` environments: ``obs [B, ...]``, ``previous_reward [B]`` (0 at an episode's
+        start). Returns Q ``[B, A]`` and the LSTM state after it (``previous_action`` is the caller's to set)."""
+        q, (h, c) = self.unroll(obs.unsqueeze(0), state.previous_action.unsqueeze(0), previous_reward.unsqueeze(0),
+                                (state.hidden, state.cell))
+        return q.squeeze(0), RecurrentState(h, c, state.previous_action)
+
+    def act(self, obs: torch.Tensor, state: RecurrentState, episode_start: torch.Tensor, previous_reward: torch.Tensor,
+            deterministic: bool = True) -> tuple[torch.Tensor, RecurrentState]:
+        """Greedy actions ``[B]`` and the next state (``deterministic`` is accepted for the evaluation
+        interface: a Q-network's evaluation policy is greedy)."""
+        q, state = self.step(obs, self.reset_where(state, episode_start), previous_reward)
+        action = q.argmax(dim=-1)
+        return action, state._replace(previous_action=action)
