@@ -86,7 +86,7 @@ RANGES = {
     ("r2d2", "replay_capacity"): [0], ("r2d2", "min_replay"): [0, 5000], ("r2d2", "samples_per_insert"): [0.0],
     ("r2d2", "priority_exponent"): [-0.1, 1.1], ("r2d2", "importance_exponent"): [-0.1, 1.1],
     ("r2d2", "priority_eta"): [0.0, 1.1], ("r2d2", "epsilon_base"): [0.0, 1.1], ("r2d2", "epsilon_alpha"): [0.0],
-    ("r2d2", "lstm_size"): [0], ("r2d2", "head_size"): [0],
+    ("r2d2", "lstm_size"): [0], ("r2d2", "head_size"): [0], ("r2d2", "memory"): ["gru"], ("r2d2", "target"): ["vtrace"], ("r2d2", "trace_lambda"): [-0.1, 1.1],
 }
 ANY_VALUE = {
     "seed", "init_log_std", "collapse_entropy", "run_dir", "init_from", "progress", "wandb", "collapse_restore",

@@ -11,6 +11,7 @@ from tests.learning import assert_majority, mean_of_last, train_seeds
 from voidrl.algos.r2d2 import R2D2, R2D2Config, trained_steps
 from voidrl.cli import main
 from voidrl.io.checkpoint import load_checkpoint
+from voidrl.train.agent import Agent
 from voidrl.nets.recurrent import RecurrentQNetwork
 from voidrl.replay import Sequence
 
@@ -49,7 +50,7 @@ def small_learner():
 def sequence_batch(learner, starts_episode: bool):
     """Six random sequences (none ending an episode), stored and sampled back."""
     length = learner.config.sequence_length
-    sequences = [Sequence(obs=torch.randn(length + 1, 4), actions=torch.randint(2, (length,)), rewards=torch.randn(length),
+    sequences = [Sequence(obs=torch.randn(length + 1, 4), actions=torch.randint(2, (length,)), rewards=torch.randn(length), behaviour_probs=torch.rand(length),
                           terminated=torch.zeros(length, dtype=torch.bool), truncated=torch.zeros(length, dtype=torch.bool),
                           mask=torch.ones(length, dtype=torch.bool), start_state=(torch.randn(16), torch.randn(16)),
                           previous_action=torch.tensor(1), previous_reward=torch.tensor(0.5), starts_episode=starts_episode)
@@ -93,6 +94,23 @@ def test_a_learning_step_changes_the_priorities_and_counts_updates():
     assert (learner.replay.tree.priorities(batch.keys[:, 0].numpy()) != before).all()
 
 
+def test_retrace_on_greedy_actions_with_lambda_one_is_the_double_q_return_to_the_sequence_end():
+    torch.manual_seed(1)
+    retrace = R2D2(R2D2Config(**SMALL, target="retrace", trace_lambda=1.0), (4,), gym.spaces.Discrete(3))
+    n_step = R2D2(R2D2Config(**SMALL, n_step=SMALL["sequence_length"]), (4,), gym.spaces.Discrete(3))
+    batch = sequence_batch(retrace, starts_episode=False)
+    online_q, target_q = torch.randn(9, 6, 3), torch.randn(9, 6, 3)
+    batch.actions = online_q[:-1].argmax(-1)
+    batch.behaviour_probs = torch.ones(8, 6)
+    batch.terminated[5, 0] = True  # an episode that ends inside, padded after
+    batch.mask[6:, 0] = False
+    batch.behaviour_probs[6:, 0] = 0.0
+    batch.actions[6:, 0] = (batch.actions[6:, 0] + 1) % 3  # padding: action 0 stored, whatever is greedy
+    targets = retrace.targets(online_q, target_q, batch)
+    assert torch.isfinite(targets).all()
+    torch.testing.assert_close(targets[batch.mask], n_step.targets(online_q, target_q, batch)[batch.mask])
+
+
 def test_exploration_rates_span_the_papers_range():
     learner = R2D2(R2D2Config(**SMALL), (4,), gym.spaces.Discrete(2))
     rates = learner.epsilons(8)
@@ -134,3 +152,15 @@ def test_r2d2_solves_cartpole(tmp_path):
     """~1 min per seed, 3 seeds side by side. Fails when learning is broken (checked once: --learning-rate 1e-9)."""
     runs = train_seeds(tmp_path, "r2d2", 40_000, preset="cartpole")
     assert_majority([mean_of_last(run) for run in runs], 400.0)
+
+
+@pytest.mark.benchmark
+def test_only_the_recurrent_network_solves_cartpole_without_velocities(tmp_path):
+    """Position and angle only: the LSTM infers the velocities from history, the same-size feed-forward layer
+    cannot (~2 min per seed). Greedy evaluation of each seed's final network."""
+    scores = {}
+    for memory in ("lstm", "none"):
+        runs = train_seeds(tmp_path / memory, "r2d2", 60_000, preset="cartpole", env="voidrl/CartPoleNoVelocity-v1", memory=memory)
+        scores[memory] = [sum(Agent.load(run / "checkpoint.pt").evaluate(episodes=10)) / 10 for run in runs]
+    assert_majority(scores["lstm"], 300.0)
+    assert_majority([-score for score in scores["none"]], -150.0)  # most feed-forward seeds stay below 150

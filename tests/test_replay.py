@@ -21,7 +21,7 @@ def frame_stack_sequences(count, length=8, depth=4, seed=0):
         obs, next_obs = frames[t : t + depth].unsqueeze(0), frames[t + 1 : t + 1 + depth].unsqueeze(0)
         flag = torch.zeros(1, dtype=torch.bool)
         states = (torch.full((1, 3), float(t)),)
-        out += writer.add(obs, torch.tensor([t % 5]), torch.tensor([float(t)]), flag, flag, next_obs, states)
+        out += writer.add(obs, torch.tensor([t % 5]), torch.tensor([float(t)]), flag, flag, next_obs, states, torch.tensor([0.5]))
     return out
 
 

@@ -21,7 +21,7 @@ def feed(writer, ids, terminated, truncated):
         obs = ids[t].unsqueeze(1).repeat(1, 2)  # [N, 2]
         next_obs = obs + 0.5  # the true successor of step t, told apart from the next step's obs
         states = (ids[t].unsqueeze(1), -ids[t])
-        sequences += writer.add(obs, ids[t].long(), ids[t] / 10, terminated[t], truncated[t], next_obs, states)
+        sequences += writer.add(obs, ids[t].long(), ids[t] / 10, terminated[t], truncated[t], next_obs, states, ids[t] / 1000)
     return sequences
 
 
@@ -63,8 +63,10 @@ def test_sequences_match_the_slow_reference(length, period, seed):
         torch.testing.assert_close(seq.obs[:n, 0], step_ids)
         torch.testing.assert_close(seq.obs[n], torch.full((2,), float(ids[last, env]) + 0.5))  # s'_{n-1}
         assert seq.obs[n + 1 :].eq(0).all() and seq.actions[n:].eq(0).all() and seq.rewards[n:].eq(0).all()
+        assert seq.behaviour_probs[n:].eq(0).all()
         torch.testing.assert_close(seq.actions[:n], step_ids.long())
         torch.testing.assert_close(seq.rewards[:n], step_ids / 10)
+        torch.testing.assert_close(seq.behaviour_probs[:n], step_ids / 1000)
         assert seq.mask.tolist() == [i < n for i in range(length)]
         assert seq.terminated.tolist() == [i == n - 1 and ending == "terminated" for i in range(length)]
         assert seq.truncated.tolist() == [i == n - 1 and ending == "truncated" for i in range(length)]
@@ -99,10 +101,10 @@ def test_stored_steps_are_copies():
     writer = SequenceWriter(1, length=2, period=2)
     obs, actions, rewards = torch.ones(1, 2), torch.ones(1, dtype=torch.long), torch.ones(1)
     flags, states = torch.zeros(1, dtype=torch.bool), (torch.ones(1, 3),)
-    writer.add(obs, actions, rewards, flags, flags, obs, states)
+    writer.add(obs, actions, rewards, flags, flags, obs, states, rewards)
     for tensor in (obs, actions, rewards, states[0]):
         tensor.fill_(7)
-    (seq,) = writer.add(obs, actions, rewards, flags, flags, obs, states)
+    (seq,) = writer.add(obs, actions, rewards, flags, flags, obs, states, rewards)
     assert seq.obs[0].tolist() == [1.0, 1.0] and seq.actions[0].item() == 1 and seq.start_state[0].tolist() == [1.0] * 3
 
 

@@ -12,10 +12,11 @@ from typing import Any
 
 import gymnasium as gym
 import torch
+from torch.nn import functional as F
 
 from voidrl.algos.base import validate_discounting
 from voidrl.algos.learner import ReplayLearner
-from voidrl.math import double_q_bootstrap, n_step_targets, sequence_priorities
+from voidrl.math import double_q_bootstrap, n_step_targets, retrace_targets, retrace_traces, sequence_priorities
 from voidrl.math.off_policy import R2D2_RESCALE_EPS
 from voidrl.nets.bodies import NETWORKS
 from voidrl.nets.flat import TrainedParameters, adam
@@ -42,6 +43,11 @@ class R2D2Config:
     """Steps of reward before bootstrapping."""
     gamma: float = 0.997
     """Discount factor."""
+    target: str = "n-step"
+    """n-step (double-Q n-step returns, R2D2) or retrace (Retrace(lambda) towards the greedy policy, with
+    traces cut where the actor took another action: off-policy correct at any n)."""
+    trace_lambda: float = 0.95
+    """Retrace's lambda."""
     value_rescaling: bool = True
     """Targets through h(x) = sign(x)(sqrt(|x| + 1) - 1) + 1e-3 x and its inverse (no reward clipping)."""
     learning_rate: float = 1e-4
@@ -78,6 +84,8 @@ class R2D2Config:
     """LSTM units."""
     head_size: int = 512
     """Hidden units of each duelling stream."""
+    memory: str = "lstm"
+    """lstm, or none: a feed-forward layer of the same width in the LSTM's place (the memoryless ablation)."""
     save_replay: bool = False
     """Keep the replay in the checkpoint (exact resume; large on Atari: about 0.6 MB a sequence)."""
 
@@ -86,11 +94,13 @@ class R2D2Config:
                                          "target_update_period", "replay_capacity", "min_replay", "lstm_size", "head_size"))
         require_positive(self, ("learning_rate", "adam_eps", "max_grad_norm", "samples_per_insert", "epsilon_alpha"))
         require_choice(self, "network", NETWORKS)
+        require_choice(self, "memory", ("lstm", "none"))
+        require_choice(self, "target", ("n-step", "retrace"))
         validate_hidden_sizes(self.hidden_sizes)
         validate_discounting(self)
         for name in ("priority_eta", "epsilon_base"):
             validate_fraction(name, getattr(self, name), 0.0, 1.0 + 1e-9)
-        for name in ("priority_exponent", "importance_exponent"):
+        for name in ("priority_exponent", "importance_exponent", "trace_lambda"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must lie in [0, 1], got {getattr(self, name)}")
         if self.sequence_period > self.sequence_length:
@@ -136,14 +146,15 @@ class R2D2(ReplayLearner):
         self.replay = SequenceReplay(config.replay_capacity, config.priority_exponent, config.importance_exponent,
                                      seed=int(torch.randint(2**31, ())))
         self.writer: SequenceWriter | None = None
-        self.acted_from: list[RecurrentState] = []
-        """The state each act() call started from, since the last observe()."""
+        self.acted_from: list[tuple[RecurrentState, torch.Tensor]] = []
+        """Per act() call since the last observe(): the state it started from, mu(a | s) of the actions taken."""
         self.updates = 0
         self.update_credit = 0.0
 
     @staticmethod
     def make_policy(config: R2D2Config, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str) -> RecurrentQNetwork:
-        return RecurrentQNetwork(obs_shape, action_space.n, config.network, config.hidden_sizes, config.lstm_size, config.head_size).to(device)
+        return RecurrentQNetwork(obs_shape, action_space.n, config.network, config.hidden_sizes, config.lstm_size, config.head_size,
+                                 config.memory).to(device)
 
     def initial_state(self, num_envs: int) -> RecurrentState:
         return self.policy.initial_state(num_envs)
@@ -156,11 +167,13 @@ class R2D2(ReplayLearner):
     @torch.no_grad()
     def act(self, obs: torch.Tensor, state: RecurrentState, episode_start: torch.Tensor,
             previous_reward: torch.Tensor) -> tuple[torch.Tensor, RecurrentState]:
-        state = self.policy.reset_where(state, episode_start)
-        self.acted_from.append(state)
-        q, state = self.policy.step(obs, state, previous_reward)
-        explore = torch.rand(len(obs), device=q.device) < self.epsilons(len(obs)).to(q.device)
-        action = torch.where(explore, torch.randint_like(q[:, 0], q.shape[1], dtype=torch.long), q.argmax(-1))
+        start = self.policy.reset_where(state, episode_start)
+        q, state = self.policy.step(obs, start, previous_reward)
+        epsilon = self.epsilons(len(obs)).to(q.device)
+        greedy = q.argmax(-1)
+        explore = torch.rand(len(obs), device=q.device) < epsilon
+        action = torch.where(explore, torch.randint_like(greedy, q.shape[1]), greedy)
+        self.acted_from.append((start, epsilon / q.shape[1] + (1.0 - epsilon) * (action == greedy)))
         return action, state._replace(previous_action=action)
 
     def observe(self, chunk: RolloutStorage) -> None:
@@ -171,9 +184,10 @@ class R2D2(ReplayLearner):
             self.writer = SequenceWriter(chunk.num_envs, self.config.sequence_length, self.config.sequence_period)
         rewards, next_obs = chunk.training_rewards().cpu(), chunk.next_obs(0, steps).cpu()
         sequences = []
-        for t, state in enumerate(self.acted_from):
+        for t, (state, behaviour_probs) in enumerate(self.acted_from):
             sequences += self.writer.add(chunk.obs[t].cpu(), chunk.actions[t].cpu(), rewards[t], chunk.terminated[t].cpu(),
-                                         chunk.truncated[t].cpu(), next_obs[t], (state.hidden.cpu(), state.cell.cpu()))
+                                         chunk.truncated[t].cpu(), next_obs[t], (state.hidden.cpu(), state.cell.cpu()),
+                                         behaviour_probs.cpu())
         self.acted_from.clear()
         self.replay.add(sequences)
         if len(self.replay) >= self.config.min_replay:
@@ -191,26 +205,19 @@ class R2D2(ReplayLearner):
         metrics.update({"train/replay_size": float(len(self.replay)), "train/updates": float(self.updates)})
         return metrics
 
-    def learn(self, batch: SequenceBatch) -> dict[str, float]:
+    def learn(self, sampled: SequenceBatch) -> dict[str, float]:
         """One gradient step on a batch of sequences; updates their priorities."""
-        cfg = self.config
-        to = lambda tensor: tensor.to(self.device)  # noqa: E731
-        obs, actions, rewards = to(batch.obs), to(batch.actions), to(batch.rewards)
-        previous_actions = torch.cat([to(batch.previous_action).unsqueeze(0), actions])
-        previous_rewards = torch.cat([to(batch.previous_reward).unsqueeze(0), rewards])
-        start = (to(batch.start_state[0]), to(batch.start_state[1]))
-        starts_episode = to(batch.starts_episode)
-        q = self.unroll_with_burn_in(obs, previous_actions, previous_rewards, start, starts_episode)
+        cfg, batch = self.config, sampled.to(self.device)
+        previous_actions = torch.cat([batch.previous_action.unsqueeze(0), batch.actions])
+        previous_rewards = torch.cat([batch.previous_reward.unsqueeze(0), batch.rewards])
+        q = self.unroll_with_burn_in(batch.obs, previous_actions, previous_rewards, batch.start_state, batch.starts_episode)
         with torch.no_grad():
-            target_q, _ = self.target.unroll(obs, previous_actions, previous_rewards, start)
-            next_values = double_q_bootstrap(q[1:].detach(), target_q[1:])
-            targets = n_step_targets(rewards, next_values, to(batch.terminated), to(batch.truncated), cfg.gamma, cfg.n_step,
-                                     R2D2_RESCALE_EPS if cfg.value_rescaling else None)
-        taken = q[:-1].gather(-1, actions.unsqueeze(-1)).squeeze(-1)
+            target_q, _ = self.target.unroll(batch.obs, previous_actions, previous_rewards, batch.start_state)
+            targets = self.targets(q.detach(), target_q, batch)
+        taken = q[:-1].gather(-1, batch.actions.unsqueeze(-1)).squeeze(-1)
         td = targets - taken
-        trained = trained_steps(to(batch.mask), starts_episode, cfg.burn_in)
-        weights = to(batch.weights).unsqueeze(0) * trained
-        loss = 0.5 * (weights * td.pow(2)).sum() / trained.sum()
+        trained = trained_steps(batch.mask, batch.starts_episode, cfg.burn_in)
+        loss = 0.5 * (batch.weights.unsqueeze(0) * trained * td.pow(2)).sum() / trained.sum()
         grad_norm = self.parameters.minimize(loss, cfg.max_grad_norm)
         self.replay.update_priorities(batch.keys, sequence_priorities(td.detach(), trained, cfg.priority_eta).cpu())
         self.updates += 1
@@ -218,6 +225,21 @@ class R2D2(ReplayLearner):
             self.target.load_state_dict(self.policy.state_dict())
         return {"train/td_loss": loss.item(), "train/q_taken": (taken.detach() * trained).sum().item() / trained.sum().item(),
                 "train/grad_norm": grad_norm.item()}
+
+    def targets(self, online_q: torch.Tensor, target_q: torch.Tensor, batch: SequenceBatch) -> torch.Tensor:
+        """``[L, B]`` regression targets from the online and target networks' Q ``[L + 1, B, A]``."""
+        cfg = self.config
+        rescale_eps = R2D2_RESCALE_EPS if cfg.value_rescaling else None
+        if cfg.target == "n-step":
+            next_values = double_q_bootstrap(online_q[1:], target_q[1:])
+            return n_step_targets(batch.rewards, next_values, batch.terminated, batch.truncated, cfg.gamma, cfg.n_step, rescale_eps)
+        greedy = F.one_hot(online_q.argmax(-1), online_q.shape[-1]).to(target_q.dtype)  # pi: greedy in the online Q
+        actions = batch.actions.unsqueeze(-1)
+        behaviour = batch.behaviour_probs.clamp(min=1e-8)  # the padding's 0 would make 0/0
+        traces = retrace_traces(greedy[:-1].gather(-1, actions).squeeze(-1), behaviour, cfg.trace_lambda)
+        taken_q = target_q[:-1].gather(-1, actions).squeeze(-1)
+        return retrace_targets(batch.rewards, taken_q, target_q[1:], greedy[1:], traces, batch.terminated, batch.truncated,
+                               cfg.gamma, rescale_eps)
 
     def unroll_with_burn_in(self, obs: torch.Tensor, previous_actions: torch.Tensor, previous_rewards: torch.Tensor,
                             start: tuple[torch.Tensor, torch.Tensor], starts_episode: torch.Tensor) -> torch.Tensor:

@@ -10,7 +10,7 @@ import gymnasium as gym
 from voidrl.envs.atari import AtariVecEnv, all_rom_names, rom_name
 from voidrl.envs.base import VecEnv
 from voidrl.envs.gym_backend import make_gym_vec_env
-from voidrl.envs.wrappers import FallPenalty, NormalizeObservation, NormalizeReward, TransformReward
+from voidrl.envs.wrappers import FallPenalty, KeepObservationEntries, NormalizeObservation, NormalizeReward, TransformReward
 
 SUITES = ("classic", "mujoco", "minatar", "atari")
 LIST_HINT = "run `voidrl envs` to list the valid ids"
@@ -28,12 +28,16 @@ class Variant:
     max_episode_steps: int | None = None
     fall_penalty: bool = False
     """Train on -1 per fall, 0 otherwise (reported returns stay the base task's)."""
+    observed: tuple[int, ...] | None = None
+    """Observation entries the agent sees (None: all)."""
 
 
 VARIANTS = {
     # The notebook's tasks.
     "voidrl/InvertedPendulumFall-v5": Variant("InvertedPendulum-v5", fall_penalty=True),
     "voidrl/HalfCheetah500-v5": Variant("HalfCheetah-v5", max_episode_steps=500),
+    # Partially observable: cart position and pole angle only, so velocities must be inferred from history.
+    "voidrl/CartPoleNoVelocity-v1": Variant("CartPole-v1", observed=(0, 2)),
 }
 
 
@@ -145,6 +149,8 @@ def make_env(env_id: str, config: EnvConfig | None = None, gamma: float = 0.99) 
         env = make_gym_vec_env(env_id, config.num_envs, suite, max_steps)
     if variant.fall_penalty:
         env = FallPenalty(env)
+    if variant.observed is not None:
+        env = KeepObservationEntries(env, variant.observed)
     if config.normalize_observation:
         env = NormalizeObservation(env)
     if config.reward_clip is not None or config.reward_scale != 1.0:

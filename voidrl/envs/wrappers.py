@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import gymnasium as gym
 import torch
 
 from voidrl.envs.base import Step, VecEnv
@@ -136,6 +137,24 @@ class FallPenalty(VecEnvWrapper):
     def step(self, actions: torch.Tensor) -> Step:
         step = self.env.step(actions)
         return replace(step, reward=-step.terminated.to(step.reward.dtype))
+
+
+class KeepObservationEntries(VecEnvWrapper):
+    """Observations reduced to the entries ``keep`` of a vector observation (the rest hidden), e.g.
+    CartPole without its velocities: a partially observable task that needs a memory."""
+
+    def __init__(self, env: VecEnv, keep: tuple[int, ...]):
+        super().__init__(env)
+        self.keep = torch.tensor(keep)
+        space = env.single_observation_space
+        self.single_observation_space = gym.spaces.Box(space.low[list(keep)], space.high[list(keep)], dtype=space.dtype)
+
+    def reset(self, seed: int) -> torch.Tensor:
+        return self.env.reset(seed)[:, self.keep]
+
+    def step(self, actions: torch.Tensor) -> Step:
+        step = self.env.step(actions)
+        return replace(step, obs=step.obs[:, self.keep], final_obs=step.final_obs[:, self.keep])
 
 
 def set_training(env: VecEnv, training: bool) -> None:

@@ -28,22 +28,26 @@ class RecurrentQNetwork(nn.Module):
 
     Args:
         obs_shape, num_actions: the environment's; network, hidden_sizes: the torso (``make_body``);
-        lstm_size: LSTM units (512 in R2D2); head_size: hidden units of each duelling stream.
+        lstm_size: LSTM units (512 in R2D2); head_size: hidden units of each duelling stream;
+        memory: ``lstm``, or ``none``: a feed-forward ReLU layer of the same width in the LSTM's place
+        (the state passes through unchanged), the memoryless ablation of the same size.
     """
 
     def __init__(self, obs_shape: tuple[int, ...], num_actions: int, network: str = "auto",
-                 hidden_sizes: tuple[int, ...] = (64, 64), lstm_size: int = 512, head_size: int = 512):
+                 hidden_sizes: tuple[int, ...] = (64, 64), lstm_size: int = 512, head_size: int = 512, memory: str = "lstm"):
         super().__init__()
         self.num_actions = num_actions = int(num_actions)
         self.torso = make_body(network, obs_shape, hidden_sizes)
-        self.lstm = nn.LSTM(self.torso.out_features + num_actions + 1, lstm_size)
+        inputs = self.torso.out_features + num_actions + 1
+        self.lstm = nn.LSTM(inputs, lstm_size) if memory == "lstm" else nn.Sequential(orthogonal_init(nn.Linear(inputs, lstm_size)), nn.ReLU())
+        self.lstm_size = lstm_size
         self.value = nn.Sequential(orthogonal_init(nn.Linear(lstm_size, head_size)), nn.ReLU(), orthogonal_init(nn.Linear(head_size, 1), 1.0))
         self.advantage = nn.Sequential(orthogonal_init(nn.Linear(lstm_size, head_size)), nn.ReLU(),
                                        orthogonal_init(nn.Linear(head_size, num_actions), 1.0))
 
     def initial_state(self, batch: int) -> RecurrentState:
         device = self.value[0].weight.device
-        zeros = torch.zeros(batch, self.lstm.hidden_size, device=device)
+        zeros = torch.zeros(batch, self.lstm_size, device=device)
         return RecurrentState(zeros, zeros.clone(), torch.zeros(batch, dtype=torch.long, device=device))
 
     def unroll(self, obs: torch.Tensor, previous_actions: torch.Tensor, previous_rewards: torch.Tensor,
@@ -54,10 +58,14 @@ class RecurrentQNetwork(nn.Module):
         features = self.torso(obs.flatten(0, 1)).view(steps, batch, -1)
         inputs = torch.cat([features, F.one_hot(previous_actions, self.num_actions).to(features.dtype),
                             previous_rewards.unsqueeze(-1).to(features.dtype)], dim=-1)
-        output, (h, c) = self.lstm(inputs, (hidden[0].unsqueeze(0).contiguous(), hidden[1].unsqueeze(0).contiguous()))
+        if not isinstance(self.lstm, nn.LSTM):
+            output, after = self.lstm(inputs), hidden
+        else:
+            output, (h, c) = self.lstm(inputs, (hidden[0].unsqueeze(0).contiguous(), hidden[1].unsqueeze(0).contiguous()))
+            after = (h.squeeze(0), c.squeeze(0))
         advantage = self.advantage(output)
         q = self.value(output) + advantage - advantage.mean(dim=-1, keepdim=True)
-        return q, (h.squeeze(0), c.squeeze(0))
+        return q, after
 
     def reset_where(self, state: RecurrentState, episode_start: torch.Tensor) -> RecurrentState:
         """``state`` with the environments whose episode begins (``episode_start [B]`` bool) set to zero."""

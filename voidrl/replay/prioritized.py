@@ -19,7 +19,7 @@ from voidrl.replay.sequences import Sequence
 from voidrl.replay.sum_tree import SumTree, importance_weights
 from voidrl.rollout.frames import Store, compact_copy, load_store, store_state
 
-_STEP_FIELDS = ("actions", "rewards", "terminated", "truncated", "mask")
+_STEP_FIELDS = ("actions", "rewards", "behaviour_probs", "terminated", "truncated", "mask")
 
 
 @dataclass
@@ -32,6 +32,8 @@ class SequenceBatch:
     """``[L, B, ...]``."""
     rewards: torch.Tensor
     """``[L, B]``."""
+    behaviour_probs: torch.Tensor
+    """``[L, B]``: mu(a_t | s_t) of the actions taken."""
     terminated: torch.Tensor
     """``[L, B]`` bool."""
     truncated: torch.Tensor
@@ -50,6 +52,12 @@ class SequenceBatch:
     """``[B]`` importance weights, at most 1."""
     keys: torch.Tensor
     """``[B, 2]`` (slot, insertion number): what ``update_priorities`` takes back."""
+
+    def to(self, device: torch.device) -> SequenceBatch:
+        """The batch on ``device`` (``keys`` stay where the replay is)."""
+        moved = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "keys"}
+        moved = {name: tuple(t.to(device) for t in value) if isinstance(value, tuple) else value.to(device) for name, value in moved.items()}
+        return SequenceBatch(**moved, keys=self.keys)
 
 
 class SequenceReplay:

@@ -25,6 +25,9 @@ class Sequence:
     """``[L, ...]``."""
     rewards: torch.Tensor
     """``[L]``."""
+    behaviour_probs: torch.Tensor
+    """``[L]``: mu(a_t | s_t), the probability the actor's policy gave the action it took (for off-policy
+    corrections such as Retrace); zeros on the padding."""
     terminated: torch.Tensor
     """``[L]`` bool: True only at step n-1, if the episode terminated there."""
     truncated: torch.Tensor
@@ -45,7 +48,7 @@ class _Lane:
     """One environment's steps since the oldest open sequence began."""
 
     def __init__(self) -> None:
-        self.steps: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []  # (obs, action, reward)
+        self.steps: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]] = []  # (obs, action, reward, mu)
         self.first = 0  # episode step index of steps[0]
         self.episode_step = 0
         self.opened: list[tuple[int, tuple[torch.Tensor, ...], torch.Tensor, torch.Tensor]] = []
@@ -75,18 +78,19 @@ class SequenceWriter:
         truncated: torch.Tensor,
         next_obs: torch.Tensor,
         states: tuple[torch.Tensor, ...],
+        behaviour_probs: torch.Tensor,
     ) -> list[Sequence]:
         """One vector step: ``obs``, ``actions``, ``next_obs`` (true successors) ``[N, ...]``;
         ``rewards`` ``[N]``; ``terminated``, ``truncated`` bool ``[N]``; ``states``: the recurrent
-        state each env acted from, tensors ``[N, ...]``."""
+        state each env acted from, tensors ``[N, ...]``; ``behaviour_probs [N]``: mu(a_t | s_t)."""
         done: list[Sequence] = []
         for env, lane in enumerate(self.lanes):
             if lane.previous is None:
                 lane.previous = (torch.zeros_like(actions[env]), torch.zeros_like(rewards[env]))
             if lane.episode_step % self.period == 0:
                 lane.opened.append((lane.episode_step, tuple(s[env].clone() for s in states), *lane.previous))
-            lane.steps.append((obs[env].clone(), actions[env].clone(), rewards[env].clone()))
-            lane.previous = lane.steps[-1][1:]
+            lane.steps.append((obs[env].clone(), actions[env].clone(), rewards[env].clone(), behaviour_probs[env].clone()))
+            lane.previous = lane.steps[-1][1:3]
             ends_terminal, ends_cut = bool(terminated[env]), bool(truncated[env]) and not bool(terminated[env])
             if ends_terminal or ends_cut:
                 done.append(self._close(lane, next_obs[env], ends_terminal, ends_cut))
@@ -103,7 +107,7 @@ class SequenceWriter:
     def _close(self, lane: _Lane, next_obs: torch.Tensor, terminated: bool, truncated: bool) -> Sequence:
         """The oldest open sequence, ending at the lane's latest step."""
         start, state, previous_action, previous_reward = lane.opened.pop(0)
-        obs, actions, rewards = (torch.stack(field) for field in zip(*lane.steps[start - lane.first:]))
+        obs, actions, rewards, behaviour_probs = (torch.stack(field) for field in zip(*lane.steps[start - lane.first:]))
         n = len(rewards)
         mask = torch.arange(self.length) < n
         last = torch.arange(self.length) == n - 1
@@ -111,6 +115,7 @@ class SequenceWriter:
             obs=pad(torch.cat([obs, next_obs.unsqueeze(0)]), self.length + 1),
             actions=pad(actions, self.length),
             rewards=pad(rewards, self.length),
+            behaviour_probs=pad(behaviour_probs, self.length),
             terminated=last & terminated,
             truncated=last & truncated,
             mask=mask,
