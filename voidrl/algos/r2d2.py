@@ -21,7 +21,7 @@ from voidrl.math.off_policy import R2D2_RESCALE_EPS
 from voidrl.nets.bodies import NETWORKS
 from voidrl.nets.flat import TrainedParameters, adam
 from voidrl.nets.recurrent import RecurrentQNetwork, RecurrentState
-from voidrl.replay import SequenceBatch, SequenceReplay, SequenceWriter
+from voidrl.replay import Sequence, SequenceBatch, SequenceReplay, SequenceWriter
 from voidrl.rollout.storage import RolloutStorage
 from voidrl.validation import require_choice, require_positive, require_positive_integers, validate_fraction, validate_hidden_sizes
 
@@ -130,6 +130,62 @@ def trained_steps(mask: torch.Tensor, starts_episode: torch.Tensor, burn_in: int
     return mask & (past_burn_in | starts_episode.unsqueeze(0))
 
 
+def epsilon_ladder(count: int, base: float, alpha: float) -> torch.Tensor:
+    """``[count]`` exploration rates eps_i = base^(1 + alpha i / (count - 1)), one per environment (actor)."""
+    share = torch.arange(count, dtype=torch.float64) / max(count - 1, 1)
+    return (base ** (1.0 + alpha * share)).float()
+
+
+class EpsilonGreedyActor:
+    """R2D2's acting side: each environment takes the greedy action of the Q-network or, with its own
+    probability epsilon, a uniform one; it remembers what a sequence needs (the state each step started
+    from, mu(a|s)) and cuts its steps into sequences. In the learner's process, or one per remote actor.
+
+    Args:
+        policy: the Q-network it acts with; epsilons: ``[N]`` its environments' rates (None: the ladder
+            over however many environments it is first given).
+    """
+
+    def __init__(self, policy: RecurrentQNetwork, config: R2D2Config, epsilons: torch.Tensor | None = None):
+        self.policy, self.config, self.epsilons = policy, config, epsilons
+        self.writer: SequenceWriter | None = None
+        self.acted_from: list[tuple[RecurrentState, torch.Tensor]] = []
+        """Per act() call since the last ``sequences``: the state it started from, mu(a|s) of the actions taken."""
+
+    def initial_state(self, num_envs: int) -> RecurrentState:
+        return self.policy.initial_state(num_envs)
+
+    @torch.no_grad()
+    def act(self, obs: torch.Tensor, state: RecurrentState, episode_start: torch.Tensor,
+            previous_reward: torch.Tensor) -> tuple[torch.Tensor, RecurrentState]:
+        if self.epsilons is None:
+            self.epsilons = epsilon_ladder(len(obs), self.config.epsilon_base, self.config.epsilon_alpha)
+        start = self.policy.reset_where(state, episode_start)
+        q, state = self.policy.step(obs, start, previous_reward)
+        epsilon = self.epsilons.to(q.device)
+        greedy = q.argmax(-1)
+        explore = torch.rand(len(obs), device=q.device) < epsilon
+        action = torch.where(explore, torch.randint_like(greedy, q.shape[1]), greedy)
+        self.acted_from.append((start, epsilon / q.shape[1] + (1.0 - epsilon) * (action == greedy)))
+        return action, state._replace(previous_action=action)
+
+    def sequences(self, chunk: RolloutStorage) -> list[Sequence]:
+        """The sequences the steps of ``chunk`` (the ones just acted) complete."""
+        steps = chunk.length
+        if len(self.acted_from) != steps:
+            raise RuntimeError(f"r2d2 acted {len(self.acted_from)} times for a chunk of {steps} steps")
+        if self.writer is None:
+            self.writer = SequenceWriter(chunk.num_envs, self.config.sequence_length, self.config.sequence_period)
+        rewards, next_obs = chunk.training_rewards().cpu(), chunk.next_obs(0, steps).cpu()
+        sequences = []
+        for t, (state, behaviour_probs) in enumerate(self.acted_from):
+            sequences += self.writer.add(chunk.obs[t].cpu(), chunk.actions[t].cpu(), rewards[t], chunk.terminated[t].cpu(),
+                                         chunk.truncated[t].cpu(), next_obs[t], (state.hidden.cpu(), state.cell.cpu()),
+                                         behaviour_probs.cpu())
+        self.acted_from.clear()
+        return sequences
+
+
 class R2D2(ReplayLearner):
     config_class = R2D2Config
     presets = PRESETS
@@ -145,9 +201,8 @@ class R2D2(ReplayLearner):
         self.parameters = TrainedParameters(self.policy.parameters(), adam(config.learning_rate, config.adam_eps))
         self.replay = SequenceReplay(config.replay_capacity, config.priority_exponent, config.importance_exponent,
                                      seed=int(torch.randint(2**31, ())))
-        self.writer: SequenceWriter | None = None
-        self.acted_from: list[tuple[RecurrentState, torch.Tensor]] = []
-        """Per act() call since the last observe(): the state it started from, mu(a | s) of the actions taken."""
+        self.actor = EpsilonGreedyActor(self.policy, config)
+        """Acting in this process (``--actors 0``)."""
         self.updates = 0
         self.update_credit = 0.0
 
@@ -157,38 +212,17 @@ class R2D2(ReplayLearner):
                                  config.memory).to(device)
 
     def initial_state(self, num_envs: int) -> RecurrentState:
-        return self.policy.initial_state(num_envs)
+        return self.actor.initial_state(num_envs)
 
-    def epsilons(self, num_envs: int) -> torch.Tensor:
-        """``[N]`` exploration rates, from epsilon_base (environment 0) down to epsilon_base^(1 + alpha)."""
-        share = torch.arange(num_envs, dtype=torch.float64) / max(num_envs - 1, 1)
-        return (self.config.epsilon_base ** (1.0 + self.config.epsilon_alpha * share)).float()
-
-    @torch.no_grad()
     def act(self, obs: torch.Tensor, state: RecurrentState, episode_start: torch.Tensor,
             previous_reward: torch.Tensor) -> tuple[torch.Tensor, RecurrentState]:
-        start = self.policy.reset_where(state, episode_start)
-        q, state = self.policy.step(obs, start, previous_reward)
-        epsilon = self.epsilons(len(obs)).to(q.device)
-        greedy = q.argmax(-1)
-        explore = torch.rand(len(obs), device=q.device) < epsilon
-        action = torch.where(explore, torch.randint_like(greedy, q.shape[1]), greedy)
-        self.acted_from.append((start, epsilon / q.shape[1] + (1.0 - epsilon) * (action == greedy)))
-        return action, state._replace(previous_action=action)
+        return self.actor.act(obs, state, episode_start, previous_reward)
 
     def observe(self, chunk: RolloutStorage) -> None:
-        steps = chunk.length
-        if len(self.acted_from) != steps:
-            raise RuntimeError(f"r2d2 acted {len(self.acted_from)} times for a chunk of {steps} steps")
-        if self.writer is None:
-            self.writer = SequenceWriter(chunk.num_envs, self.config.sequence_length, self.config.sequence_period)
-        rewards, next_obs = chunk.training_rewards().cpu(), chunk.next_obs(0, steps).cpu()
-        sequences = []
-        for t, (state, behaviour_probs) in enumerate(self.acted_from):
-            sequences += self.writer.add(chunk.obs[t].cpu(), chunk.actions[t].cpu(), rewards[t], chunk.terminated[t].cpu(),
-                                         chunk.truncated[t].cpu(), next_obs[t], (state.hidden.cpu(), state.cell.cpu()),
-                                         behaviour_probs.cpu())
-        self.acted_from.clear()
+        self.insert(self.actor.sequences(chunk))
+
+    def insert(self, sequences: list[Sequence]) -> None:
+        """Store sequences (acted here or by remote actors) and earn the gradient steps they are worth."""
         self.replay.add(sequences)
         if len(self.replay) >= self.config.min_replay:
             self.update_credit += len(sequences) * self.config.samples_per_insert / self.config.batch_size
