@@ -134,8 +134,9 @@ def build_parser() -> Parser:
     return parser
 
 
-RESUME_CHANGEABLE = ("steps", "device", "progress", "torch_threads", "wandb")
-"""Options a resumed run may change: the budget and how the run is executed, never what it learns."""
+RESUME_CHANGEABLE = ("steps", "device", "progress", "torch_threads", "wandb", "actors", "ray_address")
+"""Options a resumed run may change: the budget and how the run is executed, never what it learns (a new
+number of actors spreads R2D2's epsilon ladder over the new number of environments)."""
 
 
 def resume_config(algo: str, options: dict[str, Any]) -> TrainConfig | None:
@@ -188,7 +189,7 @@ def command_train(args: argparse.Namespace) -> int:
     from voidrl.io.checkpoint import load_checkpoint
     from voidrl.train.agent import summarize
     from voidrl.train.allocator import pin_allocator_thresholds
-    from voidrl.train.loop import Trainer
+    from voidrl.train.loop import make_trainer
 
     pin_allocator_thresholds()  # this process is ours: the library itself leaves the allocator alone
 
@@ -210,7 +211,7 @@ def command_train(args: argparse.Namespace) -> int:
             else:
                 config = make_config(args.algo, preset, **options)
         if args.command != "compare":
-            trainer = Trainer(config, resume=resume, init_checkpoint=None if resume else source)
+            trainer = make_trainer(config, resume=resume, init_checkpoint=None if resume else source)
     if args.command == "compare":
         return run_comparison(*plan)
     agent = trainer.train()

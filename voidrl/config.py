@@ -68,6 +68,12 @@ class RunConfig:
     steps, not training episodes: the unit of --steps, the same for every algorithm."""
     eval_episodes: int = 10
     """Whole episodes per evaluation, split evenly over the parallel environments."""
+    actors: int = 0
+    """Replay learners (r2d2): Ray actors that act, each with num_envs environments, and feed the learner's
+    replay while it trains in this process; 0 acts in this process, without Ray."""
+    ray_address: str | None = None
+    """With actors > 0: the Ray cluster to join (the address `ray start --head` prints); None starts Ray on
+    this machine."""
 
 
 @dataclass
@@ -104,7 +110,7 @@ class TrainConfig:
         for section in self.sections().values():
             check_field_types(section)
         require_positive_integers(self.run, ("steps", "checkpoint_every", "collapse_patience", "eval_every", "eval_episodes"))
-        require_non_negative(self.run, ("torch_threads",))
+        require_non_negative(self.run, ("torch_threads", "actors"))
         require_positive_integers(self.env, ("num_envs", "max_episode_steps"))
         require_positive(self.env, ("reward_scale", "reward_clip"))
         expected = None if self.run.intrinsic is None else intrinsic_config_class(self.run.intrinsic)
@@ -117,6 +123,8 @@ class TrainConfig:
             self.intrinsic_config.validate()
         if self.run.collapse_restore and self.run.collapse_entropy is None:
             raise ValueError("collapse_restore needs collapse_entropy (the entropy below which the guard acts)")
+        if self.run.ray_address is not None and not self.run.actors:
+            raise ValueError("ray_address needs actors > 0 (--actors N)")
         if self.run.init_parts is not None:
             if self.run.init_from is None:
                 raise ValueError("init_parts needs init_from (--from CHECKPOINT)")

@@ -222,10 +222,21 @@ class R2D2(ReplayLearner):
         self.insert(self.actor.sequences(chunk))
 
     def insert(self, sequences: list[Sequence]) -> None:
-        """Store sequences (acted here or by remote actors) and earn the gradient steps they are worth."""
+        """Store sequences acted in this process and earn the gradient steps they are worth."""
         self.replay.add(sequences)
+        self.credit(len(sequences))
+
+    def credit(self, inserted: int) -> None:
+        """Earn the gradient steps ``inserted`` new sequences are worth (none before min_replay are stored)."""
         if len(self.replay) >= self.config.min_replay:
-            self.update_credit += len(sequences) * self.config.samples_per_insert / self.config.batch_size
+            self.update_credit += inserted * self.config.samples_per_insert / self.config.batch_size
+
+    @staticmethod
+    def make_actor(config: R2D2Config, policy: RecurrentQNetwork, index: int, num_actors: int, num_envs: int) -> EpsilonGreedyActor:
+        """The acting part of remote actor ``index`` of ``num_actors``, each with ``num_envs`` environments:
+        its slice of one epsilon ladder over all of them."""
+        ladder = epsilon_ladder(num_actors * num_envs, config.epsilon_base, config.epsilon_alpha)
+        return EpsilonGreedyActor(policy, config, ladder[index * num_envs:(index + 1) * num_envs])
 
     def train_steps(self, progress: float) -> dict[str, float]:
         totals: dict[str, float] = {}

@@ -16,7 +16,7 @@ from typing import Any
 from voidrl.config import TrainConfig
 from voidrl.io.report import compare_runs
 from voidrl.train.allocator import pin_allocator_thresholds
-from voidrl.train.loop import CHECKPOINT_NAME, Trainer, has_run_files
+from voidrl.train.loop import CHECKPOINT_NAME, has_run_files, make_trainer
 from voidrl.train.signals import GracefulStop, RunStopped
 from voidrl.train.threads import available_cpus
 
@@ -27,7 +27,7 @@ PR_SET_PDEATHSIG = 1
 def run_to_completion(config: TrainConfig) -> None:
     """Train, resume an interrupted run, or skip one already finished (so a compare can be re-run)."""
     run_dir = Path(config.run_dir)
-    trainer = Trainer(config, resume=(run_dir / CHECKPOINT_NAME).exists() or has_run_files(run_dir))
+    trainer = make_trainer(config, resume=(run_dir / CHECKPOINT_NAME).exists() or has_run_files(run_dir))
     if trainer.step < config.run.steps:
         trainer.train()
     else:
@@ -62,7 +62,7 @@ def preflight(configs: list[TrainConfig], init_checkpoint: dict[str, Any] | None
         if config.run.init_from is not None and not Path(config.run.init_from).exists():
             config = copy.deepcopy(config)
             config.run.init_from = config.run.init_parts = None
-        Trainer(config, resume=True, init_checkpoint=init_checkpoint).close()
+        make_trainer(config, resume=True, init_checkpoint=init_checkpoint).close()
 
 
 def compare(base: TrainConfig, runs: list[TrainConfig], parallel: int = 1) -> str:

@@ -261,6 +261,15 @@ class Trainer:
         return True
 
 
+def make_trainer(config: TrainConfig, resume: bool = False, init_checkpoint: dict[str, Any] | None = None) -> Trainer:
+    """The run's trainer: this process's loop, or the Ray engine's with ``config.run.actors`` > 0."""
+    if config.run.actors:
+        from voidrl.distributed.engine import DistributedTrainer
+
+        return DistributedTrainer(config, resume, init_checkpoint)
+    return Trainer(config, resume, init_checkpoint)
+
+
 def train_from_config(config: TrainConfig, resume: bool = False) -> Agent:
     """Train as ``config`` says; with ``resume``, continue from ``run_dir/checkpoint.pt`` (or start over without one)."""
-    return Trainer(config, resume).train()
+    return make_trainer(config, resume).train()

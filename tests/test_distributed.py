@@ -1,0 +1,74 @@
+"""R2D2 with actors on Ray through the command line: an actor killed mid-run is replaced and the run
+finishes, then resumes from its checkpoint with its replay; bad engine options fail at once."""
+
+import csv
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+pytest.importorskip("ray")
+
+from voidrl.cli import main  # noqa: E402
+from voidrl.io.checkpoint import load_checkpoint  # noqa: E402
+
+SMALL = ["--env", "CartPole-v1", "--preset", "cartpole", "--lstm-size", "16", "--head-size", "16", "--batch-size", "8",
+         "--min-replay", "16", "--checkpoint-every", "10", "--save-replay", "--torch-threads", "1", "--no-progress"]
+
+
+def metric_rows(run_dir):
+    path = run_dir / "metrics.csv"
+    return list(csv.DictReader(path.open())) if path.exists() else []
+
+
+def actor_pids():
+    found = subprocess.run(["pgrep", "-f", "ray::ActorWorker"], capture_output=True, text=True).stdout.split()
+    return {int(pid) for pid in found}
+
+
+def test_a_killed_actor_is_replaced_the_run_finishes_and_resumes(tmp_path):
+    run_dir = tmp_path / "run"
+    command = [sys.executable, "-m", "voidrl", "train", "r2d2", *SMALL, "--actors", "2", "--steps", "4000", "--run-dir", str(run_dir)]
+    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 240
+    while (len(metric_rows(run_dir)) < 3 or len(actor_pids()) < 2) and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    victims = actor_pids()
+    assert run.poll() is None and len(victims) == 2, "the run ended or never started its actors"
+    killed_at = len(metric_rows(run_dir))
+    os.kill(min(victims), signal.SIGKILL)
+    while run.poll() is None and time.monotonic() < deadline:
+        if actor_pids() - victims:  # Ray started a replacement
+            break
+        time.sleep(0.2)
+    replaced = bool(actor_pids() - victims)
+    _, stderr = run.communicate(timeout=300)
+    assert run.returncode == 0, stderr
+    assert replaced, "no new actor process after the kill"
+    rows = metric_rows(run_dir)
+    assert int(rows[-1]["step"]) >= 4000 and len(rows) > killed_at + 5
+    assert float(rows[-1]["train/updates"]) > 0 and float(rows[-1]["time/actor_sps"]) > 0
+    stored = len(load_checkpoint(run_dir / "checkpoint.pt")["algorithm"]["replay"]["items"])
+    assert main(["train", "r2d2", *SMALL, "--actors", "1", "--steps", "4400", "--run-dir", str(run_dir), "--resume"]) == 0
+    resumed = load_checkpoint(run_dir / "checkpoint.pt")
+    assert resumed["step"] >= 4400 and len(resumed["algorithm"]["replay"]["items"]) > stored
+
+
+@pytest.mark.parametrize("extra,message", [
+    (["--actors", "1", "--ray-address", "127.0.0.1:1"], "ray_address '127.0.0.1:1': no Ray head answers there"),
+    (["--actors", "1", "--ray-address", "nowhere"], "ray_address must be host:port, ray://host:port or auto"),
+    (["--ray-address", "127.0.0.1:6379"], "ray_address needs actors > 0"),
+    (["--actors", "-1"], "actors must be >= 0"),
+])
+def test_bad_engine_options_are_one_line_errors_before_anything_is_written(tmp_path, capsys, extra, message):
+    assert main(["train", "r2d2", *SMALL, "--steps", "100", "--run-dir", str(tmp_path / "bad"), *extra]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "bad").exists()
+
+
+def test_actors_need_a_learner_that_has_them(tmp_path, capsys):
+    assert main(["train", "ppo", "--actors", "2", "--no-progress", "--run-dir", str(tmp_path / "bad")]) == 2
+    assert "actors > 0 needs a learner with remote actors (r2d2), not ppo" in capsys.readouterr().err

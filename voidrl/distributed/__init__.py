@@ -1,0 +1,1 @@
+"""Actors on Ray feeding one learner (``--actors N``)."""
