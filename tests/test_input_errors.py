@@ -52,7 +52,7 @@ def test_every_field_refuses_wrong_types_and_non_finite_numbers(algo, name, base
 RANGES = {
     # (algo, field): values outside the field's range
     ("ppo", "steps"): [0, -5], ("ppo", "checkpoint_every"): [0], ("ppo", "collapse_patience"): [0],
-    ("ppo", "eval_every"): [0], ("ppo", "eval_episodes"): [0], ("ppo", "torch_threads"): [-1],
+    ("ppo", "eval_every"): [0], ("ppo", "eval_episodes"): [0], ("ppo", "torch_threads"): [-1], ("ppo", "actors"): [-1],
     ("ppo", "intrinsic"): ["rnd"], ("ppo", "env"): ["Bogus-v9"], ("ppo", "init_parts"): [("encoder",), ()],
     ("ppo", "num_envs"): [0], ("ppo", "max_episode_steps"): [0], ("ppo", "reward_scale"): [0.0, -1.0],
     ("ppo", "reward_clip"): [0.0, -1.0],
@@ -91,7 +91,7 @@ RANGES = {
 ANY_VALUE = {
     "seed", "init_log_std", "collapse_entropy", "run_dir", "init_from", "progress", "wandb", "collapse_restore",
     "normalize_observation", "normalize_reward", "episodic_life", "anneal_lr", "normalize_advantages", "shared",
-    "baseline", "reward_to_go", "spectral_norm", "value_rescaling", "save_replay",
+    "baseline", "reward_to_go", "spectral_norm", "value_rescaling", "save_replay", "ray_address",
 }
 """Fields with no range of their own: any value of the right type is valid (device and the run directory
 are checked when the run is built; booleans have no range)."""
