@@ -3,7 +3,8 @@
 ``--actors N`` starts N Ray actors (``ActorWorker``), each stepping ``num_envs`` environments with
 its own copy of the acting network, and one Ray actor holding the replay (``ReplayServer``). Actors
 write their sequences straight into the replay; the learner, in this process, samples from it and
-trains, and sends new weights with each actor's next request for a chunk. Ray restarts an actor
+trains, and sends its latest weights with each actor's next request for a chunk (sent before it
+trains on the chunk just received, so acting and learning overlap). Ray restarts an actor
 that dies and reruns its chunk, so the run goes on. Everything else (run directory, logs, evaluation,
 checkpoints, progress) is the ``Trainer``'s: ``DistributedTrainer`` replaces only its loop.
 """
@@ -114,8 +115,10 @@ class ActorWorker:
         started = time.perf_counter()
         stats = self.collector.collect(self.storage, 0)
         sequences = self.acting.sequences(self.storage)
+        writing = time.perf_counter()
         ray.get(self.replay.add.remote(sequences))
-        return {"stats": stats, "sequences": len(sequences), "seconds": time.perf_counter() - started}
+        done = time.perf_counter()
+        return {"stats": stats, "sequences": len(sequences), "seconds": done - started, "write_seconds": done - writing}
 
 
 class DistributedTrainer(Trainer):
@@ -177,12 +180,12 @@ class DistributedTrainer(Trainer):
             result = ray.get(ready)
             stop.check()
             collected = time.perf_counter()
+            if algo.updates != version:
+                version, weights = algo.updates, publish()
+            pending[worker.run.remote(version, weights)] = worker  # it acts while the learner trains
             updates_before = algo.updates
             algo.credit(result["sequences"])
             metrics = algo.train_steps(progress=self.step / config.run.steps)
-            if algo.updates != version:
-                version, weights = algo.updates, publish()
-            pending[worker.run.remote(version, weights)] = worker
             chunk: RolloutStats = result["stats"]
             steps_taken = chunk.vector_steps * config.env.num_envs
             chunk.episode_steps = [self.step + offset for offset in chunk.episode_steps]
@@ -193,6 +196,8 @@ class DistributedTrainer(Trainer):
             metrics.update({
                 "time/sps": steps_taken / (now - last),
                 "time/actor_sps": steps_taken / result["seconds"],
+                "time/actor_write_seconds": result["write_seconds"],
+                "time/actor_env_seconds": chunk.env_seconds,
                 "time/update_seconds": now - collected,
                 "time/learner_updates_per_second": (algo.updates - updates_before) / max(now - collected, 1e-9),
                 "train/replay_ratio": algo.updates * config.algo_config.batch_size * config.algo_config.sequence_length / self.step,
