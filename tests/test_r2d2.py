@@ -8,9 +8,10 @@ import pytest
 import torch
 
 from tests.learning import assert_majority, mean_of_last, train_seeds
-from voidrl.algos.r2d2 import R2D2, R2D2Config, epsilon_ladder, trained_steps
+from voidrl.algos.r2d2 import PRESETS, R2D2, R2D2Config, epsilon_ladder, trained_steps
 from voidrl.cli import main
 from voidrl.io.checkpoint import load_checkpoint
+from voidrl.nets.parts import load_parts
 from voidrl.train.agent import Agent
 from voidrl.nets.recurrent import RecurrentQNetwork
 from voidrl.replay import Sequence
@@ -49,10 +50,10 @@ def small_learner():
 
 def sequence_batch(learner, starts_episode: bool):
     """Six random sequences (none ending an episode), stored and sampled back."""
-    length = learner.config.sequence_length
+    length, size = learner.config.sequence_length, learner.config.lstm_size
     sequences = [Sequence(obs=torch.randn(length + 1, 4), actions=torch.randint(2, (length,)), rewards=torch.randn(length), behaviour_probs=torch.rand(length),
                           terminated=torch.zeros(length, dtype=torch.bool), truncated=torch.zeros(length, dtype=torch.bool),
-                          mask=torch.ones(length, dtype=torch.bool), start_state=(torch.randn(16), torch.randn(16)),
+                          mask=torch.ones(length, dtype=torch.bool), start_state=(torch.randn(size), torch.randn(size)),
                           previous_action=torch.tensor(1), previous_reward=torch.tensor(0.5), starts_episode=starts_episode)
                  for _ in range(6)]
     learner.replay.add(sequences)
@@ -133,6 +134,21 @@ def test_r2d2_trains_evaluates_greedily_and_resumes_with_its_replay(tmp_path):
     assert train(tmp_path / "run", "--save-replay", "--steps", "2400", "--resume") == 0
     resumed = load_checkpoint(tmp_path / "run" / "checkpoint.pt")["algorithm"]
     assert len(resumed["replay"]["items"]) > stored and resumed["updates"] > saved["updates"]
+
+
+def test_a_recurrent_checkpoint_starts_r2d2_whole_and_is_refused_by_an_actor_critic(tmp_path, capsys):
+    assert train(tmp_path / "run", "--steps", "400") == 0
+    source = str(tmp_path / "run" / "checkpoint.pt")
+    saved = load_checkpoint(source)["algorithm"]["policy"]
+    learner = R2D2(R2D2Config(**{**PRESETS["cartpole"]["algo_config"]}), (4,), gym.spaces.Discrete(2))
+    assert load_parts(learner.policy, source) == list(saved)
+    assert all(torch.equal(value, saved[key]) for key, value in learner.policy.state_dict().items())
+    learner.learn(sequence_batch(learner, starts_episode=True))  # the target network starts from what was loaded
+    assert all(torch.equal(value, saved[key]) for key, value in learner.target.state_dict().items())
+    assert main(["finetune", "ppo", "--from", source, "--steps", "100", "--run-dir", str(tmp_path / "ppo")]) == 2
+    assert "holds a recurrent Q-network (r2d2); an actor-critic cannot start from it" in capsys.readouterr().err
+    assert main(["finetune", "r2d2", "--from", source, "--init-parts", "critic", "--run-dir", str(tmp_path / "parts")]) == 2
+    assert "has no parts; leave --init-parts out to load it whole" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("extra,message", [

@@ -253,6 +253,8 @@ class R2D2(ReplayLearner):
     def learn(self, sampled: SequenceBatch) -> dict[str, float]:
         """One gradient step on a batch of sequences; updates their priorities."""
         cfg, batch = self.config, sampled.to(self.device)
+        if self.updates == 0:  # the target starts from the online network as the run begins (after any --from)
+            self.target.load_state_dict(self.policy.state_dict())
         previous_actions = torch.cat([batch.previous_action.unsqueeze(0), batch.actions])
         previous_rewards = torch.cat([batch.previous_reward.unsqueeze(0), batch.rewards])
         q = self.unroll_with_burn_in(batch.obs, previous_actions, previous_rewards, batch.start_state, batch.starts_episode)

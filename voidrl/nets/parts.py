@@ -36,17 +36,22 @@ def parts_of(policy: ActorCritic) -> tuple[str, ...]:
     return tuple(part for part, prefixes in PARTS.items() if any(key.startswith(prefixes) for key in keys))
 
 
-def load_parts(policy: ActorCritic, path: str, parts: tuple[str, ...] | None = None, checkpoint: dict | None = None) -> list[str]:
+def load_parts(policy: torch.nn.Module, path: str, parts: tuple[str, ...] | None = None, checkpoint: dict | None = None) -> list[str]:
     """Copy the named parts (None: every part ``policy`` has) of the policy saved in checkpoint ``path``
     into ``policy``; returns the keys copied. ``checkpoint``: the payload of ``path`` if already loaded.
 
     Everything else keeps its fresh initialisation (e.g. leave out the heads to re-initialise them).
     """
-    parts = parts_of(policy) if parts is None else parts
-    validate_parts(parts)
     checkpoint = load_checkpoint(path) if checkpoint is None else checkpoint
     saved = dict(checkpoint["algorithm"]["policy"])
     own = policy.state_dict()
+    if not isinstance(policy, ActorCritic):
+        return load_whole(policy, own, saved, path, checkpoint, parts)
+    if is_recurrent(saved):
+        raise CheckpointError(f"checkpoint {path!r} holds a recurrent Q-network ({saved_algo(checkpoint)}); "
+                              "an actor-critic cannot start from it")
+    parts = parts_of(policy) if parts is None else parts
+    validate_parts(parts)
     prefixes = tuple(prefix for part in parts for prefix in PARTS.get(part, (APT_ENCODER_PREFIX,)))
     if APT_ENCODER in parts:
         saved.update(saved_apt_encoder(checkpoint, policy, path))
@@ -64,6 +69,24 @@ def load_parts(policy: ActorCritic, path: str, parts: tuple[str, ...] | None = N
         for key in keys:
             own[key].copy_(saved[key])
     return keys
+
+
+def saved_algo(checkpoint: dict) -> str:
+    return str(checkpoint.get("config", {}).get("algo", "an unknown algorithm"))
+
+
+def is_recurrent(state: dict[str, torch.Tensor]) -> bool:
+    return any(key.startswith("lstm.") for key in state)
+
+
+def load_whole(policy: torch.nn.Module, own: dict, saved: dict, path: str, checkpoint: dict, parts: tuple[str, ...] | None) -> list[str]:
+    """A network without named parts (R2D2's) starts whole from a saved network of the same kind."""
+    if parts is not None:
+        raise ValueError(f"init_parts: this network ({type(policy).__name__}) has no parts; leave --init-parts out to load it whole")
+    if is_recurrent(saved) != is_recurrent(own) or set(saved) != set(own) or any(saved[k].shape != own[k].shape for k in own):
+        raise CheckpointError(f"checkpoint {path!r} ({saved_algo(checkpoint)}) does not fit this {type(policy).__name__}")
+    policy.load_state_dict(saved)
+    return list(own)
 
 
 def saved_apt_encoder(checkpoint: dict, policy: ActorCritic, path: str) -> dict[str, torch.Tensor]:
