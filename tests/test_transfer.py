@@ -40,6 +40,16 @@ def test_only_the_requested_parts_are_loaded(tmp_path, parts):
     assert not kept_fresh or any(kept_fresh)  # the parts left out really differ from the pre-trained ones
 
 
+@pytest.mark.parametrize("extrinsic_coef,expected", [(0.0, ("policy_body", "policy_head")), (1.0, tuple(PARTS))])
+def test_by_default_a_reward_free_runs_value_parts_are_left_out(tmp_path, extrinsic_coef, expected):
+    pretrained = PPG(PPGConfig(network="minatar"), OBS, ACTIONS)
+    config = {"algo": "ppg", "run": {"intrinsic": "apt"}, "intrinsic_config": {"extrinsic_coef": extrinsic_coef}}
+    save_checkpoint(tmp_path / "pre.pt", {"config": config, "algorithm": pretrained.state_dict()})
+    fresh = PPG(PPGConfig(network="minatar"), OBS, ACTIONS)
+    copied = load_parts(fresh.policy, str(tmp_path / "pre.pt"))
+    assert {part for part, prefixes in PARTS.items() if any(key.startswith(prefixes) for key in copied)} == set(expected)
+
+
 def test_unknown_part_and_mismatched_network_are_refused(tmp_path):
     pretrained = PPG(PPGConfig(network="minatar"), OBS, ACTIONS)
     save_checkpoint(tmp_path / "pre.pt", {"algorithm": pretrained.state_dict()})

@@ -61,7 +61,8 @@ class RunConfig:
     """With init_from: which parts to load (policy_body, policy_head, aux_head, critic from the saved
     policy; apt_encoder: the saved run's APT encoder into an apt policy body); the rest is freshly
     initialised, so leaving out the heads re-initialises them. None = every part of the saved policy
-    this run's network has (PPG's aux_head only for PPG)."""
+    this run's network has (PPG's aux_head only for PPG), but not critic and aux_head when the saved run
+    was reward-free pre-training (they learned intrinsic values)."""
     eval_every: int | None = None
     """Greedy evaluation every this many environment steps, checked after each update, and once at the
     end; scores go to evaluations.csv, the best agent to best.pt; None disables. Counted in environment

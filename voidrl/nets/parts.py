@@ -36,8 +36,21 @@ def parts_of(policy: ActorCritic) -> tuple[str, ...]:
     return tuple(part for part, prefixes in PARTS.items() if any(key.startswith(prefixes) for key in keys))
 
 
+VALUE_PARTS = ("critic", "aux_head")
+
+
+def default_parts(policy: ActorCritic, checkpoint: dict) -> tuple[str, ...]:
+    """What ``--from`` loads without ``--init-parts``: every part ``policy`` has, except, from a reward-free
+    run (an intrinsic reward with the task's weighted 0), the value parts: they learned intrinsic returns,
+    and on MinAtar starting from them slowed fine-tuning (benchmarks/RESULTS.md)."""
+    parts = parts_of(policy)
+    config = checkpoint.get("config", {})
+    reward_free = config.get("run", {}).get("intrinsic") is not None and config.get("intrinsic_config", {}).get("extrinsic_coef") == 0.0
+    return tuple(part for part in parts if part not in VALUE_PARTS) if reward_free else parts
+
+
 def load_parts(policy: torch.nn.Module, path: str, parts: tuple[str, ...] | None = None, checkpoint: dict | None = None) -> list[str]:
-    """Copy the named parts (None: every part ``policy`` has) of the policy saved in checkpoint ``path``
+    """Copy the named parts (None: ``default_parts``) of the policy saved in checkpoint ``path``
     into ``policy``; returns the keys copied. ``checkpoint``: the payload of ``path`` if already loaded.
 
     Everything else keeps its fresh initialisation (e.g. leave out the heads to re-initialise them).
@@ -50,7 +63,7 @@ def load_parts(policy: torch.nn.Module, path: str, parts: tuple[str, ...] | None
     if is_recurrent(saved):
         raise CheckpointError(f"checkpoint {path!r} holds a recurrent Q-network ({saved_algo(checkpoint)}); "
                               "an actor-critic cannot start from it")
-    parts = parts_of(policy) if parts is None else parts
+    parts = default_parts(policy, checkpoint) if parts is None else parts
     validate_parts(parts)
     prefixes = tuple(prefix for part in parts for prefix in PARTS.get(part, (APT_ENCODER_PREFIX,)))
     if APT_ENCODER in parts:
