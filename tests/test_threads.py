@@ -69,3 +69,12 @@ def test_the_governor_leaves_the_cores_other_processes_keep_busy(monkeypatch):
         assert fixed.adjust() == 2  # a count the user chose is held
     finally:
         torch.set_num_threads(before)
+
+
+def test_the_governor_is_asked_during_a_collection_not_only_between_updates(tmp_path, monkeypatch):
+    """An APT rollout lasts minutes: a thread count chosen under another run's load must not last it out."""
+    calls = []
+    original = threads.ThreadGovernor.adjust
+    monkeypatch.setattr(threads.ThreadGovernor, "adjust", lambda self: calls.append(1) or original(self))
+    voidrl.train("ppo", steps=256, num_envs=2, num_steps=128, run_dir=str(tmp_path / "run"), progress=False)
+    assert len(calls) >= 128  # one update of 128 vector steps

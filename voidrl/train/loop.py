@@ -206,11 +206,18 @@ class Trainer:
         storage.reward_weights = None if plugin is None else plugin.reward_weights
         hooks = self._hooks(logger, bar)
         recent_returns: deque[float] = deque(maxlen=20)
+
+        def between_steps() -> bool:
+            """Asked before every vector step: re-choose the threads when due (an APT rollout runs for minutes, so
+            a count chosen under another run's load must not last it out), and whether a signal asks to stop."""
+            governor.adjust()
+            return stop.requested
+
         while self.step < config.run.steps:
             started = time.perf_counter()
             if algo.whole_episodes is not None and self.update > 0:  # every rollout starts from a reset
                 collector.reset(env_seed(config.run.seed, self.update))
-            stats = collector.collect(storage, self.step, algo.whole_episodes, should_stop=lambda: stop.requested)
+            stats = collector.collect(storage, self.step, algo.whole_episodes, should_stop=between_steps)
             stop.check()  # a signal during the collection: stop with the state of the last update
             intrinsic_metrics = {}
             if plugin is not None:
