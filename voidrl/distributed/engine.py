@@ -81,10 +81,11 @@ class ActorWorker:
 
     Args:
         config: the run's ``TrainConfig.to_dict()``; index: this actor's number among ``num_actors``;
-        replay: the ``ReplayServer`` it writes to.
+        replay: the ``ReplayServer`` it writes to; update: the run's update count when it started (a resumed
+        run's environments are reset with new seeds, as in the one-process loop).
     """
 
-    def __init__(self, config: dict[str, Any], index: int, num_actors: int, replay: Any):
+    def __init__(self, config: dict[str, Any], index: int, num_actors: int, replay: Any, update: int = 0):
         torch.set_num_threads(1)
         self.config = TrainConfig.from_dict(config)
         run, algo = self.config.run, ALGORITHMS[self.config.algo]
@@ -94,16 +95,11 @@ class ActorWorker:
         self.policy = algo.make_policy(self.config.algo_config, self.env.single_observation_space.shape, space, "cpu")
         self.acting = algo.make_actor(self.config.algo_config, self.policy, index, num_actors, self.env.num_envs)
         self.collector = Collector(self.env, RecurrentActing(self.acting, self.env.num_envs))
-        first = self.collector.reset(env_seed(run.seed + index + 1, 0))
+        first = self.collector.reset(env_seed(run.seed + index + 1, update))
         self.storage = RolloutStorage(self.config.algo_config.num_steps, self.env.num_envs, first.shape[1:], first.dtype,
                                       space.shape, torch.long, "cpu")
         self.replay = replay
         self.version = -1
-
-    def pid(self) -> int:
-        import os
-
-        return os.getpid()
 
     def run(self, version: int, weights: dict[str, torch.Tensor]) -> dict[str, Any]:
         """One chunk with the weights of ``version``: its sequences go to the replay; returns its statistics."""
@@ -152,13 +148,14 @@ class DistributedTrainer(Trainer):
                 ray.get(server.load_state_dict.remote(local_replay.state_dict()))
             algo.replay = RemoteReplay(server, ray)
             worker_class = ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=-1)(ActorWorker)
-            workers = [worker_class.remote(config.to_dict(), i, config.run.actors, server) for i in range(config.run.actors)]
+            workers = [worker_class.remote(config.to_dict(), i, config.run.actors, server, self.update)
+                       for i in range(config.run.actors)]
             self._train_with(workers, logger, bar, stop)
         finally:
             algo.replay = local_replay
+            ray.wait(list(self.pending), num_returns=len(self.pending), timeout=60)  # no chunk cut off mid-write
             if config.algo_config.save_replay and workers:  # the checkpoint written after the loop needs it here
                 local_replay.load_state_dict(ray.get(server.state_dict.remote()))
-            ray.wait(list(self.pending), num_returns=len(self.pending), timeout=60)  # no chunk cut off mid-write
             for worker in workers:
                 ray.kill(worker)
             ray.kill(server)
