@@ -7,7 +7,7 @@ import gymnasium as gym
 import pytest
 import torch
 
-from tests.learning import assert_majority, mean_of_last, train_seeds
+from tests.learning import assert_majority, train_seeds
 from voidrl.algos.r2d2 import PRESETS, R2D2, R2D2Config, epsilon_ladder, trained_steps
 from voidrl.cli import main
 from voidrl.io.checkpoint import load_checkpoint
@@ -162,11 +162,16 @@ def test_bad_r2d2_options_are_one_line_errors_before_anything_is_written(tmp_pat
     assert not (tmp_path / "bad").exists()
 
 
+def greedy_scores(runs, episodes=20):
+    return [sum(Agent.load(run / "checkpoint.pt").evaluate(episodes=episodes)) / episodes for run in runs]
+
+
 @pytest.mark.benchmark
 def test_r2d2_solves_cartpole(tmp_path):
-    """~1 min per seed, 3 seeds side by side. Fails when learning is broken (checked once: --learning-rate 1e-9)."""
-    runs = train_seeds(tmp_path, "r2d2", 40_000, preset="cartpole")
-    assert_majority([mean_of_last(run) for run in runs], 400.0)
+    """Greedy evaluation of each seed's final network (training returns include epsilon up to 0.4). ~4 min:
+    3 seeds side by side; at 40k steps only 1 of 3 had solved it (greedy 500, 316, 252)."""
+    runs = train_seeds(tmp_path, "r2d2", 80_000, preset="cartpole")
+    assert_majority(greedy_scores(runs), 475.0)
 
 
 @pytest.mark.benchmark
@@ -176,6 +181,6 @@ def test_only_the_recurrent_network_solves_cartpole_without_velocities(tmp_path)
     scores = {}
     for memory in ("lstm", "none"):
         runs = train_seeds(tmp_path / memory, "r2d2", 60_000, preset="cartpole", env="voidrl/CartPoleNoVelocity-v1", memory=memory)
-        scores[memory] = [sum(Agent.load(run / "checkpoint.pt").evaluate(episodes=10)) / 10 for run in runs]
+        scores[memory] = greedy_scores(runs, episodes=10)
     assert_majority(scores["lstm"], 300.0)
     assert_majority([-score for score in scores["none"]], -150.0)  # most feed-forward seeds stay below 150
