@@ -25,7 +25,6 @@ from voidrl.envs import make_env
 from voidrl.replay import SequenceReplay
 from voidrl.rollout import Collector, RolloutStorage
 from voidrl.rollout.collector import RolloutStats
-from voidrl.train.hooks import UpdateReport
 from voidrl.train.loop import Trainer, env_seed, peak_rss_mb
 from voidrl.train.seeding import seed_everything
 
@@ -186,9 +185,6 @@ class DistributedTrainer(Trainer):
             chunk: RolloutStats = result["stats"]
             steps_taken = chunk.vector_steps * config.env.num_envs
             chunk.episode_steps = [self.step + offset for offset in chunk.episode_steps]
-            self.step += steps_taken
-            self.update += 1
-            recent_returns.extend(chunk.episode_returns)
             now = time.perf_counter()
             metrics.update({
                 "time/sps": steps_taken / (now - last),
@@ -197,14 +193,10 @@ class DistributedTrainer(Trainer):
                 "time/actor_env_seconds": chunk.env_seconds,
                 "time/update_seconds": now - collected,
                 "time/learner_updates_per_second": (algo.updates - updates_before) / max(now - collected, 1e-9),
-                "train/replay_ratio": algo.updates * config.algo_config.batch_size * config.algo_config.sequence_length / self.step,
+                "train/replay_ratio": algo.updates * config.algo_config.batch_size * config.algo_config.sequence_length
+                                      / (self.step + steps_taken),
                 "sys/peak_rss_mb": peak_rss_mb(),
             })
             last = now
-            if recent_returns:
-                metrics["rollout/recent_return_mean"] = sum(recent_returns) / len(recent_returns)
-            report = UpdateReport(self.step, self.update, metrics, chunk, final=self.step >= config.run.steps,
-                                  recent_episodes=len(recent_returns))
-            for hook in hooks:
-                hook.after_update(report)
+            self._close_update(chunk, steps_taken, metrics, recent_returns, hooks)
             stop.check()

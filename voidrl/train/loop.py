@@ -28,6 +28,7 @@ from voidrl.io.logger import RunLogger
 from voidrl.nets.parts import load_parts
 from voidrl.nets.persistence import PersistentUniforms
 from voidrl.rollout import Collector, RolloutStorage
+from voidrl.rollout.collector import RolloutStats
 from voidrl.rollout.diagnostics import identical_action_fraction
 from voidrl.train.agent import Agent, resolve_device
 from voidrl.train.evaluation import PeriodicEvaluator
@@ -227,9 +228,6 @@ class Trainer:
             metrics = algo.update(storage, progress=self.step / config.run.steps) | intrinsic_metrics
             updated = time.perf_counter()
             steps_taken = stats.vector_steps * env.num_envs
-            self.step += steps_taken
-            self.update += 1
-            recent_returns.extend(stats.episode_returns)
             metrics.update({
                 "time/sps": steps_taken / (updated - started),
                 "time/env_seconds": stats.env_seconds,
@@ -239,15 +237,23 @@ class Trainer:
                 "sys/peak_rss_mb": peak_rss_mb(),
                 "sys/torch_threads": governor.adjust(),
             })
-            if recent_returns:
-                metrics["rollout/recent_return_mean"] = sum(recent_returns) / len(recent_returns)
             if not env.single_action_space.shape:
                 metrics["rollout/identical_action_fraction"] = identical_action_fraction(storage.actions)
-            report = UpdateReport(self.step, self.update, metrics, stats, final=self.step >= config.run.steps,
-                                  recent_episodes=len(recent_returns))
-            for hook in hooks:
-                hook.after_update(report)
+            self._close_update(stats, steps_taken, metrics, recent_returns, hooks)
             stop.check()  # a signal during the update: it has finished, stop now
+
+    def _close_update(self, stats: RolloutStats, steps_taken: int, metrics: dict[str, float], recent_returns: deque[float],
+                      hooks: list[Hook]) -> None:
+        """Count the update's steps, add the mean of the recent returns to its metrics, hand its report to the hooks."""
+        self.step += steps_taken
+        self.update += 1
+        recent_returns.extend(stats.episode_returns)
+        if recent_returns:
+            metrics["rollout/recent_return_mean"] = sum(recent_returns) / len(recent_returns)
+        report = UpdateReport(self.step, self.update, metrics, stats, final=self.step >= self.config.run.steps,
+                              recent_episodes=len(recent_returns))
+        for hook in hooks:
+            hook.after_update(report)
 
     def _hooks(self, logger: RunLogger, bar: tqdm) -> list[Hook]:
         """The after-update hooks of this run, in order."""
