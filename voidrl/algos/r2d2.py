@@ -87,7 +87,7 @@ class R2D2Config:
     memory: str = "lstm"
     """lstm, or none: a feed-forward layer of the same width in the LSTM's place (the memoryless ablation)."""
     save_replay: bool = False
-    """Keep the replay in the checkpoint (exact resume; large on Atari: about 0.6 MB a sequence)."""
+    """Keep the replay in the checkpoint (exact resume; large on Atari: 84 x 84 x 81 bytes = 0.57 MB of frames a sequence)."""
 
     def validate(self) -> None:
         require_positive_integers(self, ("num_steps", "sequence_length", "sequence_period", "n_step", "batch_size",
