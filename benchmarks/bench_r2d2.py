@@ -1,6 +1,7 @@
-"""R2D2's engine speed: acting in the learner's process against 1 and 2 Ray actors, and learner updates/s.
+"""The Ray engine's speed (R2D2, or A3C with --algo a3c): acting in the learner's process against 1 and 2
+Ray actors, and learner updates/s.
 
-Trains the same short R2D2 run through the command line once per mode (``--actors 0``, then each
+Trains the same short run through the command line once per mode (``--actors 0``, then each
 count given), alternating the order over ``--repeats``, and prints per mode the medians over repeats of:
 - run steps/s: environment steps over wall-clock time of the training loop (metrics.csv rows after the
   first, so Ray's start-up is left out);
@@ -11,6 +12,7 @@ Run it alone on the machine.
 
     python benchmarks/bench_r2d2.py
     python benchmarks/bench_r2d2.py --env MinAtar/Breakout-v1 --preset none --steps 20000 --actors 1 2 4
+    python benchmarks/bench_r2d2.py --algo a3c
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ def measure(run_dir: Path) -> dict[str, float]:
 
 
 def train(actors: int, args: argparse.Namespace, run_dir: Path) -> dict[str, float]:
-    command = [sys.executable, "-m", "voidrl", "train", "r2d2", "--env", args.env, "--steps", str(args.steps),
+    command = [sys.executable, "-m", "voidrl", "train", args.algo, "--env", args.env, "--steps", str(args.steps),
                "--actors", str(actors), "--torch-threads", "1", "--no-progress", "--run-dir", str(run_dir)]
     if args.preset != "none":
         command += ["--preset", args.preset]
@@ -55,8 +57,9 @@ def train(actors: int, args: argparse.Namespace, run_dir: Path) -> dict[str, flo
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--algo", default="r2d2", choices=("r2d2", "a3c"))
     parser.add_argument("--env", default="CartPole-v1")
-    parser.add_argument("--preset", default="cartpole", help="r2d2 preset, or none")
+    parser.add_argument("--preset", default="cartpole", help="the algorithm's preset, or none")
     parser.add_argument("--steps", type=int, default=20000)
     parser.add_argument("--actors", type=int, nargs="+", default=[1, 2], help="Ray actor counts to compare with inline")
     parser.add_argument("--repeats", type=int, default=2)
@@ -68,7 +71,7 @@ def main() -> None:
             for mode in modes if repeat % 2 == 0 else modes[::-1]:
                 results[mode].append(train(mode, args, Path(scratch) / f"actors{mode}-{repeat}"))
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    print(f"R2D2 on {args.env} (preset {args.preset}), {args.steps} steps, {args.repeats} repeats, commit {commit}; medians")
+    print(f"{args.algo} on {args.env} (preset {args.preset}), {args.steps} steps, {args.repeats} repeats, commit {commit}; medians")
     print("| mode | run steps/s | actor steps/s | learner updates/s | wall s (with start-up) |")
     print("|---|---:|---:|---:|---:|")
     for mode in modes:

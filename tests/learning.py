@@ -11,6 +11,7 @@ import csv
 from pathlib import Path
 
 from voidrl.config import make_config
+from voidrl.train.agent import Agent
 from voidrl.train.compare import run_side_by_side
 
 SEEDS = (0, 1, 2)
@@ -31,6 +32,11 @@ def train_seeds(tmp_path: Path, algo: str, steps: int, seeds=SEEDS, **options) -
                for seed, run_dir in zip(seeds, run_dirs)]
     run_side_by_side(configs, parallel=len(configs))
     return run_dirs
+
+
+def greedy_scores(run_dirs: list[Path], episodes: int = 20) -> list[float]:
+    """Mean return of each run's final agent over ``episodes`` greedy episodes."""
+    return [sum(Agent.load(run_dir / "checkpoint.pt").evaluate(episodes=episodes)) / episodes for run_dir in run_dirs]
 
 
 def assert_majority(scores: list[float], threshold: float) -> None:

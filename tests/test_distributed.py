@@ -1,5 +1,6 @@
-"""R2D2 with actors on Ray through the command line: an actor killed mid-run is replaced and the run
-finishes, then resumes from its checkpoint with its replay; bad engine options fail at once."""
+"""Actors on Ray through the command line: an R2D2 actor killed mid-run is replaced and the run finishes,
+then resumes from its checkpoint with its replay; A3C's actor-learners send gradients of parameters the
+others have moved; bad engine options fail at once."""
 
 import csv
 import os
@@ -25,7 +26,7 @@ def metric_rows(run_dir):
 
 
 def actor_pids():
-    found = subprocess.run(["pgrep", "-f", "ray::ActorWorker"], capture_output=True, text=True).stdout.split()
+    found = subprocess.run(["pgrep", "-f", "ray::SequenceActor"], capture_output=True, text=True).stdout.split()
     return {int(pid) for pid in found}
 
 
@@ -71,4 +72,29 @@ def test_bad_engine_options_are_one_line_errors_before_anything_is_written(tmp_p
 
 def test_actors_need_a_learner_that_has_them(tmp_path, capsys):
     assert main(["train", "ppo", "--actors", "2", "--no-progress", "--run-dir", str(tmp_path / "bad")]) == 2
-    assert "actors > 0 needs a learner with remote actors (r2d2), not ppo" in capsys.readouterr().err
+    assert "actors > 0 needs an algorithm with remote actors (a3c, r2d2), not ppo" in capsys.readouterr().err
+
+
+def test_a3c_actor_learners_send_gradients_of_older_parameters_and_the_run_resumes_in_one_process(tmp_path):
+    run_dir = tmp_path / "a3c"
+    options = ["--env", "CartPole-v1", "--preset", "cartpole", "--torch-threads", "1", "--no-progress", "--checkpoint-every", "20",
+               "--run-dir", str(run_dir)]
+    assert main(["train", "a3c", *options, "--actors", "2", "--steps", "3000"]) == 0
+    rows = metric_rows(run_dir)
+    staleness = [float(row["train/gradient_staleness"]) for row in rows]
+    assert sum(staleness) / len(staleness) >= 0.5, "with two actor-learners most gradients meet parameters the other has moved"
+    assert all(float(row["time/actor_sps"]) > 0 for row in rows)
+    saved = load_checkpoint(run_dir / "checkpoint.pt")
+    assert saved["step"] >= 3000 and saved["algorithm"]["optimizer"]["state"]
+    assert main(["train", "a3c", *options, "--actors", "0", "--steps", "3600", "--resume"]) == 0
+    assert load_checkpoint(run_dir / "checkpoint.pt")["step"] >= 3600
+
+
+@pytest.mark.parametrize("extra,message", [
+    (["--normalize-observation"], "normalize_observation needs actors 0: each Ray actor would keep statistics of its own"),
+    (["--intrinsic", "apt"], "intrinsic apt needs actors 0: Ray actors do not run reward plug-ins"),
+])
+def test_what_ray_actors_cannot_do_is_refused(tmp_path, capsys, extra, message):
+    assert main(["train", "a3c", "--actors", "2", "--no-progress", "--run-dir", str(tmp_path / "bad"), *extra]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "bad").exists()

@@ -7,12 +7,11 @@ import gymnasium as gym
 import pytest
 import torch
 
-from tests.learning import assert_majority, train_seeds
+from tests.learning import assert_majority, greedy_scores, train_seeds
 from voidrl.algos.r2d2 import PRESETS, R2D2, R2D2Config, epsilon_ladder, trained_steps
 from voidrl.cli import main
 from voidrl.io.checkpoint import load_checkpoint
 from voidrl.nets.parts import load_parts
-from voidrl.train.agent import Agent
 from voidrl.nets.recurrent import RecurrentQNetwork
 from voidrl.replay import Sequence
 
@@ -160,10 +159,6 @@ def test_bad_r2d2_options_are_one_line_errors_before_anything_is_written(tmp_pat
     assert train(tmp_path / "bad", *extra) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "bad").exists()
-
-
-def greedy_scores(runs, episodes=20):
-    return [sum(Agent.load(run / "checkpoint.pt").evaluate(episodes=episodes)) / episodes for run in runs]
 
 
 @pytest.mark.benchmark

@@ -70,8 +70,9 @@ class RunConfig:
     eval_episodes: int = 10
     """Whole episodes per evaluation, split evenly over the parallel environments."""
     actors: int = 0
-    """Replay learners (r2d2): Ray actors that act, each with num_envs environments, and feed the learner's
-    replay while it trains in this process; 0 acts in this process, without Ray."""
+    """Ray actors that act, each with num_envs environments, and feed the learner in this process: r2d2's
+    write sequences into its replay, a3c's send gradients of their own rollouts; 0 acts in this
+    process, without Ray."""
     ray_address: str | None = None
     """With actors > 0: the Ray cluster to join (the address `ray start --head` prints); None starts Ray on
     this machine."""
@@ -126,10 +127,26 @@ class TrainConfig:
             raise ValueError("collapse_restore needs collapse_entropy (the entropy below which the guard acts)")
         if self.run.ray_address is not None and not self.run.actors:
             raise ValueError("ray_address needs actors > 0 (--actors N)")
+        if self.run.actors:
+            self.validate_remote_actors()
         if self.run.init_parts is not None:
             if self.run.init_from is None:
                 raise ValueError("init_parts needs init_from (--from CHECKPOINT)")
             validate_parts(self.run.init_parts)
+
+    def validate_remote_actors(self) -> None:
+        """What Ray actors cannot do: each would keep normalisation statistics of its own, and none runs a
+        reward plug-in or the mixture policy's persistent noise."""
+        remote = sorted(name for name, algo in ALGORITHMS.items() if getattr(algo, "remote_actors", None))
+        if self.algo not in remote:
+            raise ValueError(f"actors > 0 needs an algorithm with remote actors ({', '.join(remote)}), not {self.algo}")
+        if self.run.intrinsic is not None:
+            raise ValueError(f"intrinsic {self.run.intrinsic} needs actors 0: Ray actors do not run reward plug-ins")
+        for field in ("normalize_observation", "normalize_reward"):
+            if getattr(self.env, field):
+                raise ValueError(f"{field} needs actors 0: each Ray actor would keep statistics of its own")
+        if getattr(self.algo_config, "action_persistence", 0.0):
+            raise ValueError("action_persistence needs actors 0: Ray actors sample fresh noise every step")
 
     @property
     def run_dir(self) -> str:

@@ -98,8 +98,8 @@ class A2C(OnPolicyAlgorithm):
         cfg = self.config
         return rollout_gae(rollout, cfg.gamma, cfg.gae_lambda)
 
-    def update(self, rollout: RolloutStorage, progress: float) -> dict[str, float]:
-        """One gradient step on L = L_pi + c_v L_v - c_H H over the rollout's T x N samples."""
+    def loss(self, rollout: RolloutStorage) -> tuple[torch.Tensor, dict[str, float]]:
+        """L = L_pi + c_v L_v - c_H H over the rollout's T x N samples, and its metrics."""
         cfg = self.config
         advantages, returns = (x.reshape(-1) for x in self.advantages(rollout))
         if cfg.normalize_advantages and advantages.numel() > 1:
@@ -110,9 +110,12 @@ class A2C(OnPolicyAlgorithm):
         critic_loss, value_metrics = value_loss(values, returns)
         entropy_term, entropy_metrics = entropy_loss(dist.entropy())
         loss = policy_loss + cfg.value_coef * critic_loss + cfg.entropy_coef * entropy_term
-
-        grad_norm = self.parameters.minimize(loss, cfg.max_grad_norm)
         out = {name: value.item() for name, value in (metrics | value_metrics | entropy_metrics).items()}
-        out["train/grad_norm"] = grad_norm.item()
         out["train/explained_variance"] = explained_variance(rollout.values.reshape(-1), returns).item()
-        return out
+        return loss, out
+
+    def update(self, rollout: RolloutStorage, progress: float) -> dict[str, float]:
+        """One gradient step on the rollout's loss."""
+        loss, metrics = self.loss(rollout)
+        metrics["train/grad_norm"] = self.parameters.minimize(loss, self.config.max_grad_norm).item()
+        return metrics

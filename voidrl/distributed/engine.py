@@ -1,17 +1,25 @@
 """Many actors feeding one learner, on Ray.
 
-``--actors N`` starts N Ray actors (``ActorWorker``), each stepping ``num_envs`` environments with
-its own copy of the acting network, and one Ray actor holding the replay (``ReplayServer``). Actors
-write their sequences straight into the replay; the learner, in this process, samples from it and
-trains, and sends its latest weights with each actor's next request for a chunk (sent before it
-trains on the chunk just received, so acting and learning overlap). Ray restarts an actor
-that dies and reruns its chunk, so the run goes on. Everything else (run directory, logs, evaluation,
-checkpoints, progress) is the ``Trainer``'s: ``DistributedTrainer`` replaces only its loop.
+``--actors N`` starts N Ray actors, each stepping ``num_envs`` environments with its own copy of
+the acting network; the learner, in this process, takes what each sends as soon as it arrives and
+hands that actor its latest weights with the request for its next chunk. What actors send is
+the algorithm's ``remote_actors``, each with a feed on the learner's side:
+
+- ``"sequences"`` (R2D2): actors write their sequences straight into a replay held by one more Ray
+  actor (``ReplayServer``) and report how many; the learner samples the replay and trains. The next
+  chunk is requested before the learner trains, so acting and learning overlap.
+- ``"gradients"`` (A3C): actor-learners send the gradient of their own rollout's loss; the learner,
+  the parameter holder, applies each as it arrives and sends back the parameters it leads to.
+
+Ray restarts an actor that dies and reruns its chunk, so the run goes on. Everything else (run
+directory, logs, evaluation, checkpoints, progress) is the ``Trainer``'s: ``DistributedTrainer``
+replaces only its loop.
 """
 
 from __future__ import annotations
 
 import socket
+from abc import ABC, abstractmethod
 import time
 from collections import deque
 from typing import Any
@@ -75,45 +83,143 @@ class RemoteReplay:
         return lambda *args: self.ray.get(method.remote(*args))
 
 
-class ActorWorker:
-    """One remote actor: its environments, a copy of the acting network, the learner's acting part.
+class ActorWorker(ABC):
+    """One remote actor: its environments, a copy of the acting network, a collector; a subclass says
+    how it acts (``make_acting``) and what it sends for each chunk (``deliver``).
 
     Args:
         config: the run's ``TrainConfig.to_dict()``; index: this actor's number among ``num_actors``;
-        replay: the ``ReplayServer`` it writes to; update: the run's update count when it started (a resumed
-        run's environments are reset with new seeds, as in the one-process loop).
+        update: the run's update count when it started (a resumed run's environments are reset with new
+        seeds, as in the one-process loop).
     """
 
-    def __init__(self, config: dict[str, Any], index: int, num_actors: int, replay: Any, update: int = 0):
+    def __init__(self, config: dict[str, Any], index: int, num_actors: int, update: int = 0):
         torch.set_num_threads(1)
         self.config = TrainConfig.from_dict(config)
-        run, algo = self.config.run, ALGORITHMS[self.config.algo]
+        run = self.config.run
         seed_everything(run.seed + 7919 * (index + 1))
         self.env = make_env(run.env, self.config.env, gamma=getattr(self.config.algo_config, "gamma", 0.99))
         space = self.env.single_action_space
-        self.policy = algo.make_policy(self.config.algo_config, self.env.single_observation_space.shape, space, "cpu")
-        self.acting = algo.make_actor(self.config.algo_config, self.policy, index, num_actors, self.env.num_envs)
-        self.collector = Collector(self.env, RecurrentActing(self.acting, self.env.num_envs))
+        self.policy, acting = self.make_acting(ALGORITHMS[self.config.algo], index, num_actors)
+        self.collector = Collector(self.env, acting)
         first = self.collector.reset(env_seed(run.seed + index + 1, update))
         self.storage = RolloutStorage(self.config.algo_config.num_steps, self.env.num_envs, first.shape[1:], first.dtype,
-                                      space.shape, torch.long, "cpu")
-        self.replay = replay
+                                      space.shape, torch.long if not space.shape else torch.float32, "cpu")
         self.version = -1
 
-    def run(self, version: int, weights: dict[str, torch.Tensor]) -> dict[str, Any]:
-        """One chunk with the weights of ``version``: its sequences go to the replay; returns its statistics."""
-        import ray
+    @abstractmethod
+    def make_acting(self, algo: type, index: int, num_actors: int) -> tuple[torch.nn.Module, Any]:
+        """The network whose weights the learner sends, and the collector's way of acting with it."""
 
+    @abstractmethod
+    def deliver(self, chunk: RolloutStorage) -> dict[str, Any]:
+        """What goes to the learner for one filled chunk (besides its statistics)."""
+
+    def run(self, version: int, weights: dict[str, torch.Tensor]) -> dict[str, Any]:
+        """One chunk acted with the weights of ``version``: its statistics, timing and ``deliver``'s result."""
         if version != self.version:
             self.policy.load_state_dict(weights)
             self.version = version
         started = time.perf_counter()
         stats = self.collector.collect(self.storage, 0)
-        sequences = self.acting.sequences(self.storage)
+        delivered = self.deliver(self.storage)
+        return {"stats": stats, "version": version, "seconds": time.perf_counter() - started, **delivered}
+
+
+class SequenceActor(ActorWorker):
+    """R2D2's actor: epsilon-greedy on its slice of the ladder; writes its sequences into the replay."""
+
+    def __init__(self, config: dict[str, Any], index: int, num_actors: int, update: int, replay: Any):
+        self.replay = replay
+        super().__init__(config, index, num_actors, update)
+
+    def make_acting(self, algo: type, index: int, num_actors: int) -> tuple[torch.nn.Module, Any]:
+        cfg, space = self.config.algo_config, self.env.single_action_space
+        policy = algo.make_policy(cfg, self.env.single_observation_space.shape, space, "cpu")
+        self.acting = algo.make_actor(cfg, policy, index, num_actors, self.env.num_envs)
+        return policy, RecurrentActing(self.acting, self.env.num_envs)
+
+    def deliver(self, chunk: RolloutStorage) -> dict[str, Any]:
+        import ray
+
+        sequences = self.acting.sequences(chunk)
         writing = time.perf_counter()
         ray.get(self.replay.add.remote(sequences))
-        done = time.perf_counter()
-        return {"stats": stats, "sequences": len(sequences), "seconds": done - started, "write_seconds": done - writing}
+        return {"sequences": len(sequences), "write_seconds": time.perf_counter() - writing}
+
+
+class GradientActor(ActorWorker):
+    """A3C's actor-learner: samples from its copy of the policy; sends the gradient of its rollout's loss."""
+
+    def make_acting(self, algo: type, index: int, num_actors: int) -> tuple[torch.nn.Module, Any]:
+        self.learner = algo(self.config.algo_config, self.env.single_observation_space.shape, self.env.single_action_space, "cpu")
+        return self.learner.policy, self.learner.acting(self.env.num_envs)
+
+    def deliver(self, chunk: RolloutStorage) -> dict[str, Any]:
+        gradient, metrics = self.learner.gradient(chunk)
+        return {"gradient": gradient, "metrics": metrics}
+
+
+class SequenceFeed:
+    """The learner's side of R2D2's actors: the replay moves to a Ray actor for the run, and each chunk's
+    sequences earn the gradient steps they are worth. The learner trains while the actor acts again."""
+
+    worker_class = SequenceActor
+    acts_while_learning = True
+
+    def __init__(self, algo: Any, ray: Any):
+        self.algo, self.ray = algo, ray
+        self.local_replay = replay = algo.replay
+        self.server = ray.remote(ReplayServer).remote(replay.capacity, replay.priority_exponent, replay.importance_exponent,
+                                                      int(torch.randint(2**31, ())))
+        if len(replay):
+            ray.get(self.server.load_state_dict.remote(replay.state_dict()))
+        algo.replay = RemoteReplay(self.server, ray)
+
+    def worker_args(self) -> tuple[Any, ...]:
+        return (self.server,)
+
+    def learn(self, result: dict[str, Any], progress: float, steps: int) -> dict[str, float]:
+        """Train on what the replay now allows; ``steps``: environment steps so far, this chunk's included."""
+        algo, cfg = self.algo, self.algo.config
+        algo.credit(result["sequences"])
+        metrics = algo.train_steps(progress)
+        metrics["time/actor_write_seconds"] = result["write_seconds"]
+        metrics["train/replay_ratio"] = algo.updates * cfg.batch_size * cfg.sequence_length / steps
+        return metrics
+
+    def close(self) -> None:
+        """The replay back in this process (its contents when the checkpoint keeps them); the server stopped."""
+        self.algo.replay = self.local_replay
+        if self.algo.config.save_replay:
+            self.local_replay.load_state_dict(self.ray.get(self.server.state_dict.remote()))
+        self.ray.kill(self.server)
+
+
+class GradientFeed:
+    """The learner's side of A3C's actor-learners: the parameter holder applies each gradient as it comes,
+    then hands that actor-learner the parameters it leads to."""
+
+    worker_class = GradientActor
+    acts_while_learning = False
+
+    def __init__(self, algo: Any, ray: Any):
+        self.algo = algo
+
+    def worker_args(self) -> tuple[Any, ...]:
+        return ()
+
+    def learn(self, result: dict[str, Any], progress: float, steps: int) -> dict[str, float]:
+        staleness = self.algo.updates - result["version"]
+        metrics = result["metrics"] | self.algo.apply_gradient(result["gradient"])
+        metrics["train/gradient_staleness"] = float(staleness)
+        return metrics
+
+    def close(self) -> None:
+        pass
+
+
+FEEDS = {"sequences": SequenceFeed, "gradients": GradientFeed}
 
 
 class DistributedTrainer(Trainer):
@@ -122,8 +228,6 @@ class DistributedTrainer(Trainer):
     def __init__(self, config: TrainConfig, resume: bool = False, init_checkpoint: dict[str, Any] | None = None):
         super().__init__(config, resume, init_checkpoint)
         try:
-            if not hasattr(self.algo, "make_actor"):
-                raise ValueError(f"actors > 0 needs a learner with remote actors (r2d2), not {config.algo}")
             self.ray = import_ray()
             if config.run.ray_address is not None:
                 check_ray_address(config.run.ray_address)
@@ -132,69 +236,67 @@ class DistributedTrainer(Trainer):
             raise
 
     def _loop(self, logger, bar, stop, governor) -> None:
-        ray, config, algo = self.ray, self.config, self.algo
+        ray, config = self.ray, self.config
         started_ray = not ray.is_initialized()
         if started_ray:
             ray.init(address=config.run.ray_address, include_dashboard=False, log_to_driver=False,
                      logging_level="ERROR", configure_logging=False)
-        local_replay = algo.replay
-        server = ray.remote(ReplayServer).remote(local_replay.capacity, local_replay.priority_exponent,
-                                                 local_replay.importance_exponent, int(torch.randint(2**31, ())))
+        feed = None
         workers: list[Any] = []
         self.pending: dict[Any, Any] = {}
         try:
-            if len(local_replay):
-                ray.get(server.load_state_dict.remote(local_replay.state_dict()))
-            algo.replay = RemoteReplay(server, ray)
-            worker_class = ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=-1)(ActorWorker)
-            workers = [worker_class.remote(config.to_dict(), i, config.run.actors, server, self.update)
+            feed = FEEDS[self.algo.remote_actors](self.algo, ray)
+            worker_class = ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=-1)(feed.worker_class)
+            workers = [worker_class.remote(config.to_dict(), i, config.run.actors, self.update, *feed.worker_args())
                        for i in range(config.run.actors)]
-            self._train_with(workers, logger, bar, stop)
+            self._train_with(feed, workers, logger, bar, stop)
         finally:
-            algo.replay = local_replay
             ray.wait(list(self.pending), num_returns=len(self.pending), timeout=60)  # no chunk cut off mid-write
-            if config.algo_config.save_replay and workers:  # the checkpoint written after the loop needs it here
-                local_replay.load_state_dict(ray.get(server.state_dict.remote()))
+            if feed is not None:
+                feed.close()
             for worker in workers:
                 ray.kill(worker)
-            ray.kill(server)
             if started_ray:
                 ray.shutdown()
 
-    def _train_with(self, workers: list[Any], logger, bar, stop) -> None:
+    def _train_with(self, feed: SequenceFeed | GradientFeed, workers: list[Any], logger, bar, stop) -> None:
         ray, config, algo = self.ray, self.config, self.algo
         publish = lambda: ray.put({name: value.detach().cpu() for name, value in algo.policy.state_dict().items()})  # noqa: E731
         version, weights = algo.updates, publish()
-        pending = self.pending
-        pending.update({worker.run.remote(version, weights): worker for worker in workers})
+
+        def request(worker: Any) -> None:
+            nonlocal version, weights
+            if algo.updates != version:
+                version, weights = algo.updates, publish()
+            self.pending[worker.run.remote(version, weights)] = worker
+
+        for worker in workers:
+            request(worker)
         hooks = self._hooks(logger, bar)
         recent_returns: deque[float] = deque(maxlen=20)
         last = time.perf_counter()
         while self.step < config.run.steps:
-            (ready,), _ = ray.wait(list(pending), num_returns=1)
-            worker = pending.pop(ready)
+            (ready,), _ = ray.wait(list(self.pending), num_returns=1)
+            worker = self.pending.pop(ready)
             result = ray.get(ready)
             stop.check()
             collected = time.perf_counter()
-            if algo.updates != version:
-                version, weights = algo.updates, publish()
-            pending[worker.run.remote(version, weights)] = worker  # it acts while the learner trains
+            if feed.acts_while_learning:
+                request(worker)
             updates_before = algo.updates
-            algo.credit(result["sequences"])
-            metrics = algo.train_steps(progress=self.step / config.run.steps)
             chunk: RolloutStats = result["stats"]
             steps_taken = chunk.vector_steps * config.env.num_envs
+            metrics = feed.learn(result, self.step / config.run.steps, self.step + steps_taken)
+            if not feed.acts_while_learning:
+                request(worker)
             chunk.episode_steps = [self.step + offset for offset in chunk.episode_steps]
             now = time.perf_counter()
             metrics.update({
                 "time/sps": steps_taken / (now - last),
                 "time/actor_sps": steps_taken / result["seconds"],
-                "time/actor_write_seconds": result["write_seconds"],
                 "time/actor_env_seconds": chunk.env_seconds,
                 "time/update_seconds": now - collected,
                 "time/learner_updates_per_second": (algo.updates - updates_before) / max(now - collected, 1e-9),
-                "train/replay_ratio": algo.updates * config.algo_config.batch_size * config.algo_config.sequence_length
-                                      / (self.step + steps_taken),
                 "sys/peak_rss_mb": peak_rss_mb(),
             })
             last = now

@@ -1,0 +1,82 @@
+"""Asynchronous advantage actor-critic (Mnih et al. 2016).
+
+Each actor-learner acts with its own copy of the parameters for ``num_steps`` steps and computes the
+gradient of the A2C loss on that rollout; one parameter holder applies the gradients as they arrive,
+whichever actor-learner sent them and however many steps other gradients have moved the parameters
+since it copied them, with one optimiser whose statistics all of them share (the paper's shared
+RMSprop). The actor-learner then copies the new parameters and acts again; none waits for another.
+
+With ``--actors N`` the actor-learners are Ray actors and the holder is the learner process
+(``voidrl.distributed``); with ``--actors 0`` the one actor-learner is this process, and its gradient
+is applied at once: A2C's step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+import torch
+
+from voidrl.algos.a2c import A2C, A2CConfig
+from voidrl.rollout.storage import RolloutStorage
+
+
+@dataclass
+class A3CConfig(A2CConfig):
+    """A3C hyperparameters: A2C's, with the paper's entropy bonus 0.01 and 5-step rollouts per actor-learner."""
+
+    entropy_coef: float = 0.01
+    """Weight c_H of the entropy bonus (the paper's 0.01)."""
+    max_grad_norm: float | None = 40.0
+    """Clip each gradient's global norm to this when the holder applies it; None disables."""
+
+
+PRESETS: dict[str, dict[str, dict[str, Any]]] = {
+    "cartpole": {
+        # A2C's CartPole settings, with 8-step rollouts of 4 environments per actor-learner.
+        "env": {"num_envs": 4},
+        "algo_config": {"num_steps": 8, "gamma": 0.98, "gae_lambda": 0.9},
+    },
+    "minatar": {
+        # MinAtar's 10 x 10 frames through its small CNN; 16 environments of 5 steps per actor-learner.
+        "env": {"num_envs": 16},
+        "algo_config": {"network": "minatar", "shared": True, "num_steps": 5},
+    },
+}
+
+
+class A3C(A2C):
+    """A2C's loss, split into the actor-learner's ``gradient`` and the holder's ``apply_gradient``."""
+
+    config_class = A3CConfig
+    presets = PRESETS
+    remote_actors = "gradients"
+    """What its Ray actors send the learner (``voidrl.distributed.engine``)."""
+
+    def __init__(self, config: A3CConfig, obs_shape: tuple[int, ...], action_space: gym.Space, device="cpu"):
+        super().__init__(config, obs_shape, action_space, device)
+        self.updates = 0
+        """Gradients applied by this holder since it was built: the version of the parameters it hands out."""
+
+    def gradient(self, rollout: RolloutStorage) -> tuple[torch.Tensor, dict[str, float]]:
+        """The actor-learner's half: the loss's gradient ``[P]`` on its rollout, at its own copy of the
+        parameters (flat, in ``policy.parameters()`` order), and the loss's metrics."""
+        loss, metrics = self.loss(rollout)
+        self.parameters.zero_grad()
+        loss.backward()
+        return self.parameters.flat.grad.clone(), metrics
+
+    def apply_gradient(self, gradient: torch.Tensor) -> dict[str, float]:
+        """The holder's half: one step of the shared optimiser along ``gradient [P]``, computed by any
+        actor-learner at any earlier version of the parameters; clipped to ``max_grad_norm`` first."""
+        self.parameters.flat.grad.copy_(gradient)
+        norm = self.parameters.step(self.config.max_grad_norm)
+        self.updates += 1
+        return {"train/grad_norm": norm.item(), "train/updates": float(self.updates)}
+
+    def update(self, rollout: RolloutStorage, progress: float) -> dict[str, float]:
+        """One actor-learner in this process: its gradient, applied at once."""
+        gradient, metrics = self.gradient(rollout)
+        return metrics | self.apply_gradient(gradient)
