@@ -120,6 +120,14 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
                         "gamma": 0.99, "learning_rate": 1e-3, "batch_size": 32, "target_update_period": 100,
                         "replay_capacity": 2000, "min_replay": 64, "samples_per_insert": 16.0, "lstm_size": 64, "head_size": 64},
     },
+    "minatar": {
+        # MinAtar's 10 x 10 frames: its small CNN, 128-unit LSTM and heads, 40-step sequences (20 burn-in),
+        # a target copy every 1,000 updates; 10,000 sequences (about 200k steps) replayed 4 times each.
+        "env": {"num_envs": 16},
+        "algo_config": {"network": "minatar", "num_steps": 20, "sequence_length": 40, "burn_in": 20, "sequence_period": 20,
+                        "gamma": 0.99, "learning_rate": 2.5e-4, "batch_size": 32, "target_update_period": 1000,
+                        "replay_capacity": 10000, "min_replay": 500, "lstm_size": 128, "head_size": 128},
+    },
 }
 
 
