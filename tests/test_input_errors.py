@@ -14,10 +14,16 @@ from voidrl.algos import ALGORITHMS
 from voidrl.cli import main
 from voidrl.config import RunConfig, field_type, make_config
 from voidrl.envs.factory import EnvConfig
-from voidrl.intrinsic.apt import APTConfig
+from voidrl.intrinsic import REWARD_SOURCES
 from voidrl.train.loop import Trainer
 
-SHARED_SECTIONS = (RunConfig, EnvConfig, APTConfig)
+SHARED_SECTIONS = (RunConfig, EnvConfig, *(source.config_class for source in REWARD_SOURCES.values()))
+
+
+def with_plugin(name, options):
+    """``options`` plus the reward plug-in whose option ``name`` is, if it is one."""
+    plugin = next((plugin for plugin, source in REWARD_SOURCES.items() if hasattr(source.config_class, name)), None)
+    return options if plugin is None else {"intrinsic": plugin, **options}
 
 WRONG_VALUES = {
     float: ["0.1x", True, math.nan, math.inf, -math.inf],
@@ -46,14 +52,14 @@ def test_every_field_refuses_wrong_types_and_non_finite_numbers(algo, name, base
         if value is None and optional:
             continue
         with pytest.raises(ValueError, match=name):
-            make_config(algo, **{name: value, **({"intrinsic": "apt"} if hasattr(APTConfig, name) else {})}).validate()
+            make_config(algo, **with_plugin(name, {name: value})).validate()
 
 
 RANGES = {
     # (algo, field): values outside the field's range
     ("ppo", "steps"): [0, -5], ("ppo", "checkpoint_every"): [0], ("ppo", "collapse_patience"): [0],
     ("ppo", "eval_every"): [0], ("ppo", "eval_episodes"): [0], ("ppo", "torch_threads"): [-1], ("ppo", "actors"): [-1],
-    ("ppo", "intrinsic"): ["rnd"], ("ppo", "env"): ["Bogus-v9"], ("ppo", "init_parts"): [("encoder",), ()],
+    ("ppo", "intrinsic"): ["bogus"], ("ppo", "env"): ["Bogus-v9"], ("ppo", "init_parts"): [("encoder",), ()],
     ("ppo", "num_envs"): [0], ("ppo", "max_episode_steps"): [0], ("ppo", "reward_scale"): [0.0, -1.0],
     ("ppo", "reward_clip"): [0.0, -1.0],
     ("ppo", "num_steps"): [0], ("ppo", "epochs"): [0], ("ppo", "minibatch_size"): [0], ("ppo", "learning_rate"): [0.0],
@@ -80,7 +86,10 @@ RANGES = {
     ("ppo", "reward_offset"): [0.0], ("ppo", "reward_observation"): ["previous"],
     ("ppo", "contrastive_loss"): ["byol"], ("ppo", "target_tau"): [0.0, 1.5], ("ppo", "warmup_updates"): [-1],
     ("ppo", "head_norm"): ["group"], ("ppo", "shift_probability"): [-0.1, 1.1], ("ppo", "brightness"): [-0.1],
-    ("ppo", "representation_stride"): [0],
+    ("ppo", "representation_stride"): [0], ("ppo", "intrinsic_gamma"): [0.0, 1.0],
+    ("ppo", "embedding_size"): [0], ("ppo", "vector_hidden_size"): [0], ("ppo", "predictor_learning_rate"): [0.0],
+    ("ppo", "predictor_epochs"): [0], ("ppo", "predictor_minibatch_size"): [0], ("ppo", "predictor_update_proportion"): [0.0, 1.1],
+    ("ppo", "return_gamma"): [0.0, 1.0], ("ppo", "observation_clip"): [0.0], ("ppo", "observation_warmup_steps"): [-1],
     ("r2d2", "sequence_length"): [0], ("r2d2", "burn_in"): [-1, 41], ("r2d2", "sequence_period"): [0, 81],
     ("r2d2", "n_step"): [0], ("r2d2", "batch_size"): [0], ("r2d2", "target_update_period"): [0],
     ("r2d2", "replay_capacity"): [0], ("r2d2", "min_replay"): [0, 5000], ("r2d2", "samples_per_insert"): [0.0],
@@ -100,7 +109,7 @@ are checked when the run is built; booleans have no range)."""
 @pytest.mark.parametrize("algo,name", list(RANGES))
 def test_values_outside_a_fields_range_are_refused_by_name(algo, name):
     for value in RANGES[algo, name]:
-        options = {name: value, **({"intrinsic": "apt"} if hasattr(APTConfig, name) else {})}
+        options = with_plugin(name, {name: value})
         if name == "init_parts":
             options["init_from"] = "pre.pt"
         with pytest.raises(ValueError, match=name if name != "env" else "unknown environment id"):

@@ -76,6 +76,23 @@ def add_dataclass_options(parser: argparse.ArgumentParser, cls: type, title: str
             group.add_argument(flag, type=parse, metavar=metavar, **common)
 
 
+def add_plugin_options(parser: argparse.ArgumentParser) -> None:
+    """Each reward plug-in's options in a group of its own; an option several plug-ins share (the reward
+    weights) once, in a group of its own, with each plug-in's default."""
+    owners = plugin_options()
+    shared = tuple(name for name, plugins in owners.items() if len(plugins) > 1)
+    if shared:
+        group = parser.add_argument_group(f"reward plug-ins (with --intrinsic {' or '.join(REWARD_SOURCES)})")
+        for name in shared:
+            sources = [REWARD_SOURCES[plugin].config_class for plugin in owners[name]]
+            defaults = ", ".join(f"{plugin} {getattr(cls(), name)}" for plugin, cls in zip(owners[name], sources))
+            base, _ = field_type(sources[0], name)
+            group.add_argument("--" + name.replace("_", "-"), dest=name, type=base, metavar=base.__name__.upper(),
+                               default=argparse.SUPPRESS, help=f"{field_docs(sources[0]).get(name, '')} (default: {defaults})")
+    for plugin, source in REWARD_SOURCES.items():
+        add_dataclass_options(parser, source.config_class, f"{plugin} (with --intrinsic {plugin})", skip=shared)
+
+
 def build_parser() -> Parser:
     parser = Parser(prog="voidrl", description="Policy-optimisation RL with reward-free pre-training.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
@@ -109,8 +126,7 @@ def build_parser() -> Parser:
             add_dataclass_options(sub, RunConfig, "run", skip=("init_from",) if command in ("finetune", "compare") else ())
             add_dataclass_options(sub, EnvConfig, "environment")
             add_dataclass_options(sub, algo.config_class, name)
-            for plugin, source in REWARD_SOURCES.items():
-                add_dataclass_options(sub, source.config_class, f"{plugin} (with --intrinsic {plugin})")
+            add_plugin_options(sub)
 
     evaluate = commands.add_parser("eval", help="evaluate a checkpoint", description="Evaluate a saved agent.")
     evaluate.add_argument("--checkpoint", required=True, help="checkpoint file (RUN_DIR/checkpoint.pt)")

@@ -129,6 +129,8 @@ class TrainConfig:
             raise ValueError("ray_address needs actors > 0 (--actors N)")
         if self.run.actors:
             self.validate_remote_actors()
+        if getattr(self.algo_config, "intrinsic_gamma", None) is not None and self.run.intrinsic is None:
+            raise ValueError("intrinsic_gamma needs a reward plug-in (--intrinsic), whose rewards its value head learns")
         if self.run.init_parts is not None:
             if self.run.init_from is None:
                 raise ValueError("init_parts needs init_from (--from CHECKPOINT)")
@@ -191,9 +193,13 @@ def intrinsic_config_class(intrinsic: str | None) -> type:
     return REWARD_SOURCES[intrinsic].config_class
 
 
-def plugin_options() -> dict[str, str]:
-    """Option name -> the reward plug-in it belongs to, over every registered plug-in."""
-    return {f.name: name for name, source in REWARD_SOURCES.items() for f in dataclasses.fields(source.config_class)}
+def plugin_options() -> dict[str, tuple[str, ...]]:
+    """Option name -> the reward plug-ins that have it, over every registered plug-in."""
+    owners: dict[str, tuple[str, ...]] = {}
+    for name, source in REWARD_SOURCES.items():
+        for f in dataclasses.fields(source.config_class):
+            owners[f.name] = (*owners.get(f.name, ()), name)
+    return owners
 
 
 RENAMED_VALUES = {("network", "thesis"): "dqn2013", ("critic_network", "thesis"): "dqn2013"}
@@ -249,8 +255,9 @@ def make_config(algo: str, preset: str | None = None, **overrides: Any) -> Train
     owner = {f.name: section for section, obj in sections.items() for f in dataclasses.fields(obj)}
     foreign = sorted(set(overrides) - set(owner) & set(plugin_options()))
     if foreign:
-        plugin = plugin_options()[foreign[0]]
-        raise ValueError(f"{', '.join(foreign)}: {plugin} option{'s' if len(foreign) > 1 else ''}, used only with --intrinsic {plugin}")
+        plugins = plugin_options()[foreign[0]]
+        raise ValueError(f"{', '.join(foreign)}: {' or '.join(plugins)} option{'s' if len(foreign) > 1 else ''}, "
+                         f"used only with --intrinsic {' or '.join(plugins)}")
     unknown = set(overrides) - set(owner)
     if unknown:
         raise ValueError(f"unknown option(s) for {algo}: {', '.join(sorted(unknown))}")

@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 import gymnasium as gym
 import torch
 
-from voidrl.math import generalized_advantage_estimate
+from voidrl.math import generalized_advantage_estimate, non_episodic_gae
 from voidrl.nets.actor_critic import CONTINUOUS_POLICIES, STD_PARAMETERIZATIONS, ActorCritic
 from voidrl.nets.bodies import NETWORKS
 from voidrl.nets.flat import TrainedParameters
@@ -112,11 +112,12 @@ class PolicyConfig:
         if self.action_persistence and self.continuous_policy != "mixture":
             raise ValueError("action_persistence needs continuous_policy mixture")
 
-    def build_policy(self, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str) -> ActorCritic:
+    def build_policy(self, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str,
+                     intrinsic_value: bool = False) -> ActorCritic:
         return ActorCritic(
             obs_shape, action_space, self.network, self.hidden_sizes, self.shared, self.init_log_std,
             continuous_policy=self.continuous_policy, std_parameterization=self.std_parameterization,
-            mixture_modes=self.mixture_modes,
+            mixture_modes=self.mixture_modes, intrinsic_value=intrinsic_value,
         ).to(device)
 
 
@@ -133,3 +134,24 @@ def rollout_gae(rollout: RolloutStorage, gamma: float, gae_lambda: float) -> tup
     return generalized_advantage_estimate(
         rollout.training_rewards(), rollout.values, rollout.next_values, rollout.terminated, rollout.truncated, gamma, gae_lambda,
     )
+
+
+def two_head_gae(rollout: RolloutStorage, gamma: float, intrinsic_gamma: float, gae_lambda: float
+                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Advantages and returns ``[T, N]`` of a policy with a task and an intrinsic value head: the task head's GAE
+    of the task rewards (episodic), the intrinsic head's of the plug-in's rewards (``non_episodic_gae``),
+    the advantages combined by the plug-in's (task, intrinsic) ``reward_weights``.
+
+    Returns:
+        ``(advantages, task returns, intrinsic returns)``.
+    """
+    if rollout.reward_weights is None:
+        raise ValueError("two value heads need a reward plug-in's rewards (--intrinsic)")
+    task_advantages, task_returns = generalized_advantage_estimate(
+        rollout.rewards, rollout.values, rollout.next_values, rollout.terminated, rollout.truncated, gamma, gae_lambda,
+    )
+    intrinsic_advantages, intrinsic_returns = non_episodic_gae(
+        rollout.intrinsic_rewards, rollout.intrinsic_values, rollout.intrinsic_bootstrap, intrinsic_gamma, gae_lambda,
+    )
+    task_weight, intrinsic_weight = rollout.reward_weights
+    return task_weight * task_advantages + intrinsic_weight * intrinsic_advantages, task_returns, intrinsic_returns

@@ -7,7 +7,7 @@ from typing import Any
 
 import gymnasium as gym
 import torch
-from voidrl.algos.base import OnPolicyAlgorithm, PolicyConfig, rollout_gae, validate_discounting
+from voidrl.algos.base import OnPolicyAlgorithm, PolicyConfig, rollout_gae, two_head_gae, validate_discounting
 from voidrl.validation import require_non_negative, require_positive, require_positive_integers, validate_fraction
 from voidrl.math import (
     clipped_surrogate_loss,
@@ -16,6 +16,7 @@ from voidrl.math import (
     standardize,
     value_loss,
 )
+from voidrl.nets.actor_critic import ActorCritic
 from voidrl.nets.flat import adam
 from voidrl.rollout.minibatches import shuffled_minibatches
 from voidrl.rollout.storage import RolloutStorage
@@ -57,12 +58,20 @@ class PPOConfig(PolicyConfig):
     """Early stop: the update ends at the first minibatch whose approximate KL to the rollout
     policy, measured on that minibatch before its gradient step, exceeds this; that step is
     not taken. None disables."""
+    intrinsic_gamma: float | None = None
+    """With a reward plug-in: a second value head learns the plug-in's rewards alone with this discount,
+    their returns running on across episode ends (RND: 0.99 beside a task gamma of 0.999), and the
+    advantage is the plug-in's (task, intrinsic) weights applied to the two heads' advantages. None:
+    one head learns the weighted sum of the rewards."""
+
     def validate(self) -> None:
         require_positive_integers(self, ("num_steps", "epochs", "minibatch_size"))
         require_positive(self, ("learning_rate", "adam_eps", "max_grad_norm", "target_kl", "clip_value"))
         require_non_negative(self, ("entropy_coef", "value_coef"))
         validate_fraction("clip", self.clip)
         validate_discounting(self)
+        if self.intrinsic_gamma is not None:
+            validate_fraction("intrinsic_gamma", self.intrinsic_gamma, 0.0, 1.0)
         self.validate_policy()
 
 
@@ -107,21 +116,34 @@ class PPO(OnPolicyAlgorithm):
         super().__init__(config, obs_shape, action_space, device)
         self.parameters = self.trained("optimizer", self.policy.parameters(), adam(config.learning_rate, config.adam_eps))
 
+    @staticmethod
+    def make_policy(config: PPOConfig, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str) -> ActorCritic:
+        return config.build_policy(obs_shape, action_space, device, intrinsic_value=config.intrinsic_gamma is not None)
+
     def update(self, rollout: RolloutStorage, progress: float) -> dict[str, float]:
         cfg = self.config
         learning_rate = cfg.learning_rate * (1.0 - progress) if cfg.anneal_lr else cfg.learning_rate
         self.parameters.set_learning_rate(learning_rate)
 
-        advantages, returns = rollout_gae(rollout, cfg.gamma, cfg.gae_lambda)
+        two_heads = cfg.intrinsic_gamma is not None
+        if two_heads:
+            advantages, returns, intrinsic_returns = two_head_gae(rollout, cfg.gamma, cfg.intrinsic_gamma, cfg.gae_lambda)
+        else:
+            advantages, returns = rollout_gae(rollout, cfg.gamma, cfg.gae_lambda)
         fields = {
             "obs": rollout.flat("obs"), "actions": rollout.flat("actions"), "old_log_probs": rollout.flat("log_probs"),
             "old_values": rollout.flat("values"), "advantages": advantages.reshape(-1), "returns": returns.reshape(-1),
         }
+        if two_heads:
+            fields |= {"old_intrinsic_values": rollout.flat("intrinsic_values"), "intrinsic_returns": intrinsic_returns.reshape(-1)}
         history: list[dict[str, torch.Tensor]] = []
         stopped_early = False
         for _ in range(cfg.epochs):
             for batch in shuffled_minibatches(fields, cfg.minibatch_size):
-                dist, values = self.policy(batch["obs"])
+                if two_heads:
+                    dist, values, intrinsic_values = self.policy.forward_with_intrinsic(batch["obs"])
+                else:
+                    dist, values = self.policy(batch["obs"])
                 log_probs = dist.log_prob(batch["actions"])
                 adv = batch["advantages"]
                 if cfg.normalize_advantages and adv.numel() > 1:
@@ -131,6 +153,10 @@ class PPO(OnPolicyAlgorithm):
                     stopped_early = True
                     break
                 critic_loss, value_metrics = value_loss(values, batch["returns"], batch["old_values"], cfg.clip_value)
+                if two_heads:
+                    intrinsic_loss, _ = value_loss(intrinsic_values, batch["intrinsic_returns"], batch["old_intrinsic_values"], cfg.clip_value)
+                    critic_loss = critic_loss + intrinsic_loss
+                    value_metrics["train/intrinsic_value_loss"] = intrinsic_loss.detach()
                 loss = policy_loss + cfg.value_coef * critic_loss
                 if cfg.entropy_coef:
                     entropy_term, entropy_metrics = entropy_loss(dist.entropy())

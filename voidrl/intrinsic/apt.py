@@ -52,7 +52,7 @@ class APTConfig:
     """Weight of the task reward in the training reward (0 = reward-free pre-training; the task
     score is still logged)."""
     intrinsic_coef: float = 1.0
-    """Weight of the particle reward."""
+    """Weight of the plug-in's reward (here the particle reward)."""
     knn_k: int = 5
     """Neighbours per particle (self excluded)."""
     reward_offset: float = 1.0

@@ -17,7 +17,9 @@ class RewardSource(Protocol):
     step (inside the collection, without gradient) and ``intrinsic_rewards`` after every rollout; the
     rewards go to ``rollout.intrinsic_rewards`` and ``reward_weights`` to ``rollout.reward_weights``;
     the task rewards are never changed. An algorithm with one value head learns from
-    ``rollout.training_rewards()``; one with two heads reads both fields.
+    ``rollout.training_rewards()``; one with two heads reads both fields. A plug-in that needs to see
+    the environment before training (RND's observation statistics) has ``warm_up(env, seed)``, which
+    the loop calls once before a fresh run's first reset.
     """
 
     config_class: ClassVar[type]

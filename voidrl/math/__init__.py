@@ -10,7 +10,7 @@ from voidrl.math.off_policy import (
     sequence_priorities,
     value_rescale,
 )
-from voidrl.math.returns import discounted_returns, episode_start_values, generalized_advantage_estimate
+from voidrl.math.returns import discounted_returns, discounted_running_sums, episode_start_values, generalized_advantage_estimate, non_episodic_gae
 from voidrl.math.running_stats import RunningMeanStd
 from voidrl.math.trust_region import backtracking_line_search, conjugate_gradient, fisher_vector_product, flat_gradient, max_kl_step, natural_gradient_step
 
@@ -21,6 +21,7 @@ __all__ = [
     "clipped_surrogate_loss",
     "conjugate_gradient",
     "discounted_returns",
+    "discounted_running_sums",
     "double_q_bootstrap",
     "entropy_loss",
     "episode_start_values",
@@ -32,6 +33,7 @@ __all__ = [
     "max_kl_step",
     "n_step_targets",
     "natural_gradient_step",
+    "non_episodic_gae",
     "policy_gradient_loss",
     "retrace_targets",
     "retrace_traces",

@@ -66,9 +66,11 @@ class ActorCritic(nn.Module):
         continuous_policy: str = "gaussian",
         std_parameterization: str = "log_std",
         mixture_modes: int = 3,
+        intrinsic_value: bool = False,
     ):
         """``critic_network`` gives the separate critic another body (default: ``network``);
-        ``aux_value`` adds PPG's auxiliary value head on the policy's features."""
+        ``aux_value`` adds PPG's auxiliary value head on the policy's features; ``intrinsic_value`` a
+        second value head beside the critic's, for a reward plug-in's rewards with their own discount."""
         super().__init__()
         _check_choice("continuous_policy", continuous_policy, CONTINUOUS_POLICIES)
         _check_choice("std_parameterization", std_parameterization, STD_PARAMETERIZATIONS)
@@ -114,6 +116,7 @@ class ActorCritic(nn.Module):
             raise ValueError(f"unsupported action space {action_space}")
         critic_features = features if self.critic_body is None else self.critic_body.out_features
         self.value_head = orthogonal_init(nn.Linear(critic_features, 1), 1.0)
+        self.intrinsic_value_head = orthogonal_init(nn.Linear(critic_features, 1), 1.0) if intrinsic_value else None
         self.aux_value_head = orthogonal_init(nn.Linear(features, 1), POLICY_HEAD_GAIN) if aux_value else None
 
     def _distribution(self, features: torch.Tensor) -> Distribution:
@@ -137,6 +140,15 @@ class ActorCritic(nn.Module):
         critic_features = actor_features if self.critic_body is None else self.critic_body(obs)
         return self._distribution(actor_features), self.value_head(critic_features).squeeze(-1)
 
+    def forward_with_intrinsic(self, obs: torch.Tensor) -> tuple[Distribution, torch.Tensor, torch.Tensor]:
+        """``obs [B, *obs_shape]`` -> (action distribution, task values ``[B]``, intrinsic values ``[B]``)."""
+        if self.intrinsic_value_head is None:
+            raise RuntimeError("this network has no intrinsic value head (intrinsic_value=False)")
+        actor_features = self.actor_body(obs)
+        critic_features = actor_features if self.critic_body is None else self.critic_body(obs)
+        return (self._distribution(actor_features), self.value_head(critic_features).squeeze(-1),
+                self.intrinsic_value_head(critic_features).squeeze(-1))
+
     def distribution(self, obs: torch.Tensor) -> Distribution:
         return self._distribution(self.actor_body(obs))
 
@@ -156,9 +168,15 @@ class ActorCritic(nn.Module):
         body = self.actor_body if self.critic_body is None else self.critic_body
         return self.value_head(body(obs)).squeeze(-1)
 
+    def intrinsic_value(self, obs: torch.Tensor) -> torch.Tensor:
+        body = self.actor_body if self.critic_body is None else self.critic_body
+        return self.intrinsic_value_head(body(obs)).squeeze(-1)
+
     def critic_parameters(self) -> list[nn.Parameter]:
-        """Parameters only the critic uses (empty body part when shared)."""
+        """Parameters only the critic uses (its value heads; empty body part when shared)."""
         params = list(self.value_head.parameters())
+        if self.intrinsic_value_head is not None:
+            params += list(self.intrinsic_value_head.parameters())
         if self.critic_body is not None:
             params += list(self.critic_body.parameters())
         return params

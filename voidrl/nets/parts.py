@@ -12,7 +12,7 @@ PARTS: dict[str, tuple[str, ...]] = {
     "policy_body": ("actor_body.",),
     "policy_head": ("policy_head.", "log_std"),
     "aux_head": ("aux_value_head.",),
-    "critic": ("critic_body.", "value_head."),
+    "critic": ("critic_body.", "value_head.", "intrinsic_value_head."),
 }
 """Loadable parts of an actor-critic, by state-dict key prefix, taken from the saved policy."""
 APT_ENCODER = "apt_encoder"

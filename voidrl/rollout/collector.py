@@ -73,7 +73,8 @@ class Acting(Protocol):
 
 class PolicySampling:
     """On-policy acting: samples from the policy; records log-probabilities and values, and the value
-    of the true successor wherever an episode was cut (time limit) or continues past the rollout.
+    of the true successor wherever an episode was cut (time limit) or continues past the rollout; with
+    an intrinsic value head, its values too and its value of the observation after the rollout.
 
     ``action_noise`` supplies the uniforms a mixture policy samples from (the notebook's action persistence).
     """
@@ -86,7 +87,10 @@ class PolicySampling:
         pass
 
     def act(self, obs: torch.Tensor, t: int, storage: RolloutStorage) -> torch.Tensor:
-        dist, value = self.policy(obs)
+        if self.policy.intrinsic_value_head is None:
+            dist, value = self.policy(obs)
+        else:
+            dist, value, storage.intrinsic_values[t] = self.policy.forward_with_intrinsic(obs)
         action = dist.sample() if self.action_noise is None else dist.sample(self.action_noise.draw().to(obs.device))
         storage.log_probs[t] = dist.log_prob(action)
         storage.values[t] = value
@@ -106,6 +110,8 @@ class PolicySampling:
         next_values[:-1] = torch.where(continues, values[1:], next_values[:-1])
         next_values[-1] = torch.where(terminated[-1] | truncated[-1], next_values[-1], self.policy.value(last_obs))
         next_values[terminated] = 0.0
+        if self.policy.intrinsic_value_head is not None:  # its returns run on across episode ends
+            storage.intrinsic_bootstrap.copy_(self.policy.intrinsic_value(last_obs))
 
 
 class Collector:

@@ -33,6 +33,10 @@ class RolloutStorage:
         """The task's rewards (after the env's scaling or clipping)."""
         self.intrinsic_rewards = torch.zeros(shape, device=device)
         """A reward plug-in's rewards, written after the collection."""
+        self.intrinsic_values = torch.zeros(shape, device=device)
+        """A separate intrinsic value head's values (policies that have one; else unused)."""
+        self.intrinsic_bootstrap = torch.zeros(num_envs, device=device)
+        """That head's value of the observation after the last step."""
         self.reward_weights: tuple[float, float] | None = None
         """(task, intrinsic) weights of ``training_rewards``; None: task rewards only (no plug-in)."""
         self.terminated = torch.zeros(shape, dtype=torch.bool, device=device)

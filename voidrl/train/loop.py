@@ -199,6 +199,8 @@ class Trainer:
         config, env, algo, plugin = self.config, self.env, self.algo, self.plugin
         collector = Collector(env, algo.acting(env.num_envs, self.action_noise), self.device,
                               on_step=None if plugin is None else plugin.on_step)
+        if self.step == 0 and hasattr(plugin, "warm_up"):
+            plugin.warm_up(env, env_seed(config.run.seed, self.update) + 1)
         first_obs = collector.reset(env_seed(config.run.seed, self.update))
         storage = RolloutStorage(
             algo.num_steps, env.num_envs, first_obs.shape[1:], first_obs.dtype,

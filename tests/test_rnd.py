@@ -1,0 +1,169 @@
+"""RND as a reward plug-in: observation and reward normalisation against numpy, rewards that fall where the
+predictor has trained, a fixed target; PPO's second value head (two GAEs combined, the intrinsic one across
+episode ends) and the run through the command line with resume."""
+
+import copy
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+
+from voidrl.algos import PPO, PPOConfig
+from voidrl.algos.base import two_head_gae
+from voidrl.cli import main
+from voidrl.envs import make_env
+from voidrl.envs.factory import EnvConfig
+from voidrl.intrinsic.rnd import RNDConfig, RNDReward
+from voidrl.io.checkpoint import load_checkpoint
+from voidrl.math import generalized_advantage_estimate, non_episodic_gae
+from voidrl.rollout import Collector, RolloutStorage
+
+OBS = (4,)
+
+
+def rollout_of(next_states, T=8, N=4, seed=0):
+    """A rollout whose true next observations are ``next_states [T * N, 4]`` (no episode ends)."""
+    g = torch.Generator().manual_seed(seed)
+    storage = RolloutStorage(T, N, OBS, torch.float32, (), torch.long)
+    states = next_states.view(T, N, *OBS)
+    storage.obs[1:] = states[:-1]
+    storage.obs[0] = torch.randn(N, *OBS, generator=g)
+    storage.last_obs.copy_(states[-1])
+    return storage
+
+
+def plugin(**options):
+    torch.manual_seed(0)
+    return RNDReward(RNDConfig(**options), OBS)
+
+
+def test_warm_up_fits_the_observation_statistics_to_random_steps_and_normalize_matches_numpy():
+    env = make_env("CartPole-v1", EnvConfig(num_envs=4))
+    rnd = plugin(observation_warmup_steps=200)
+    seen = []
+    original_step, original_reset = env.step, env.reset
+
+    def step(actions):
+        result = original_step(actions)
+        seen.append(result.obs.clone())
+        return result
+
+    def reset(seed):
+        obs = original_reset(seed)
+        seen.append(obs.clone())
+        return obs
+
+    env.step, env.reset = step, reset
+    rnd.warm_up(env, seed=3)
+    env.close()
+    observed = torch.cat(seen).double().numpy()
+    assert len(seen) == 1 + 50  # the reset, then 200 / 4 vector steps
+    np.testing.assert_allclose(rnd.observation_stats.mean.numpy(), observed.mean(0), rtol=1e-10)
+    np.testing.assert_allclose(rnd.observation_stats.var.numpy(), observed.var(0), rtol=1e-10)
+    x = torch.randn(16, 4) * 3
+    expected = np.clip((x.double().numpy() - observed.mean(0)) / np.sqrt(observed.var(0)), -5, 5)
+    np.testing.assert_allclose(rnd.normalize(x).numpy(), expected, rtol=1e-5, atol=1e-5)
+    counted = float(rnd.observation_stats.count)
+    rnd.warm_up(make_env("CartPole-v1", EnvConfig(num_envs=4)), seed=3)
+    assert float(rnd.observation_stats.count) == counted, "a second warm-up (a resumed run) must not add steps"
+
+
+def test_rewards_are_prediction_errors_over_the_std_of_their_running_discounted_sums():
+    rnd = plugin(observation_warmup_steps=0, return_gamma=0.9)
+    rnd.observation_stats.update(torch.randn(100, 4))
+    sums_so_far, previous = [], torch.zeros(4)
+    for seed in range(3):
+        rollout = rollout_of(torch.randn(32, 4, generator=torch.Generator().manual_seed(seed)))
+        before = copy.deepcopy(rnd)
+        with torch.no_grad():
+            errors = before.prediction_errors(before.normalize(rollout.next_obs(0, 8).flatten(0, 1))).view(8, 4)
+        rewards, metrics = rnd.intrinsic_rewards(rollout)
+        for t in range(8):  # the slow way: one step at a time
+            previous = 0.9 * previous + errors[t]
+            sums_so_far.append(previous.clone())
+        std = np.sqrt(torch.stack(sums_so_far).double().numpy().var())
+        torch.testing.assert_close(rewards, errors / std, rtol=1e-5, atol=1e-7)
+        assert metrics["rnd/return_std"] == pytest.approx(std, rel=1e-5)
+
+
+def test_states_the_predictor_has_trained_on_earn_less_than_new_ones():
+    rnd = plugin(observation_warmup_steps=0, predictor_update_proportion=1.0, predictor_learning_rate=1e-3)
+    rnd.observation_stats.update(torch.randn(1000, 4) * 2)
+    familiar = torch.randn(32, 4, generator=torch.Generator().manual_seed(1)) * 0.3 + 1.0
+    novel = torch.randn(32, 4, generator=torch.Generator().manual_seed(2)) * 0.3 - 1.0
+
+    def errors(states):
+        with torch.no_grad():
+            return rnd.prediction_errors(rnd.normalize(states)).mean()
+
+    familiar_before, novel_before = errors(familiar), errors(novel)
+    target_before = copy.deepcopy(rnd.target.state_dict())
+    for _ in range(30):
+        rnd.intrinsic_rewards(rollout_of(familiar))
+    familiar_drop, novel_drop = errors(familiar) / familiar_before, errors(novel) / novel_before
+    assert familiar_drop < 0.2 and familiar_drop < 0.5 * novel_drop, (familiar_drop, novel_drop)
+    assert all(torch.equal(target_before[name], value) for name, value in rnd.target.state_dict().items()), "the target stays fixed"
+
+
+def test_two_heads_combine_an_episodic_task_gae_and_a_non_episodic_intrinsic_gae():
+    g = torch.Generator().manual_seed(0)
+    T, N = 6, 2
+    rollout = RolloutStorage(T, N, OBS, torch.float32, (), torch.long)
+    for name in ("rewards", "values", "next_values", "intrinsic_rewards", "intrinsic_values"):
+        getattr(rollout, name).copy_(torch.randn(T, N, generator=g))
+    rollout.intrinsic_bootstrap.copy_(torch.randn(N, generator=g))
+    rollout.terminated[2, 0] = True
+    rollout.truncated[4, 1] = True
+    rollout.reward_weights = (2.0, 0.5)
+    advantages, task_returns, intrinsic_returns = two_head_gae(rollout, 0.999, 0.9, 0.95)
+    task_advantages, expected_task_returns = generalized_advantage_estimate(
+        rollout.rewards, rollout.values, rollout.next_values, rollout.terminated, rollout.truncated, 0.999, 0.95)
+    intrinsic_advantages, expected_intrinsic_returns = non_episodic_gae(
+        rollout.intrinsic_rewards, rollout.intrinsic_values, rollout.intrinsic_bootstrap, 0.9, 0.95)
+    torch.testing.assert_close(advantages, 2.0 * task_advantages + 0.5 * intrinsic_advantages)
+    torch.testing.assert_close(task_returns, expected_task_returns)
+    torch.testing.assert_close(intrinsic_returns, expected_intrinsic_returns)
+
+
+def test_the_collector_records_the_intrinsic_head_and_its_bootstrap():
+    env = make_env("CartPole-v1", EnvConfig(num_envs=3))
+    torch.manual_seed(0)
+    ppo = PPO(PPOConfig(num_steps=5, intrinsic_gamma=0.99), (4,), env.single_action_space)
+    collector = Collector(env, ppo.acting(3))
+    collector.reset(0)
+    storage = RolloutStorage(5, 3, (4,), torch.float32, (), torch.long)
+    collector.collect(storage, 0)
+    env.close()
+    with torch.no_grad():
+        torch.testing.assert_close(storage.intrinsic_values, ppo.policy.intrinsic_value(storage.obs.flatten(0, 1)).view(5, 3))
+        torch.testing.assert_close(storage.intrinsic_bootstrap, ppo.policy.intrinsic_value(storage.last_obs))
+
+
+def test_the_intrinsic_value_loss_trains_only_its_head_and_the_critic_body():
+    torch.manual_seed(0)
+    policy = PPO(PPOConfig(num_steps=5, intrinsic_gamma=0.99), (4,), gym.spaces.Discrete(2)).policy
+    _, _, intrinsic_values = policy.forward_with_intrinsic(torch.randn(8, 4))
+    intrinsic_values.pow(2).mean().backward()
+    assert policy.value_head.weight.grad is None or not policy.value_head.weight.grad.any()
+    assert policy.intrinsic_value_head.weight.grad.abs().sum() > 0
+    assert all(p.grad is None or not p.grad.any() for p in policy.actor_body.parameters())
+
+
+def test_ppo_with_rnd_trains_and_resumes_through_the_command_line(tmp_path):
+    run = ["train", "ppo", "--env", "CartPole-v1", "--intrinsic", "rnd", "--intrinsic-gamma", "0.99", "--gamma", "0.999",
+           "--num-envs", "4", "--num-steps", "64", "--observation-warmup-steps", "256", "--no-progress",
+           "--run-dir", str(tmp_path / "run")]
+    assert main([*run, "--steps", "512"]) == 0
+    saved = load_checkpoint(tmp_path / "run" / "checkpoint.pt")["intrinsic"]
+    assert float(saved["observation_stats"]["count"]) == 260 + 512  # warm-up (65 vector steps of 4) and the rollouts' next states
+    assert main([*run, "--steps", "768", "--resume"]) == 0
+    resumed = load_checkpoint(tmp_path / "run" / "checkpoint.pt")["intrinsic"]
+    assert float(resumed["observation_stats"]["count"]) == 260 + 768, "no second warm-up on resume"
+    assert not torch.equal(resumed["running_sums"], saved["running_sums"])
+
+
+def test_intrinsic_gamma_without_a_plug_in_is_a_one_line_error(tmp_path, capsys):
+    assert main(["train", "ppo", "--intrinsic-gamma", "0.99", "--no-progress", "--run-dir", str(tmp_path / "bad")]) == 2
+    assert "intrinsic_gamma needs a reward plug-in (--intrinsic), whose rewards its value head learns" in capsys.readouterr().err
+    assert not (tmp_path / "bad").exists()
