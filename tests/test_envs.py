@@ -79,6 +79,22 @@ def test_minatar_pixels_are_uint8_channels_first():
     assert sum(len(step.episode_returns) for _, _, step in history) > 0
 
 
+def test_minigrid_views_are_one_hot_planes_of_object_colour_and_state():
+    env = make_env("MiniGrid-DoorKey-5x5-v0", EnvConfig(num_envs=2))
+    obs = env.reset(0)
+    assert obs.dtype == torch.uint8 and obs.shape == (2, 11 + 6 + 3, 7, 7)
+    import gymnasium as gym
+
+    raw, _ = gym.make("MiniGrid-DoorKey-5x5-v0").reset(seed=0)
+    image = torch.from_numpy(raw["image"]).long()
+    planes = obs[0].long() // 255
+    for channel, (start, size) in enumerate(((0, 11), (11, 6), (17, 3))):  # exactly one plane set per cell, the index's
+        assert torch.equal(planes[start:start + size].argmax(0), image[..., channel])
+        assert torch.equal(planes[start:start + size].sum(0), torch.ones(7, 7, dtype=torch.long))
+    history = run_random(env, 300)
+    assert any(step.truncated.any() or step.terminated.any() for _, _, step in history)
+
+
 def test_atari_preset_uint8_frames_and_full_action_space():
     env = make_env("ALE/MsPacman-v5", EnvConfig(num_envs=2))
     obs = env.reset(0)
@@ -150,7 +166,7 @@ def test_observation_normaliser_state_round_trip():
     assert torch.equal(env.normalize(raw), twin.normalize(raw))
 
 
-@pytest.mark.parametrize("env_id", ["CartPole-v0-nope", "ALE/NotAGame-v5", "MinAtar/Nope-v1", ""])
+@pytest.mark.parametrize("env_id", ["CartPole-v0-nope", "ALE/NotAGame-v5", "MinAtar/Nope-v1", "MiniGrid-Nope-v0", ""])
 def test_unknown_id_names_the_id_and_how_to_list(env_id):
     with pytest.raises(UnknownEnvironment, match="voidrl envs") as info:
         suite_of(env_id)
@@ -159,7 +175,7 @@ def test_unknown_id_names_the_id_and_how_to_list(env_id):
 
 @pytest.mark.parametrize("env_id,suite", [("CartPole-v1", "classic"), ("ALE/MsPacman-v5", "atari"),
                                           ("MsPacmanNoFrameskip-v4", "atari"), ("Hopper-v5", "mujoco"),
-                                          ("MinAtar/Breakout-v1", "minatar")])
+                                          ("MinAtar/Breakout-v1", "minatar"), ("MiniGrid-DoorKey-8x8-v0", "minigrid")])
 def test_suites(env_id, suite):
     assert suite_of(env_id) == suite
 

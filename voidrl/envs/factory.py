@@ -12,7 +12,7 @@ from voidrl.envs.base import VecEnv
 from voidrl.envs.gym_backend import make_gym_vec_env
 from voidrl.envs.wrappers import FallPenalty, KeepObservationEntries, NormalizeObservation, NormalizeReward, TransformReward
 
-SUITES = ("classic", "mujoco", "minatar", "atari")
+SUITES = ("classic", "mujoco", "minatar", "minigrid", "atari")
 LIST_HINT = "run `voidrl envs` to list the valid ids"
 
 
@@ -66,6 +66,12 @@ def _register_optional_suites() -> None:
 
     gym.register_envs(ale_py)
     try:
+        import minigrid  # registers MiniGrid-* on import
+    except ImportError:
+        pass
+    else:
+        gym.register_envs(minigrid)
+    try:
         from minatar.gym import register_envs
     except ImportError:
         return
@@ -77,10 +83,10 @@ def suite_of(env_id: str) -> str:
     """The suite an id belongs to; raises ``UnknownEnvironment`` naming the id otherwise."""
     if env_id in VARIANTS:
         return suite_of(VARIANTS[env_id].base)
-    if env_id.startswith("MinAtar/"):
+    if env_id.startswith(("MinAtar/", "MiniGrid-")):
         _register_optional_suites()
         if env_id in gym.registry:
-            return "minatar"
+            return "minatar" if env_id.startswith("MinAtar/") else "minigrid"
     elif env_id in gym.registry:
         entry = str(gym.registry[env_id].entry_point)
         if "classic_control" in entry:
@@ -104,6 +110,8 @@ def list_env_ids() -> dict[str, list[str]]:
             ids["mujoco"].append(env_id)
         elif env_id.startswith("MinAtar/"):
             ids["minatar"].append(env_id)
+        elif env_id.startswith("MiniGrid-"):
+            ids["minigrid"].append(env_id)
         elif env_id.startswith("ALE/") and env_id.endswith("-v5"):
             ids["atari"].append(env_id)
     for env_id, variant in VARIANTS.items():

@@ -1,4 +1,4 @@
-"""Gymnasium vector environments (classic control, MuJoCo, MinAtar) behind ``VecEnv``."""
+"""Gymnasium vector environments (classic control, MuJoCo, MinAtar, MiniGrid) behind ``VecEnv``."""
 
 from __future__ import annotations
 
@@ -97,11 +97,30 @@ class MinAtarPixels(gym.ObservationWrapper):
         return np.ascontiguousarray(np.moveaxis(observation, -1, 0)).astype(np.uint8) * 255
 
 
+class MiniGridPlanes(gym.ObservationWrapper):
+    """MiniGrid's egocentric ``[7, 7, 3]`` view (object, colour and state index per cell) as one-hot planes
+    ``[11 + 6 + 3, 7, 7]`` uint8 in {0, 255}, so it reads like MinAtar's grid (the agent's heading and the
+    mission text are left out: the view is already turned to the heading)."""
+
+    def __init__(self, env: gym.Env):
+        super().__init__(env)
+        from minigrid.core.constants import COLOR_TO_IDX, OBJECT_TO_IDX, STATE_TO_IDX
+
+        height, width, _ = env.observation_space["image"].shape
+        self.sizes = (len(OBJECT_TO_IDX), len(COLOR_TO_IDX), len(STATE_TO_IDX))
+        self.observation_space = gym.spaces.Box(0, 255, (sum(self.sizes), height, width), np.uint8)
+
+    def observation(self, observation):
+        image = observation["image"]
+        planes = [np.moveaxis(np.eye(size, dtype=np.uint8)[image[..., i]], -1, 0) for i, size in enumerate(self.sizes)]
+        return np.concatenate(planes) * 255
+
+
 def make_gym_vec_env(env_id: str, num_envs: int, suite: str, max_episode_steps: int | None = None) -> GymVecEnv:
     """Build a same-step vector env for a registered gymnasium id of ``suite``."""
     if env_id == "CartPole-v1" and max_episode_steps is None:
         return GymVecEnv(SameStepCartPole(num_envs=num_envs, max_episode_steps=500))
-    wrappers = [MinAtarPixels] if suite == "minatar" else []
+    wrappers = {"minatar": [MinAtarPixels], "minigrid": [MiniGridPlanes]}.get(suite, [])
     env = gym.make_vec(
         env_id,
         num_envs=num_envs,
