@@ -10,7 +10,8 @@ import pytest
 import torch
 
 from tests.learning import assert_majority, mean_of_last, train_seeds
-from voidrl.cli import main
+from voidrl.cli import main, pretrain_defaults
+from voidrl.config import make_config
 from voidrl.io.checkpoint import load_checkpoint
 
 VOIDRL = [sys.executable, "-m", "voidrl"]
@@ -148,3 +149,16 @@ def test_python_api_trains_acts_and_saves(tmp_path):
     obs = torch.randn(5, 4)
     assert torch.equal(again.act(obs), agent.act(obs))
     assert len(again.evaluate(episodes=3)) == 3
+
+
+@pytest.mark.parametrize("env,named,chosen,entropy", [
+    ("MinAtar/Breakout-v1", None, "minatar-pretrain", 0.05),
+    ("MinAtar/Breakout-v1", "minatar", "minatar", 0.01),
+    ("ALE/MsPacman-v5", None, "pretrain", 0.01),
+    ("CartPole-v1", None, None, 0.0),
+])
+def test_pretrain_applies_its_suites_preset_unless_one_is_named(env, named, chosen, entropy):
+    preset, options = pretrain_defaults("ppg", named, {"env": env})
+    config = make_config("ppg", preset, **options)
+    assert preset == chosen and config.algo_config.entropy_coef == entropy
+    assert config.run.intrinsic == "apt" and config.intrinsic_config.extrinsic_coef == 0.0

@@ -270,11 +270,16 @@ def run_comparison(pretrain_config: TrainConfig | None, base: TrainConfig, runs,
     return 0
 
 
+PRETRAIN_PRESETS = {"atari": "pretrain", "minatar": "minatar-pretrain"}
+"""The preset ``pretrain`` applies by default, per environment suite (where the algorithm has it)."""
+
+
 def pretrain_defaults(algo: str, preset: str | None, options: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
-    """Reward-free APT unless the user says otherwise; the pretrain preset on Atari."""
+    """Reward-free APT unless the user says otherwise; the suite's pre-training preset unless one is named."""
     options = {"intrinsic": "apt", "extrinsic_coef": 0.0, **options}
-    if preset is None and "pretrain" in PRESETS.get(algo, {}) and suite_of(options.get("env", "CartPole-v1")) == "atari":
-        preset = "pretrain"
+    suite_preset = PRETRAIN_PRESETS.get(suite_of(options.get("env", "CartPole-v1")))
+    if preset is None and suite_preset in PRESETS.get(algo, {}):
+        preset = suite_preset
     return preset, options
 
 
