@@ -75,6 +75,14 @@ class PPOConfig(PolicyConfig):
         self.validate_policy()
 
 
+MINIGRID: dict[str, dict[str, Any]] = {
+    # MiniGrid's 7 x 7 view as one-hot planes through the small grid CNN; 16 envs x 128 steps, 4 epochs of
+    # minibatches of 256, lr 1e-3, entropy 0.01 (the settings of the minigrid authors' rl-starter-files).
+    "env": {"num_envs": 16},
+    "algo_config": {"num_steps": 128, "minibatch_size": 256, "epochs": 4, "learning_rate": 1e-3, "entropy_coef": 0.01,
+                    "network": "minatar", "shared": True},
+}
+
 # Named settings: preset -> section (run, env, algo_config, intrinsic_config) -> overrides.
 PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     "cartpole": {
@@ -100,19 +108,12 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
             "entropy_coef": 0.01, "network": "minatar", "shared": True,
         },
     },
-    "minigrid": {
-        # MiniGrid's 7 x 7 view as one-hot planes through the small grid CNN; 16 envs x 128 steps, 4 epochs of
-        # minibatches of 256, lr 1e-3, entropy 0.01 (the settings of the minigrid authors' rl-starter-files).
-        "env": {"num_envs": 16},
-        "algo_config": {"num_steps": 128, "minibatch_size": 256, "epochs": 4, "learning_rate": 1e-3, "entropy_coef": 0.01,
-                        "network": "minatar", "shared": True},
-    },
+    "minigrid": MINIGRID,
     "minigrid-rnd": {
         # The same with RND: its own value head (gamma 0.99, non-episodic) beside the task's (0.999).
         "run": {"intrinsic": "rnd"},
-        "env": {"num_envs": 16},
-        "algo_config": {"num_steps": 128, "minibatch_size": 256, "epochs": 4, "learning_rate": 1e-3, "entropy_coef": 0.01,
-                        "network": "minatar", "shared": True, "gamma": 0.999, "intrinsic_gamma": 0.99},
+        "env": MINIGRID["env"],
+        "algo_config": {**MINIGRID["algo_config"], "gamma": 0.999, "intrinsic_gamma": 0.99},
     },
     "mujoco": {
         # CleanRL ppo_continuous_action.

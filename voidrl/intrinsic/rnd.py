@@ -145,14 +145,15 @@ class RNDReward:
         return (self.predictor(normalized) - self.target(normalized)).pow(2).mean(-1)
 
     def intrinsic_rewards(self, rollout: RolloutStorage) -> tuple[torch.Tensor, dict[str, float]]:
-        """Normalised prediction errors ``[T, N]`` of the rollout's true next observations; then the
-        statistics take in the rollout and the predictor trains on it."""
+        """Normalised prediction errors ``[T, N]`` of the rollout's true next observations; then the predictor
+        trains on them and the statistics take them in. Observations stay in their dtype (uint8 frames) and
+        are normalised one minibatch at a time, so the rollout never gets a float copy."""
         started = time.perf_counter()
         T, N = rollout.rewards.shape
         next_obs = rollout.next_obs(0, T).flatten(0, 1)
-        normalized = self.normalize(next_obs)
+        chunks = next_obs.split(self.config.predictor_minibatch_size)
         with torch.no_grad():
-            errors = self.prediction_errors(normalized).view(T, N)
+            errors = torch.cat([self.prediction_errors(self.normalize(chunk)) for chunk in chunks]).view(T, N)
         if self.running_sums is None:
             self.running_sums = torch.zeros(N, device=errors.device)
         sums = discounted_running_sums(errors, self.running_sums, self.config.return_gamma)
@@ -160,8 +161,9 @@ class RNDReward:
         self.return_stats.update(sums)
         return_std = math.sqrt(float(self.return_stats.var)) + 1e-8
         rewards = errors / return_std
-        predictor_loss = self.train_predictor(normalized)
-        self.observation_stats.update(next_obs)
+        predictor_loss = self.train_predictor(next_obs)
+        for chunk in chunks:
+            self.observation_stats.update(chunk)
         return rewards, {
             "rnd/intrinsic_reward": rewards.mean().item(),
             "rnd/prediction_error": errors.mean().item(),
@@ -170,15 +172,16 @@ class RNDReward:
             "time/intrinsic_seconds": time.perf_counter() - started,
         }
 
-    def train_predictor(self, normalized: torch.Tensor) -> float:
-        """``epochs`` passes of minibatch steps on a random ``update_proportion`` of each minibatch; the mean loss."""
+    def train_predictor(self, observations: torch.Tensor) -> float:
+        """``predictor_epochs`` passes of minibatch steps over ``observations [B, ...]`` (not yet normalised),
+        each on a random ``predictor_update_proportion`` of its minibatch; the mean loss."""
         cfg, losses = self.config, []
         for _ in range(cfg.predictor_epochs):
-            for batch in shuffled_minibatches({"obs": normalized}, cfg.predictor_minibatch_size):
-                kept = torch.rand(batch["obs"].shape[0], device=normalized.device) < cfg.predictor_update_proportion
+            for batch in shuffled_minibatches({"obs": observations}, cfg.predictor_minibatch_size):
+                kept = torch.rand(batch["obs"].shape[0], device=observations.device) < cfg.predictor_update_proportion
                 if not kept.any():
                     continue
-                loss = self.prediction_errors(batch["obs"][kept]).mean()
+                loss = self.prediction_errors(self.normalize(batch["obs"][kept])).mean()
                 self.parameters.minimize(loss)
                 losses.append(loss.item())
         return sum(losses) / len(losses) if losses else float("nan")

@@ -134,18 +134,24 @@ class ActorCritic(nn.Module):
             return TanhGaussian(mean, log_std, self.action_low, self.action_high)
         return DiagonalGaussian(mean, log_std)
 
+    def _features(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The actor's and the critic's features of ``obs`` (one body pass when shared)."""
+        actor_features = self.actor_body(obs)
+        return actor_features, actor_features if self.critic_body is None else self.critic_body(obs)
+
+    def _critic_features(self, obs: torch.Tensor) -> torch.Tensor:
+        return (self.actor_body if self.critic_body is None else self.critic_body)(obs)
+
     def forward(self, obs: torch.Tensor) -> tuple[Distribution, torch.Tensor]:
         """``obs [B, *obs_shape]`` -> (action distribution over B, values ``[B]``)."""
-        actor_features = self.actor_body(obs)
-        critic_features = actor_features if self.critic_body is None else self.critic_body(obs)
+        actor_features, critic_features = self._features(obs)
         return self._distribution(actor_features), self.value_head(critic_features).squeeze(-1)
 
     def forward_with_intrinsic(self, obs: torch.Tensor) -> tuple[Distribution, torch.Tensor, torch.Tensor]:
         """``obs [B, *obs_shape]`` -> (action distribution, task values ``[B]``, intrinsic values ``[B]``)."""
         if self.intrinsic_value_head is None:
             raise RuntimeError("this network has no intrinsic value head (intrinsic_value=False)")
-        actor_features = self.actor_body(obs)
-        critic_features = actor_features if self.critic_body is None else self.critic_body(obs)
+        actor_features, critic_features = self._features(obs)
         return (self._distribution(actor_features), self.value_head(critic_features).squeeze(-1),
                 self.intrinsic_value_head(critic_features).squeeze(-1))
 
@@ -165,12 +171,10 @@ class ActorCritic(nn.Module):
         return [p for p in self.parameters() if id(p) not in critic]
 
     def value(self, obs: torch.Tensor) -> torch.Tensor:
-        body = self.actor_body if self.critic_body is None else self.critic_body
-        return self.value_head(body(obs)).squeeze(-1)
+        return self.value_head(self._critic_features(obs)).squeeze(-1)
 
     def intrinsic_value(self, obs: torch.Tensor) -> torch.Tensor:
-        body = self.actor_body if self.critic_body is None else self.critic_body
-        return self.intrinsic_value_head(body(obs)).squeeze(-1)
+        return self.intrinsic_value_head(self._critic_features(obs)).squeeze(-1)
 
     def critic_parameters(self) -> list[nn.Parameter]:
         """Parameters only the critic uses (its value heads; empty body part when shared)."""
