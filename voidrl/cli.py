@@ -147,6 +147,10 @@ def build_parser() -> Parser:
     plot.add_argument("--label", action="append", default=[], metavar="NAME=GLOB",
                       help="put the runs whose path matches GLOB in group NAME (repeatable; the first match wins); other runs "
                            "are grouped by algorithm and environment from their config.json; --label all='*' makes one group")
+    plot.add_argument("--table", type=int, metavar="STEPS",
+                      help="also write FILE_PREFIX-table.md and FILE_PREFIX-table.png: final return, AUC and early returns "
+                           "of each group over a budget of STEPS with 95%% intervals, as voidrl compare does; with two "
+                           "groups, the first minus the second and the verdict")
     return parser
 
 
@@ -328,7 +332,7 @@ def command_eval(args: argparse.Namespace) -> int:
 def command_plot(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from voidrl.io.report import group_runs, plot_runs
+    from voidrl.io.report import compare_runs, group_runs, plot_runs
 
     labels = []
     for label in args.label:
@@ -342,10 +346,19 @@ def command_plot(args: argparse.Namespace) -> int:
             raise CliError(f"voidrl plot: run directory {str(run_dir)!r} does not exist")
         if not (run_dir / "episodes.csv").is_file():
             raise CliError(f"voidrl plot: {str(run_dir / 'episodes.csv')!r} does not exist (not a run directory?)")
+    if args.table is not None and args.table < 1:
+        raise CliError(f"voidrl plot: --table must be a positive number of steps, got {args.table}")
     with usage_errors():
-        paths = plot_runs(group_runs(run_dirs, labels), Path(args.out))
+        groups = group_runs(run_dirs, labels)
+        paths = plot_runs(groups, Path(args.out))
+        if args.table is not None:
+            table = compare_runs(groups, args.table, Path(f"{args.out}-table"))
     for path in paths:
         print(path)
+    if args.table is not None:
+        print(f"{args.out}-table.md")
+        print(f"{args.out}-table.png")
+        print(table)
     return 0
 
 

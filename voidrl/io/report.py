@@ -143,8 +143,9 @@ def _interval(interval: Interval) -> str:
     return f"{interval.estimate:.1f} [{interval.low:.1f}, {interval.high:.1f}]"
 
 
-def compare_runs(groups: dict[str, list[Path]], total_steps: int, out_dir: Path, window: int = 100) -> str:
-    """Write ``comparison.md`` and ``comparison.png`` for groups of runs; returns the markdown tables.
+def compare_runs(groups: dict[str, list[Path]], total_steps: int, out_prefix: Path, window: int = 100) -> str:
+    """Write ``<out_prefix>.md`` (the table) and ``<out_prefix>.png`` (mean curves) for groups of runs;
+    returns the markdown table.
 
     One row per measure of ``run_measures``: each group's aggregate over its runs with a 95% interval
     and, for exactly two groups, the first minus the second with its own interval and the verdict
@@ -190,10 +191,10 @@ def compare_runs(groups: dict[str, list[Path]], total_steps: int, out_dir: Path,
     axes.legend()
     axes.grid(alpha=0.3)
     figure.tight_layout()
-    out_dir.mkdir(parents=True, exist_ok=True)
-    figure.savefig(out_dir / "comparison.png", dpi=120)
+    out_prefix.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(out_prefix.with_name(out_prefix.name + ".png"), dpi=120)
     plt.close(figure)
-    (out_dir / "comparison.md").write_text(f"{table}\n\n{note} Plot bands: 95% Student-t intervals of the mean.\n")
+    out_prefix.with_name(out_prefix.name + ".md").write_text(f"{table}\n\n{note} Plot bands: 95% Student-t intervals of the mean.\n")
     return f"{table}\n\n{note}"
 
 

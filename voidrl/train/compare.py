@@ -73,7 +73,7 @@ def compare(base: TrainConfig, runs: list[TrainConfig], parallel: int = 1) -> st
     else:
         run_side_by_side(runs, parallel)
     groups = {name: [Path(c.run_dir) for c in runs if (c.run.init_from is None) == (name == "scratch")] for name in GROUPS}
-    return compare_runs(groups, base.run.steps, Path(base.run_dir))
+    return compare_runs(groups, base.run.steps, Path(base.run_dir) / "comparison")
 
 
 def run_side_by_side(runs: list[TrainConfig], parallel: int) -> None:
