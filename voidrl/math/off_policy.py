@@ -25,8 +25,12 @@ def value_rescale(x: torch.Tensor, eps: float = R2D2_RESCALE_EPS) -> torch.Tenso
 
 def inverse_value_rescale(x: torch.Tensor, eps: float = R2D2_RESCALE_EPS) -> torch.Tensor:
     """The exact inverse of :func:`value_rescale`:
-    h^-1(x) = sign(x) (((sqrt(1 + 4 eps (|x| + 1 + eps)) - 1) / (2 eps))^2 - 1)."""
-    root = (torch.sqrt(1.0 + 4.0 * eps * (x.abs() + 1.0 + eps)) - 1.0) / (2.0 * eps)
+    h^-1(x) = sign(x) (((sqrt(1 + 4 eps (|x| + 1 + eps)) - 1) / (2 eps))^2 - 1).
+
+    The root is computed as 2y / (sqrt(1 + 4 eps y) + 1), y = |x| + 1 + eps, the same number without
+    the cancellation of sqrt(...) - 1, which in float32 costs about 1e-4 at eps = 1e-3."""
+    y = x.abs() + 1.0 + eps
+    root = 2.0 * y / (torch.sqrt(1.0 + 4.0 * eps * y) + 1.0)
     return torch.sign(x) * (root * root - 1.0)
 
 
@@ -42,7 +46,7 @@ def n_step_targets(
     next_values: torch.Tensor,
     terminated: torch.Tensor,
     truncated: torch.Tensor,
-    gamma: float,
+    gamma: float | torch.Tensor,
     n: int,
     rescale_eps: float | None = None,
 ) -> torch.Tensor:
@@ -55,7 +59,8 @@ def n_step_targets(
 
     Args:
         rewards: float ``[T, B]``; next_values: float ``[T, B]``, V(s'_t) (e.g.
-            :func:`double_q_bootstrap`); terminated, truncated: bool ``[T, B]``.
+            :func:`double_q_bootstrap`); terminated, truncated: bool ``[T, B]``; gamma: a number or
+            ``[B]`` (one discount per sequence, as NGU's policy family has).
     Returns:
         ``[T, B]`` targets for Q(s_t, a_t).
     """
@@ -87,7 +92,7 @@ def retrace_targets(
     traces: torch.Tensor,
     terminated: torch.Tensor,
     truncated: torch.Tensor,
-    gamma: float,
+    gamma: float | torch.Tensor,
     rescale_eps: float | None = None,
 ) -> torch.Tensor:
     """Retrace(lambda) targets (Munos et al., 2016) as a backward recursion:
@@ -102,7 +107,7 @@ def retrace_targets(
     Args:
         rewards: ``[T, B]``; taken_q: ``[T, B]``, target-network Q(s_t, a_t);
         next_q: ``[T, B, A]``, target-network Q(s'_t, .); next_policy: ``[T, B, A]``, pi(.|s'_t);
-        traces: ``[T, B]``, c_t; terminated, truncated: bool ``[T, B]``.
+        traces: ``[T, B]``, c_t; terminated, truncated: bool ``[T, B]``; gamma: a number or ``[B]``.
     Returns:
         ``[T, B]`` targets for Q(s_t, a_t).
     """
