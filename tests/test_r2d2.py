@@ -106,9 +106,10 @@ def test_retrace_on_greedy_actions_with_lambda_one_is_the_double_q_return_to_the
     batch.mask[6:, 0] = False
     batch.behaviour_probs[6:, 0] = 0.0
     batch.actions[6:, 0] = (batch.actions[6:, 0] + 1) % 3  # padding: action 0 stored, whatever is greedy
-    targets = retrace.targets(online_q, target_q, batch)
+    targets = retrace.targets(online_q, target_q, batch.rewards, retrace.config.gamma, batch)
     assert torch.isfinite(targets).all()
-    torch.testing.assert_close(targets[batch.mask], n_step.targets(online_q, target_q, batch)[batch.mask])
+    expected = n_step.targets(online_q, target_q, batch.rewards, n_step.config.gamma, batch)
+    torch.testing.assert_close(targets[batch.mask], expected[batch.mask])
 
 
 def test_exploration_rates_span_the_papers_range():

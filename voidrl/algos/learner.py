@@ -53,6 +53,10 @@ class ReplayLearner(ABC):
         (bool) marks the environments whose episode begins at ``obs`` (their state must be reset);
         ``previous_reward [N]`` is each environment's last reward (0 where an episode begins)."""
 
+    def after_step(self, step: Step) -> None:
+        """Each vector step's outcome as the acting side sees it (NGU's bandits read finished episodes'
+        returns here); nothing by default."""
+
     @abstractmethod
     def observe(self, chunk: RolloutStorage) -> None:
         """Take in one chunk of experience: ``obs``, ``actions``, ``training_rewards()``, ``terminated``,
@@ -117,6 +121,7 @@ class RecurrentActing:
 
     def after_step(self, step: Step, t: int, storage: RolloutStorage) -> None:
         self.memory.after_step(step)
+        self.learner.after_step(step)
 
     def finish(self, storage: RolloutStorage, last_obs: torch.Tensor) -> None:
         """Nothing to bootstrap: the learner computes its own targets."""

@@ -7,11 +7,13 @@ state, and regresses Q(s_t, a_t) on n-step double-Q targets through the value re
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
 import torch
+from torch import nn
 from torch.nn import functional as F
 
 from voidrl.algos.base import validate_discounting
@@ -187,11 +189,16 @@ class EpsilonGreedyActor:
         rewards, next_obs = chunk.training_rewards().cpu(), chunk.next_obs(0, steps).cpu()
         sequences = []
         for t, (state, behaviour_probs) in enumerate(self.acted_from):
-            sequences += self.writer.add(chunk.obs[t].cpu(), chunk.actions[t].cpu(), rewards[t], chunk.terminated[t].cpu(),
-                                         chunk.truncated[t].cpu(), next_obs[t], (state.hidden.cpu(), state.cell.cpu()),
-                                         behaviour_probs.cpu())
+            step_rewards, start_state = self.replay_fields(t, rewards[t], state)
+            sequences += self.writer.add(chunk.obs[t].cpu(), chunk.actions[t].cpu(), step_rewards, chunk.terminated[t].cpu(),
+                                         chunk.truncated[t].cpu(), next_obs[t], start_state, behaviour_probs.cpu())
         self.acted_from.clear()
         return sequences
+
+    def replay_fields(self, t: int, rewards: torch.Tensor, state: RecurrentState) -> tuple[torch.Tensor, tuple[torch.Tensor, ...]]:
+        """What the sequences keep of act() call ``t`` of the chunk: the rewards ``[N]`` and the state
+        each environment acted from (its tensors ``[N, ...]``)."""
+        return rewards, (state.hidden.cpu(), state.cell.cpu())
 
 
 class R2D2(ReplayLearner):
@@ -208,13 +215,17 @@ class R2D2(ReplayLearner):
         self.policy = self.make_policy(config, obs_shape, action_space, device)
         self.target = self.make_policy(config, obs_shape, action_space, device).requires_grad_(False)
         self.target.load_state_dict(self.policy.state_dict())
-        self.parameters = TrainedParameters(self.policy.parameters(), adam(config.learning_rate, config.adam_eps))
+        self.parameters = TrainedParameters(self.q_parameters(), adam(config.learning_rate, config.adam_eps))
         self.replay = SequenceReplay(config.replay_capacity, config.priority_exponent, config.importance_exponent,
                                      seed=int(torch.randint(2**31, ())))
         self.actor = EpsilonGreedyActor(self.policy, config)
         """Acting in this process (``--actors 0``)."""
         self.updates = 0
         self.update_credit = 0.0
+
+    def q_parameters(self) -> Iterator[nn.Parameter]:
+        """What the TD loss trains."""
+        return self.policy.parameters()
 
     @staticmethod
     def make_policy(config: R2D2Config, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str) -> RecurrentQNetwork:
@@ -270,7 +281,7 @@ class R2D2(ReplayLearner):
         q = self.unroll_with_burn_in(batch.obs, previous_actions, previous_rewards, batch.start_state, batch.starts_episode)
         with torch.no_grad():
             target_q, _ = self.target.unroll(batch.obs, previous_actions, previous_rewards, batch.start_state)
-            targets = self.targets(q.detach(), target_q, batch)
+            targets = self.targets(q.detach(), target_q, batch.rewards, cfg.gamma, batch)
         taken = q[:-1].gather(-1, batch.actions.unsqueeze(-1)).squeeze(-1)
         td = targets - taken
         trained = trained_steps(batch.mask, batch.starts_episode, cfg.burn_in)
@@ -283,32 +294,36 @@ class R2D2(ReplayLearner):
         return {"train/td_loss": loss.item(), "train/q_taken": (taken.detach() * trained).sum().item() / trained.sum().item(),
                 "train/grad_norm": grad_norm.item()}
 
-    def targets(self, online_q: torch.Tensor, target_q: torch.Tensor, batch: SequenceBatch) -> torch.Tensor:
-        """``[L, B]`` regression targets from the online and target networks' Q ``[L + 1, B, A]``."""
+    def targets(self, online_q: torch.Tensor, target_q: torch.Tensor, rewards: torch.Tensor, gamma: float | torch.Tensor,
+                batch: SequenceBatch) -> torch.Tensor:
+        """``[L, B]`` regression targets of ``rewards [L, B]`` discounted by ``gamma`` (a number or ``[B]``):
+        the target network's Q ``[L + 1, B, A]`` bootstraps, the online network's (``online_q``, the same
+        shape) picks the greedy actions."""
         cfg = self.config
         rescale_eps = R2D2_RESCALE_EPS if cfg.value_rescaling else None
         if cfg.target == "n-step":
             next_values = double_q_bootstrap(online_q[1:], target_q[1:])
-            return n_step_targets(batch.rewards, next_values, batch.terminated, batch.truncated, cfg.gamma, cfg.n_step, rescale_eps)
+            return n_step_targets(rewards, next_values, batch.terminated, batch.truncated, gamma, cfg.n_step, rescale_eps)
         greedy = F.one_hot(online_q.argmax(-1), online_q.shape[-1]).to(target_q.dtype)  # pi: greedy in the online Q
         actions = batch.actions.unsqueeze(-1)
         behaviour = batch.behaviour_probs.clamp(min=1e-8)  # the padding's 0 would make 0/0
         traces = retrace_traces(greedy[:-1].gather(-1, actions).squeeze(-1), behaviour, cfg.trace_lambda)
         taken_q = target_q[:-1].gather(-1, actions).squeeze(-1)
-        return retrace_targets(batch.rewards, taken_q, target_q[1:], greedy[1:], traces, batch.terminated, batch.truncated,
-                               cfg.gamma, rescale_eps)
+        return retrace_targets(rewards, taken_q, target_q[1:], greedy[1:], traces, batch.terminated, batch.truncated,
+                               gamma, rescale_eps)
 
     def unroll_with_burn_in(self, obs: torch.Tensor, previous_actions: torch.Tensor, previous_rewards: torch.Tensor,
-                            start: tuple[torch.Tensor, torch.Tensor], starts_episode: torch.Tensor) -> torch.Tensor:
-        """Online Q ``[L + 1, B, A]``. The burn-in steps refresh the stored state without gradient, except in
-        sequences that start an episode (their stored state is exact and their burn-in steps are trained)."""
+                            start: tuple[torch.Tensor, torch.Tensor], starts_episode: torch.Tensor, **context: torch.Tensor) -> torch.Tensor:
+        """Online Q ``[L + 1, B, ...]``. The burn-in steps refresh the stored state without gradient, except in
+        sequences that start an episode (their stored state is exact and their burn-in steps are trained).
+        ``context`` goes to every unroll (NGU's policy index)."""
         burn_in = self.config.burn_in
         if not burn_in:
-            return self.policy.unroll(obs, previous_actions, previous_rewards, start)[0]
-        early, (h, c) = self.policy.unroll(obs[:burn_in], previous_actions[:burn_in], previous_rewards[:burn_in], start)
+            return self.policy.unroll(obs, previous_actions, previous_rewards, start, **context)[0]
+        early, (h, c) = self.policy.unroll(obs[:burn_in], previous_actions[:burn_in], previous_rewards[:burn_in], start, **context)
         keep_gradient = starts_episode.unsqueeze(-1)
         h, c = torch.where(keep_gradient, h, h.detach()), torch.where(keep_gradient, c, c.detach())
-        late, _ = self.policy.unroll(obs[burn_in:], previous_actions[burn_in:], previous_rewards[burn_in:], (h, c))
+        late, _ = self.policy.unroll(obs[burn_in:], previous_actions[burn_in:], previous_rewards[burn_in:], (h, c), **context)
         return torch.cat([early, late])
 
     def state_dict(self) -> dict[str, Any]:

@@ -56,3 +56,34 @@ def particle_reward(
     """
     normalised = (distances / running_mean - clip).clamp_min(0.0)
     return torch.log(c + (normalised.mean(-1) if normalised.dim() == 2 else normalised))
+
+
+def episodic_novelty(
+    squared_distances: torch.Tensor,
+    mean_squared_distance: torch.Tensor | float,
+    kernel_eps: float = 1e-3,
+    pseudo_count: float = 1e-3,
+    cluster_distance: float = 8e-3,
+    max_similarity: float = 8.0,
+) -> torch.Tensor:
+    """NGU's episodic reward (Badia et al. 2020, Algorithm 1) from each state's k-NN in its episode's memory.
+
+    d_n = max(d^2 / d_m^2 - cluster_distance, 0), K = kernel_eps / (d_n + kernel_eps),
+    s = sqrt(sum_k K) + pseudo_count, r = 1 / s, or 0 where s > max_similarity.
+
+    Args:
+        squared_distances: ``[B, k]`` squared distances to the k nearest memories; ``inf`` marks a
+            missing neighbour (a memory with fewer than k entries: it adds no similarity).
+        mean_squared_distance: d_m^2, a running mean of the k-NN squared distances.
+    Returns:
+        ``[B]``; a state with no neighbour at all gets 1 / pseudo_count.
+    """
+    normalised = (squared_distances / mean_squared_distance - cluster_distance).clamp_min(0.0)
+    similarity = (kernel_eps / (normalised + kernel_eps)).sum(-1).sqrt() + pseudo_count
+    return torch.where(similarity > max_similarity, torch.zeros_like(similarity), 1.0 / similarity)
+
+
+def lifelong_modulator(errors: torch.Tensor, mean: torch.Tensor | float, std: torch.Tensor | float,
+                       max_modulation: float = 5.0) -> torch.Tensor:
+    """NGU's life-long novelty alpha = clip(1 + (err - mean) / std, 1, L) from RND prediction errors ``[B]``."""
+    return (1.0 + (errors - mean) / std).clamp(1.0, max_modulation)

@@ -23,22 +23,26 @@ class RecurrentState(NamedTuple):
 
 
 class RecurrentQNetwork(nn.Module):
-    """Q(s_t, .) from the history: ``torso(s_t)``, one-hot a_{t-1} and r_{t-1} into an LSTM, then
-    Q = V + A - mean(A) (Wang et al., 2016; Kapturowski et al., 2019).
+    """Q(s_t, .) from the history: ``torso(s_t)``, one-hot a_{t-1} and r_{t-1} (and any context, such as
+    NGU's one-hot policy index) into an LSTM, then Q = V + A - mean(A) (Wang et al., 2016; Kapturowski
+    et al., 2019).
 
     Args:
         obs_shape, num_actions: the environment's; network, hidden_sizes: the torso (``make_body``);
         lstm_size: LSTM units (512 in R2D2); head_size: hidden units of each duelling stream;
         memory: ``lstm``, or ``none``: a feed-forward ReLU layer of the same width in the LSTM's place
-        (the state passes through unchanged), the memoryless ablation of the same size.
+        (the state passes through unchanged), the memoryless ablation of the same size;
+        reward_inputs: rewards fed back per step (1; NGU: 2, extrinsic and intrinsic);
+        context_size: width of a per-sequence context input (0: none).
     """
 
     def __init__(self, obs_shape: tuple[int, ...], num_actions: int, network: str = "auto",
-                 hidden_sizes: tuple[int, ...] = (64, 64), lstm_size: int = 512, head_size: int = 512, memory: str = "lstm"):
+                 hidden_sizes: tuple[int, ...] = (64, 64), lstm_size: int = 512, head_size: int = 512, memory: str = "lstm",
+                 reward_inputs: int = 1, context_size: int = 0):
         super().__init__()
         self.num_actions = num_actions = int(num_actions)
         self.torso = make_body(network, obs_shape, hidden_sizes)
-        inputs = self.torso.out_features + num_actions + 1
+        inputs = self.torso.out_features + num_actions + reward_inputs + context_size
         self.lstm = nn.LSTM(inputs, lstm_size) if memory == "lstm" else nn.Sequential(orthogonal_init(nn.Linear(inputs, lstm_size)), nn.ReLU())
         self.lstm_size = lstm_size
         self.value = nn.Sequential(orthogonal_init(nn.Linear(lstm_size, head_size)), nn.ReLU(), orthogonal_init(nn.Linear(head_size, 1), 1.0))
@@ -51,13 +55,18 @@ class RecurrentQNetwork(nn.Module):
         return RecurrentState(zeros, zeros.clone(), torch.zeros(batch, dtype=torch.long, device=device))
 
     def unroll(self, obs: torch.Tensor, previous_actions: torch.Tensor, previous_rewards: torch.Tensor,
-               hidden: tuple[torch.Tensor, torch.Tensor]) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
-        """``obs [T, B, ...]``, ``previous_actions`` (long), ``previous_rewards`` ``[T, B]``, LSTM ``(h, c)`` each
-        ``[B, lstm_size]`` -> Q ``[T, B, A]`` and the LSTM state after step T - 1. No episode may begin inside."""
+               hidden: tuple[torch.Tensor, torch.Tensor], context: torch.Tensor | None = None
+               ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
+        """``obs [T, B, ...]``, ``previous_actions`` ``[T, B]`` (long), ``previous_rewards`` ``[T, B]`` (or
+        ``[T, B, reward_inputs]``), LSTM ``(h, c)`` each ``[B, lstm_size]``, ``context [B, context_size]`` ->
+        Q ``[T, B, A]`` and the LSTM state after step T - 1. No episode may begin inside."""
         steps, batch = obs.shape[:2]
         features = self.torso(obs.flatten(0, 1)).view(steps, batch, -1)
-        inputs = torch.cat([features, F.one_hot(previous_actions, self.num_actions).to(features.dtype),
-                            previous_rewards.unsqueeze(-1).to(features.dtype)], dim=-1)
+        rewards = previous_rewards if previous_rewards.dim() == 3 else previous_rewards.unsqueeze(-1)
+        parts = [features, F.one_hot(previous_actions, self.num_actions).to(features.dtype), rewards.to(features.dtype)]
+        if context is not None:
+            parts.append(context.to(features.dtype).unsqueeze(0).expand(steps, -1, -1))
+        inputs = torch.cat(parts, dim=-1)
         if not isinstance(self.lstm, nn.LSTM):
             output, after = self.lstm(inputs), hidden
         else:

@@ -1,0 +1,392 @@
+"""Never Give Up (Badia et al., 2020a): R2D2 with a family of exploring policies.
+
+Policy j of N learns the reward r_e + beta_j r_i with discount gamma_j, from beta_0 = 0 (the task
+alone, gamma_max) to beta_{N-1} = beta (the most exploratory, gamma_min); one network serves them all,
+told j as a one-hot input beside the previous action, extrinsic and intrinsic rewards. Each actor
+(here: each environment) keeps a fixed j. r_i is the intrinsic reward of ``voidrl.intrinsic.ngu``:
+episodic novelty in a controllable embedding, modulated by RND's life-long novelty. The learner
+replays sequences as R2D2 does (transformed Retrace by default) and trains the embedding by inverse
+dynamics and the RND predictor on the same sequences, with their own optimiser.
+
+With ``split_values`` the extrinsic and intrinsic values get separate networks, combined as
+h(h^-1(q_e) + beta_j h^-1(q_i)); with ``meta_controller="bandit"`` each actor picks j at each episode
+start with a sliding-window UCB bandit: Agent57 (``voidrl.algos.agent57``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import gymnasium as gym
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from voidrl.algos.meta_controller import SlidingWindowUCB
+from voidrl.algos.r2d2 import R2D2, EpsilonGreedyActor, R2D2Config, epsilon_ladder, trained_steps
+from voidrl.envs.base import Step
+from voidrl.intrinsic.ngu import EpisodicMemory, NoveltyModule
+from voidrl.math import inverse_value_rescale, sequence_priorities, value_rescale
+from voidrl.math.off_policy import R2D2_RESCALE_EPS
+from voidrl.nets.flat import TrainedParameters, adam
+from voidrl.nets.recurrent import RecurrentQNetwork
+from voidrl.replay import SequenceBatch
+from voidrl.rollout.storage import RolloutStorage
+from voidrl.validation import require_choice, require_non_negative, require_positive, require_positive_integers, validate_fraction
+
+
+@dataclass
+class NGUConfig(R2D2Config):
+    """NGU hyperparameters on top of R2D2's (``gamma`` is the family's largest discount, gamma_max)."""
+
+    target: str = "retrace"
+    """n-step or retrace; NGU and Agent57 learn by transformed Retrace."""
+    num_policies: int = 8
+    """N, the policy family's size (32 in the paper; its environments take j = i mod N)."""
+    intrinsic_weight: float = 0.3
+    """beta, the intrinsic reward's weight in the most exploratory policy."""
+    gamma_min: float = 0.99
+    """The most exploratory policy's discount (gamma_max is ``gamma``)."""
+    controllable_embedding_size: int = 32
+    """Width of the controllable-state embedding f trained by inverse dynamics."""
+    episodic_neighbours: int = 10
+    """Neighbours in the episodic memory that measure a state's episodic novelty."""
+    kernel_eps: float = 1e-3
+    """epsilon of the inverse kernel K = eps / (d^2 / d_m^2 + eps)."""
+    pseudo_count: float = 1e-3
+    """c in r_episodic = 1 / (sqrt(sum K) + c)."""
+    cluster_distance: float = 8e-3
+    """xi: normalised squared distances below this count as zero."""
+    max_similarity: float = 8.0
+    """r_episodic is 0 where sqrt(sum K) + c exceeds this."""
+    max_modulation: float = 5.0
+    """L: the life-long modulator alpha is clipped to [1, L]."""
+    episodic_memory: int = 30000
+    """Embeddings each environment's episodic memory holds (the oldest overwritten beyond)."""
+    rnd_embedding_size: int = 128
+    """Width of the RND target's output."""
+    novelty_learning_rate: float = 5e-4
+    """Adam learning rate of the embedding (inverse dynamics) and the RND predictor."""
+    split_values: bool = False
+    """Separate extrinsic and intrinsic Q networks (Agent57) instead of one network on the mixed reward."""
+    meta_controller: str = "fixed"
+    """fixed (environment i keeps j = i mod N, NGU) or bandit (a sliding-window UCB per environment picks j
+    at each episode start from the extrinsic returns it has seen, Agent57)."""
+    bandit_window: int = 90
+    """Episodes the bandit remembers."""
+    bandit_beta: float = 1.0
+    """Weight of the bandit's exploration bonus sqrt(1 / count)."""
+    bandit_epsilon: float = 0.5
+    """Share of the bandit's choices that are uniform."""
+
+    def validate(self) -> None:
+        super().validate()
+        require_positive_integers(self, ("num_policies", "controllable_embedding_size", "episodic_neighbours", "episodic_memory", "rnd_embedding_size",
+                                         "bandit_window"))
+        require_positive(self, ("kernel_eps", "pseudo_count", "max_similarity", "novelty_learning_rate"))
+        require_non_negative(self, ("intrinsic_weight", "cluster_distance", "bandit_beta"))
+        require_choice(self, "meta_controller", ("fixed", "bandit"))
+        validate_fraction("gamma_min", self.gamma_min, 0.0, 1.0)
+        validate_fraction("bandit_epsilon", self.bandit_epsilon, 0.0, 1.0 + 1e-9)
+        if self.gamma_min > self.gamma:
+            raise ValueError(f"gamma_min must be at most gamma ({self.gamma}), got {self.gamma_min}")
+        if self.max_modulation < 1.0:
+            raise ValueError(f"max_modulation must be at least 1, got {self.max_modulation}")
+
+
+PRESETS: dict[str, dict[str, dict[str, Any]]] = {
+    "minigrid": {
+        # MiniGrid's 7 x 7 one-hot view: the MinAtar CNN, 128-unit LSTM and heads, 40-step sequences,
+        # 16 environments (two per policy of a family of 8), memories as long as an episode can be.
+        "env": {"num_envs": 16},
+        "algo_config": {"network": "minatar", "num_steps": 20, "sequence_length": 40, "burn_in": 20, "sequence_period": 20,
+                        "learning_rate": 2.5e-4, "batch_size": 32, "target_update_period": 1000, "replay_capacity": 10000,
+                        "min_replay": 500, "lstm_size": 128, "head_size": 128, "episodic_memory": 2048},
+    },
+}
+
+
+def policy_family(count: int, intrinsic_weight: float, gamma_max: float, gamma_min: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """NGU's ``[count]`` (beta_j, gamma_j): beta_0 = 0, beta_{N-1} = beta, a sigmoid between,
+    beta_j = beta sigmoid(10 (2j - (N - 2)) / (N - 2)); 1 - gamma_j log-spaced from 1 - gamma_max (j = 0)
+    to 1 - gamma_min (j = N - 1). A family of one is the exploratory policy (beta, gamma_max)."""
+    if count == 1:
+        return torch.tensor([intrinsic_weight]), torch.tensor([gamma_max])
+    j = torch.arange(count, dtype=torch.float64)
+    if count == 2:
+        betas = torch.tensor([0.0, intrinsic_weight], dtype=torch.float64)
+    else:
+        betas = intrinsic_weight * torch.sigmoid(10.0 * (2.0 * j - (count - 2)) / (count - 2))
+        betas[0], betas[-1] = 0.0, intrinsic_weight
+    log_gaps = ((count - 1 - j) * math.log(1.0 - gamma_max) + j * math.log(1.0 - gamma_min)) / (count - 1)
+    return betas.float(), (1.0 - torch.exp(log_gaps)).float()
+
+
+class NGUState(NamedTuple):
+    """What the family's network carries between steps of ``B`` environments."""
+
+    hidden: torch.Tensor
+    """``[B, heads x lstm_size]``: each head's LSTM state side by side."""
+    cell: torch.Tensor
+    """``[B, heads x lstm_size]``."""
+    previous_action: torch.Tensor
+    """``[B]`` long."""
+    previous_intrinsic: torch.Tensor
+    """``[B]``: the intrinsic reward of the previous step (0 at an episode's start)."""
+    policy_index: torch.Tensor
+    """``[B]`` long: j, the family member each environment follows this episode."""
+    memory: EpisodicMemory
+    """Each environment's embeddings of its episode so far."""
+
+
+class NGUNetwork(nn.Module):
+    """The family's Q: one RecurrentQNetwork per value head (one, or extrinsic and intrinsic), each fed
+    the observation, a_{t-1}, (r_e, r_i)_{t-1} and one-hot j; the reward networks in ``novelty``; the
+    family's ``betas`` and ``gammas`` as buffers. ``act`` (evaluation) follows j = 0, the task's policy,
+    with the same intrinsic-reward inputs as in training."""
+
+    def __init__(self, obs_shape: tuple[int, ...], num_actions: int, config: NGUConfig):
+        super().__init__()
+        heads = 2 if config.split_values else 1
+        self.heads = nn.ModuleList(
+            RecurrentQNetwork(obs_shape, num_actions, config.network, config.hidden_sizes, config.lstm_size, config.head_size,
+                              config.memory, reward_inputs=2, context_size=config.num_policies) for _ in range(heads))
+        self.novelty = NoveltyModule(obs_shape, num_actions, config.network, config.hidden_sizes, config.controllable_embedding_size,
+                                     config.rnd_embedding_size, episodic_neighbours=config.episodic_neighbours, kernel_eps=config.kernel_eps,
+                                     pseudo_count=config.pseudo_count, cluster_distance=config.cluster_distance,
+                                     max_similarity=config.max_similarity, max_modulation=config.max_modulation)
+        betas, gammas = policy_family(config.num_policies, config.intrinsic_weight, config.gamma, config.gamma_min)
+        self.register_buffer("betas", betas)
+        self.register_buffer("gammas", gammas)
+        self.lstm_size, self.num_policies, self.memory_capacity = config.lstm_size, config.num_policies, config.episodic_memory
+        self.rescale_eps = R2D2_RESCALE_EPS if config.value_rescaling else None
+
+    def initial_state(self, batch: int) -> NGUState:
+        device = self.betas.device
+        zeros = torch.zeros(batch, len(self.heads) * self.lstm_size, device=device)
+        index = torch.zeros(batch, dtype=torch.long, device=device)
+        memory = EpisodicMemory(batch, self.memory_capacity, self.novelty.embedding_size, device)
+        return NGUState(zeros, zeros.clone(), index, torch.zeros(batch, device=device), index.clone(), memory)
+
+    def unroll(self, obs: torch.Tensor, previous_actions: torch.Tensor, previous_rewards: torch.Tensor,
+               hidden: tuple[torch.Tensor, torch.Tensor], policy_index: torch.Tensor
+               ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
+        """``obs [T, B, ...]``, ``previous_actions [T, B]``, ``previous_rewards [T, B, 2]`` (extrinsic,
+        intrinsic), ``hidden`` each ``[B, heads x lstm_size]``, ``policy_index [B]`` -> Q ``[T, B, heads, A]``
+        (rescaled values where value rescaling is on) and the state after step T - 1."""
+        context = F.one_hot(policy_index, self.num_policies)
+        outputs, hs, cs = [], [], []
+        for head, h, c in zip(self.heads, hidden[0].chunk(len(self.heads), -1), hidden[1].chunk(len(self.heads), -1)):
+            q, (h, c) = head.unroll(obs, previous_actions, previous_rewards, (h, c), context)
+            outputs.append(q)
+            hs.append(h)
+            cs.append(c)
+        return torch.stack(outputs, dim=2), (torch.cat(hs, -1), torch.cat(cs, -1))
+
+    def combine(self, q: torch.Tensor, policy_index: torch.Tensor) -> torch.Tensor:
+        """The values policy j acts on, ``[..., B, A]`` from ``q [..., B, heads, A]``: the one head, or
+        q_e + beta_j q_i in raw value space (h(h^-1(q_e) + beta_j h^-1(q_i)) with value rescaling)."""
+        if len(self.heads) == 1:
+            return q[..., 0, :]
+        beta = self.betas[policy_index].unsqueeze(-1)
+        extrinsic, intrinsic = q[..., 0, :], q[..., 1, :]
+        if self.rescale_eps is None:
+            return extrinsic + beta * intrinsic
+        raw = inverse_value_rescale(extrinsic, self.rescale_eps) + beta * inverse_value_rescale(intrinsic, self.rescale_eps)
+        return value_rescale(raw, self.rescale_eps)
+
+    def reset_where(self, state: NGUState, episode_start: torch.Tensor) -> NGUState:
+        """``state`` with the environments whose episode begins zeroed and their memories emptied (their
+        ``policy_index`` is the caller's to choose)."""
+        keep = (~episode_start).to(state.hidden.dtype)
+        state.memory.clear(episode_start)
+        return state._replace(hidden=state.hidden * keep.unsqueeze(-1), cell=state.cell * keep.unsqueeze(-1),
+                              previous_action=torch.where(episode_start, 0, state.previous_action),
+                              previous_intrinsic=state.previous_intrinsic * keep)
+
+    def step(self, obs: torch.Tensor, state: NGUState, previous_reward: torch.Tensor, learn_statistics: bool
+             ) -> tuple[torch.Tensor, dict[str, torch.Tensor], NGUState]:
+        """One step of ``B`` environments: the acting values ``[B, A]``, the intrinsic reward of ``obs`` and
+        its parts (``NoveltyModule.rewards``), and the state after it."""
+        rewards = self.novelty.rewards(obs, state.memory, learn_statistics)
+        previous = torch.stack([previous_reward.to(state.hidden.dtype), state.previous_intrinsic], dim=-1)
+        q, (h, c) = self.unroll(obs.unsqueeze(0), state.previous_action.unsqueeze(0), previous.unsqueeze(0),
+                                (state.hidden, state.cell), state.policy_index)
+        state = state._replace(hidden=h, cell=c, previous_intrinsic=rewards["intrinsic"])
+        return self.combine(q.squeeze(0), state.policy_index), rewards, state
+
+    @torch.no_grad()
+    def act(self, obs: torch.Tensor, state: NGUState, episode_start: torch.Tensor, previous_reward: torch.Tensor,
+            deterministic: bool = True) -> tuple[torch.Tensor, NGUState]:
+        """Greedy actions of policy j = 0 ``[B]`` and the next state (evaluation; statistics stay fixed)."""
+        start = self.reset_where(state, episode_start)
+        start = start._replace(policy_index=torch.where(episode_start, 0, start.policy_index))
+        q, _, state = self.step(obs, start, previous_reward, learn_statistics=False)
+        action = q.argmax(dim=-1)
+        return action, state._replace(previous_action=action)
+
+
+class FamilyActor(EpsilonGreedyActor):
+    """NGU's acting side: epsilon-greedy in the values of each environment's policy j, the intrinsic
+    reward of every state it acts on recorded for the sequences, j fixed (NGU) or chosen per episode by
+    a bandit (Agent57). The sequences carry rewards ``[L, 2]`` (extrinsic, intrinsic) and j in their state."""
+
+    def __init__(self, policy: NGUNetwork, config: NGUConfig, seed: int):
+        super().__init__(policy, config)
+        self.seed = seed
+        self.bandits: list[SlidingWindowUCB] | None = None
+        self.policy_index: torch.Tensor | None = None
+        """``[N]`` j of each environment's current episode."""
+        self.intrinsic: list[torch.Tensor] = []
+        self.totals: dict[str, float] = {}
+
+    def make_bandits(self, count: int) -> list[SlidingWindowUCB]:
+        cfg = self.config
+        return [SlidingWindowUCB(cfg.num_policies, cfg.bandit_window, cfg.bandit_beta, cfg.bandit_epsilon, self.seed + i)
+                for i in range(count)]
+
+    def choose_policies(self, episode_start: torch.Tensor) -> torch.Tensor:
+        num_envs, cfg = len(episode_start), self.config
+        if self.policy_index is None:
+            self.policy_index = torch.arange(num_envs) % cfg.num_policies
+        if cfg.meta_controller == "bandit":
+            if self.bandits is None:
+                self.bandits = self.make_bandits(num_envs)
+            for env in episode_start.cpu().nonzero().flatten().tolist():
+                self.policy_index[env] = self.bandits[env].choose()
+        return self.policy_index.clone()
+
+    @torch.no_grad()
+    def act(self, obs: torch.Tensor, state: NGUState, episode_start: torch.Tensor,
+            previous_reward: torch.Tensor) -> tuple[torch.Tensor, NGUState]:
+        if self.epsilons is None:
+            self.epsilons = epsilon_ladder(len(obs), self.config.epsilon_base, self.config.epsilon_alpha)
+        start = self.policy.reset_where(state, episode_start)
+        start = start._replace(policy_index=self.choose_policies(episode_start).to(obs.device))
+        q, rewards, state = self.policy.step(obs, start, previous_reward, learn_statistics=True)
+        epsilon = self.epsilons.to(q.device)
+        greedy = q.argmax(-1)
+        explore = torch.rand(len(obs), device=q.device) < epsilon
+        action = torch.where(explore, torch.randint_like(greedy, q.shape[1]), greedy)
+        self.acted_from.append((start, epsilon / q.shape[1] + (1.0 - epsilon) * (action == greedy)))
+        self.intrinsic.append(rewards["intrinsic"].cpu())
+        for name, value in rewards.items():
+            self.totals[name] = self.totals.get(name, 0.0) + value.mean().item()
+        self.totals["memory_size"] = self.totals.get("memory_size", 0.0) + state.memory.sizes.float().mean().item()
+        self.totals["steps"] = self.totals.get("steps", 0.0) + 1.0
+        return action, state._replace(previous_action=action)
+
+    def after_step(self, step: Step) -> None:
+        """Each finished episode's extrinsic return goes to its environment's bandit, credited to its j."""
+        if self.bandits is None:
+            return
+        for env, episode_return in zip(step.episode_envs.tolist(), step.episode_returns.tolist()):
+            self.bandits[env].observe(int(self.policy_index[env]), episode_return)
+
+    def replay_fields(self, t: int, rewards: torch.Tensor, state: NGUState) -> tuple[torch.Tensor, tuple[torch.Tensor, ...]]:
+        return torch.stack([rewards, self.intrinsic[t]], dim=-1), (state.hidden.cpu(), state.cell.cpu(), state.policy_index.cpu())
+
+    def sequences(self, chunk: RolloutStorage) -> list:
+        sequences = super().sequences(chunk)
+        self.intrinsic.clear()
+        return sequences
+
+    def metrics(self) -> dict[str, float]:
+        """Means over the steps acted since the last call: ``ngu/intrinsic``, ``ngu/episodic``, ``ngu/modulator``,
+        ``ngu/memory_size``; with bandits, ``ngu/mean_policy_index``."""
+        steps = self.totals.pop("steps", 0.0)
+        metrics = {f"ngu/{name}": value / steps for name, value in self.totals.items()} if steps else {}
+        self.totals.clear()
+        if self.bandits is not None:
+            metrics["ngu/mean_policy_index"] = self.policy_index.float().mean().item()
+        return metrics
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"bandits": None if self.bandits is None else [bandit.state_dict() for bandit in self.bandits]}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        if state["bandits"] is not None:
+            self.bandits = self.make_bandits(len(state["bandits"]))
+            for bandit, saved in zip(self.bandits, state["bandits"]):
+                bandit.load_state_dict(saved)
+
+
+class NGU(R2D2):
+    config_class = NGUConfig
+    presets = PRESETS
+    remote_actors = None
+    """In-process actors only: the episodic memories and reward statistics live with the acting network."""
+
+    def __init__(self, config: NGUConfig, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str = "cpu"):
+        super().__init__(config, obs_shape, action_space, device)
+        self.actor = FamilyActor(self.policy, config, seed=int(torch.randint(2**31, ())))
+        novelty = self.policy.novelty
+        trained = [*novelty.embedding.parameters(), *novelty.inverse_head.parameters(), *novelty.rnd_predictor.parameters()]
+        self.novelty_parameters = TrainedParameters(trained, adam(config.novelty_learning_rate, 1e-8))
+
+    @staticmethod
+    def make_policy(config: NGUConfig, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str) -> NGUNetwork:
+        return NGUNetwork(obs_shape, action_space.n, config).to(device)
+
+    def q_parameters(self) -> Iterator[nn.Parameter]:
+        return self.policy.heads.parameters()
+
+    def after_step(self, step: Step) -> None:
+        self.actor.after_step(step)
+
+    def train_steps(self, progress: float) -> dict[str, float]:
+        return {**super().train_steps(progress), **self.actor.metrics()}
+
+    def learn(self, sampled: SequenceBatch) -> dict[str, float]:
+        """One gradient step of each value head on its reward (the mixed one, or r_e and r_i), then one of
+        the embedding and RND predictor on the batch's transitions."""
+        cfg, batch, policy = self.config, sampled.to(self.device), self.policy
+        if self.updates == 0:
+            self.target.load_state_dict(policy.state_dict())
+        hidden, cell, policy_index = batch.start_state
+        previous_actions = torch.cat([batch.previous_action.unsqueeze(0), batch.actions])
+        previous_rewards = torch.cat([batch.previous_reward.unsqueeze(0), batch.rewards])
+        q = self.unroll_with_burn_in(batch.obs, previous_actions, previous_rewards, (hidden, cell), batch.starts_episode,
+                                     policy_index=policy_index)
+        beta, gamma = policy.betas[policy_index], policy.gammas[policy_index]
+        extrinsic, intrinsic = batch.rewards.unbind(-1)
+        head_rewards = [extrinsic + beta * intrinsic] if len(policy.heads) == 1 else [extrinsic, intrinsic]
+        with torch.no_grad():
+            target_q, _ = self.target.unroll(batch.obs, previous_actions, previous_rewards, (hidden, cell), policy_index)
+            acting_q = policy.combine(q.detach(), policy_index)
+            targets = torch.stack([self.targets(acting_q, target_q[:, :, head], rewards, gamma, batch)
+                                   for head, rewards in enumerate(head_rewards)], dim=-1)
+        taken = q[:-1].gather(-1, batch.actions[:, :, None, None].expand(-1, -1, len(head_rewards), 1)).squeeze(-1)
+        td = targets - taken
+        trained = trained_steps(batch.mask, batch.starts_episode, cfg.burn_in)
+        weights = (batch.weights.unsqueeze(0) * trained).unsqueeze(-1)
+        loss = 0.5 * (weights * td.pow(2)).sum() / trained.sum()
+        grad_norm = self.parameters.minimize(loss, cfg.max_grad_norm)
+        self.replay.update_priorities(batch.keys, sequence_priorities(td.detach().abs().sum(-1), trained, cfg.priority_eta).cpu())
+        inverse_loss, rnd_loss = self.train_novelty(batch)
+        self.updates += 1
+        if self.updates % cfg.target_update_period == 0:
+            self.target.load_state_dict(policy.state_dict())
+        metrics = {"train/td_loss": loss.item(), "train/grad_norm": grad_norm.item(),
+                   "train/inverse_dynamics_loss": inverse_loss, "train/rnd_loss": rnd_loss}
+        for head, name in enumerate(["q_taken"] if len(head_rewards) == 1 else ["q_extrinsic_taken", "q_intrinsic_taken"]):
+            metrics[f"train/{name}"] = (taken[..., head].detach() * trained).sum().item() / trained.sum().item()
+        return metrics
+
+    def train_novelty(self, batch: SequenceBatch) -> tuple[float, float]:
+        """One step of inverse dynamics and RND on every valid transition of ``batch``; the two losses."""
+        valid = batch.mask
+        inverse, rnd = self.policy.novelty.losses(batch.obs[:-1][valid], batch.obs[1:][valid], batch.actions[valid])
+        self.novelty_parameters.minimize(inverse.mean() + rnd.mean())
+        return inverse.mean().item(), rnd.mean().item()
+
+    def state_dict(self) -> dict[str, Any]:
+        return {**super().state_dict(), "novelty_optimizer": self.novelty_parameters.state_dict(), "actor": self.actor.state_dict()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        super().load_state_dict(state)
+        self.novelty_parameters.load_state_dict(state["novelty_optimizer"])
+        self.actor.load_state_dict(state["actor"])

@@ -1,0 +1,142 @@
+"""Never Give Up's intrinsic reward (Badia et al. 2020): episodic novelty modulated by life-long novelty.
+
+r_i = r_episodic * clip(alpha, 1, L). The episodic part compares a state's controllable embedding f(s)
+with the embeddings of the states seen earlier in the same episode (a per-environment memory, emptied
+when an episode begins): close neighbours mean a familiar state and a small reward. f is trained by
+inverse dynamics, predicting a_t from (f(s_t), f(s_t+1)), so it keeps what the agent's actions change
+and drops the rest. The life-long part is RND's prediction error standardised by its running mean and
+std: states seen often across all episodes get alpha near 1.
+
+The acting network owns these parts (``NoveltyModule``), so evaluation computes the same reward inputs
+as training; the learner trains f and the RND predictor on replayed transitions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from voidrl.intrinsic.rnd import rnd_network
+from voidrl.math.knn import episodic_novelty, lifelong_modulator
+from voidrl.math.running_stats import RunningMeanStd
+from voidrl.nets.bodies import make_body, orthogonal_init
+
+
+class EpisodicMemory:
+    """Each environment's embeddings of the states of its current episode: ``[N, capacity, D]`` rings
+    (the oldest overwritten once full). Not checkpointed: a resumed run starts fresh episodes."""
+
+    def __init__(self, num_envs: int, capacity: int, dim: int, device: torch.device | str = "cpu"):
+        self.embeddings = torch.zeros(num_envs, capacity, dim, device=device)
+        self.sizes = torch.zeros(num_envs, dtype=torch.long, device=device)
+        self.written = torch.zeros(num_envs, dtype=torch.long, device=device)
+        """Embeddings written since the episode began (the next ring slot is this mod capacity)."""
+
+    @property
+    def capacity(self) -> int:
+        return self.embeddings.shape[1]
+
+    def clear(self, envs: torch.Tensor) -> None:
+        """Empty the memories of the environments where ``envs [N]`` (bool) is True."""
+        self.sizes[envs] = 0
+        self.written[envs] = 0
+
+    def nearest_squared_distances(self, queries: torch.Tensor, k: int) -> torch.Tensor:
+        """``[N, k]`` squared distances from each environment's query ``[N, D]`` to its k nearest memories,
+        nearest first; ``inf`` where a memory holds fewer than k."""
+        squared = (self.embeddings - queries.unsqueeze(1)).pow(2).sum(-1)
+        filled = torch.arange(self.capacity, device=squared.device) < self.sizes.unsqueeze(1)
+        squared = squared.masked_fill(~filled, float("inf"))
+        nearest = squared.topk(min(k, self.capacity), dim=1, largest=False).values
+        if nearest.shape[1] < k:
+            nearest = F.pad(nearest, (0, k - nearest.shape[1]), value=float("inf"))
+        return nearest
+
+    def add(self, embeddings: torch.Tensor) -> None:
+        """Write one embedding ``[N, D]`` per environment."""
+        rows = torch.arange(len(embeddings), device=embeddings.device)
+        self.embeddings[rows, self.written % self.capacity] = embeddings
+        self.written += 1
+        self.sizes = torch.clamp(self.sizes + 1, max=self.capacity)
+
+
+class NoveltyModule(nn.Module):
+    """NGU's reward networks and their statistics.
+
+    - ``embedding``: f, a torso (``make_body``) and a linear layer to ``embedding_size`` (32 in NGU);
+      ``inverse_head`` classifies a_t from ``[f(s_t), f(s_t+1)]`` through one hidden layer.
+    - ``rnd_target`` (fixed) and ``rnd_predictor`` on observations standardised by running per-element
+      statistics; alpha standardises the error by its running mean and std.
+    - the running mean of the k-NN squared distances (d_m^2).
+    The statistics travel in ``state_dict`` (``get_extra_state``).
+    """
+
+    def __init__(self, obs_shape: tuple[int, ...], num_actions: int, network: str, hidden_sizes: tuple[int, ...],
+                 embedding_size: int = 32, rnd_embedding_size: int = 128, rnd_hidden_size: int = 256,
+                 episodic_neighbours: int = 10, kernel_eps: float = 1e-3, pseudo_count: float = 1e-3, cluster_distance: float = 8e-3,
+                 max_similarity: float = 8.0, max_modulation: float = 5.0, observation_clip: float = 5.0):
+        super().__init__()
+        torso = make_body(network, obs_shape, hidden_sizes)
+        self.embedding = nn.Sequential(torso, orthogonal_init(nn.Linear(torso.out_features, embedding_size), 1.0))
+        self.inverse_head = nn.Sequential(orthogonal_init(nn.Linear(2 * embedding_size, 128)), nn.ReLU(),
+                                          orthogonal_init(nn.Linear(128, num_actions), 0.01))
+        self.rnd_target = rnd_network(obs_shape, rnd_embedding_size, rnd_hidden_size, predictor=False).requires_grad_(False)
+        self.rnd_predictor = rnd_network(obs_shape, rnd_embedding_size, rnd_hidden_size, predictor=True)
+        self.embedding_size, self.episodic_neighbours = embedding_size, episodic_neighbours
+        self.kernel = dict(kernel_eps=kernel_eps, pseudo_count=pseudo_count, cluster_distance=cluster_distance,
+                           max_similarity=max_similarity)
+        self.max_modulation, self.observation_clip = max_modulation, observation_clip
+        self.observation_stats = RunningMeanStd(tuple(obs_shape))
+        self.error_stats = RunningMeanStd(())
+        self.distance_stats = RunningMeanStd(())
+
+    def standardize(self, obs: torch.Tensor) -> torch.Tensor:
+        """``[B, ...]`` -> float32 ``(obs - mean) / std`` clipped to +-observation_clip (RND's input)."""
+        device = self.rnd_target[0].weight.device
+        mean = self.observation_stats.mean.to(device, torch.float32)
+        std = self.observation_stats.var.to(device, torch.float32).sqrt().clamp_min(1e-4)
+        return ((obs.float() - mean) / std).clamp(-self.observation_clip, self.observation_clip)
+
+    def prediction_errors(self, obs: torch.Tensor) -> torch.Tensor:
+        """RND's squared error ``[B]`` (mean over the embedding) on raw observations ``[B, ...]``."""
+        standardized = self.standardize(obs)
+        return (self.rnd_predictor(standardized) - self.rnd_target(standardized)).pow(2).mean(-1)
+
+    @torch.no_grad()
+    def rewards(self, obs: torch.Tensor, memory: EpisodicMemory, learn_statistics: bool) -> dict[str, torch.Tensor]:
+        """The intrinsic reward of each environment's state ``obs [N, ...]``, measured against the
+        states before it in its episode; then ``obs`` joins its memory. With ``learn_statistics`` (an
+        actor in training, not an evaluation) the running statistics take the new values in first.
+        Returns ``intrinsic``, ``episodic``, ``modulator``, each ``[N]``; a memory that is still empty (an
+        episode's first state) gives reward 0."""
+        embeddings = self.embedding(obs)
+        squared = memory.nearest_squared_distances(embeddings, self.episodic_neighbours)
+        known = torch.isfinite(squared)
+        errors = self.prediction_errors(obs)
+        if learn_statistics:
+            self.distance_stats.update(squared[known])
+            self.error_stats.update(errors)
+            self.observation_stats.update(obs)
+        mean_squared = self.distance_stats.mean.to(squared).clamp_min(1e-8)
+        episodic = episodic_novelty(squared, mean_squared, **self.kernel) * known.any(-1)
+        error_std = self.error_stats.std.to(errors).clamp_min(1e-8)
+        modulator = lifelong_modulator(errors, self.error_stats.mean.to(errors), error_std, self.max_modulation)
+        memory.add(embeddings)
+        return {"intrinsic": episodic * modulator, "episodic": episodic, "modulator": modulator}
+
+    def losses(self, obs: torch.Tensor, next_obs: torch.Tensor, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per-transition inverse-dynamics cross-entropy -log p(a_t | f(s_t), f(s_t+1)) and RND's
+        prediction error, each ``[B]``, for ``obs``, ``next_obs`` ``[B, ...]`` and ``actions [B]``."""
+        both = self.embedding(torch.cat([obs, next_obs]))
+        logits = self.inverse_head(torch.cat(both.chunk(2), dim=-1))
+        return F.cross_entropy(logits, actions, reduction="none"), self.prediction_errors(next_obs)
+
+    def get_extra_state(self) -> dict[str, Any]:
+        return {name: getattr(self, name).state_dict() for name in ("observation_stats", "error_stats", "distance_stats")}
+
+    def set_extra_state(self, state: dict[str, Any]) -> None:
+        for name, stats in state.items():
+            getattr(self, name).load_state_dict(stats)
