@@ -26,6 +26,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from voidrl.algos.meta_controller import SlidingWindowUCB
+from voidrl.algos.r2d2 import PRESETS as R2D2_PRESETS
 from voidrl.algos.r2d2 import R2D2, EpsilonGreedyActor, R2D2Config, epsilon_ladder, trained_steps
 from voidrl.envs.base import Step
 from voidrl.intrinsic.ngu import EpisodicMemory, NoveltyModule
@@ -98,14 +99,10 @@ class NGUConfig(R2D2Config):
 
 
 PRESETS: dict[str, dict[str, dict[str, Any]]] = {
-    "minigrid": {
-        # MiniGrid's 7 x 7 one-hot view: the MinAtar CNN, 128-unit LSTM and heads, 40-step sequences,
-        # 16 environments (two per policy of a family of 8), memories as long as an episode can be.
-        "env": {"num_envs": 16},
-        "algo_config": {"network": "minatar", "num_steps": 20, "sequence_length": 40, "burn_in": 20, "sequence_period": 20,
-                        "learning_rate": 2.5e-4, "batch_size": 32, "target_update_period": 1000, "replay_capacity": 10000,
-                        "min_replay": 500, "lstm_size": 128, "head_size": 128, "episodic_memory": 2048},
-    },
+    # R2D2's MiniGrid settings (two environments per policy of a family of 8), with memories as long as
+    # an episode can be.
+    "minigrid": {"env": R2D2_PRESETS["minigrid"]["env"],
+                 "algo_config": {**R2D2_PRESETS["minigrid"]["algo_config"], "episodic_memory": 2048}},
 }
 
 
