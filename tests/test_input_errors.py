@@ -96,11 +96,18 @@ RANGES = {
     ("r2d2", "priority_exponent"): [-0.1, 1.1], ("r2d2", "importance_exponent"): [-0.1, 1.1],
     ("r2d2", "priority_eta"): [0.0, 1.1], ("r2d2", "epsilon_base"): [0.0, 1.1], ("r2d2", "epsilon_alpha"): [0.0],
     ("r2d2", "lstm_size"): [0], ("r2d2", "head_size"): [0], ("r2d2", "memory"): ["gru"], ("r2d2", "target"): ["vtrace"], ("r2d2", "trace_lambda"): [-0.1, 1.1],
+    ("ppg", "intrinsic_gamma"): [0.0, 1.0],
+    ("ngu", "num_policies"): [0], ("ngu", "intrinsic_weight"): [-0.1], ("ngu", "gamma_min"): [0.0, 0.999],
+    ("ngu", "controllable_embedding_size"): [0], ("ngu", "episodic_neighbours"): [0], ("ngu", "kernel_eps"): [0.0],
+    ("ngu", "pseudo_count"): [0.0], ("ngu", "cluster_distance"): [-0.1], ("ngu", "max_similarity"): [0.0],
+    ("ngu", "max_modulation"): [0.5], ("ngu", "episodic_memory"): [0], ("ngu", "rnd_embedding_size"): [0],
+    ("ngu", "novelty_learning_rate"): [0.0], ("ngu", "meta_controller"): ["ucb"], ("ngu", "bandit_window"): [0],
+    ("ngu", "bandit_beta"): [-1.0], ("ngu", "bandit_epsilon"): [-0.1, 1.1],
 }
 ANY_VALUE = {
     "seed", "init_log_std", "collapse_entropy", "run_dir", "init_from", "progress", "wandb", "collapse_restore",
     "normalize_observation", "normalize_reward", "episodic_life", "anneal_lr", "normalize_advantages", "shared",
-    "baseline", "reward_to_go", "spectral_norm", "value_rescaling", "save_replay", "ray_address",
+    "baseline", "reward_to_go", "spectral_norm", "value_rescaling", "save_replay", "ray_address", "split_values",
 }
 """Fields with no range of their own: any value of the right type is valid (device and the run directory
 are checked when the run is built; booleans have no range)."""

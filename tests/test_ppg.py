@@ -78,7 +78,7 @@ def test_auxiliary_policy_loss_never_reaches_the_critic():
     algo._critic_backward = no_critic_regression  # the critic's own regression is switched off
     critic_before = snapshot(algo.policy.critic_parameters())
     actor_before = snapshot(algo.policy.actor_parameters())
-    algo.aux_buffer.add(random_rollout(seed=3).obs, torch.randn(16, 4))
+    algo.aux_buffer.add(random_rollout(seed=3).obs, torch.randn(16, 4, 1))
     metrics = algo.auxiliary_phase()
     assert metrics["aux/policy_steps"] == 2 * 8 and len(critic_losses) == 2 * 8
     assert all(torch.equal(a, b) for a, b in zip(critic_before, algo.policy.critic_parameters()))

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from voidrl.algos import PPO, PPOConfig
+from voidrl.algos import PPG, PPO, PPGConfig, PPOConfig
 from voidrl.algos.base import two_head_gae
 from voidrl.cli import main
 from voidrl.envs import make_env
@@ -161,6 +161,45 @@ def test_ppo_with_rnd_trains_and_resumes_through_the_command_line(tmp_path):
     resumed = load_checkpoint(tmp_path / "run" / "checkpoint.pt")["intrinsic"]
     assert float(resumed["observation_stats"]["count"]) == 260 + 768, "no second warm-up on resume"
     assert not torch.equal(resumed["running_sums"], saved["running_sums"])
+
+
+def test_ppg_critic_learns_both_heads_and_its_auxiliary_head_the_task_returns():
+    env = make_env("CartPole-v1", EnvConfig(num_envs=3))
+    torch.manual_seed(0)
+    ppg = PPG(PPGConfig(num_steps=8, intrinsic_gamma=0.99, policy_iterations=1, minibatch_size=8, aux_minibatch_size=8), (4,),
+              env.single_action_space)
+    collector = Collector(env, ppg.acting(3))
+    collector.reset(0)
+    storage = RolloutStorage(8, 3, (4,), torch.float32, (), torch.long)
+    collector.collect(storage, 0)
+    env.close()
+    storage.intrinsic_rewards = torch.rand(8, 3)
+    storage.reward_weights = (2.0, 1.0)
+    _, task_returns, intrinsic_returns = two_head_gae(storage, 0.99, 0.99, 0.95)
+    obs = storage.obs.flatten(0, 1)
+    targets = torch.stack([task_returns, intrinsic_returns], -1).flatten(0, 1)
+    ppg.critic.zero_grad()
+    loss = ppg._critic_backward(obs, targets)
+    with torch.no_grad():
+        values = ppg.policy.critic_values(obs)
+    expected = 0.5 * (values[:, 0] - task_returns.flatten()).pow(2).mean() + 0.5 * (values[:, 1] - intrinsic_returns.flatten()).pow(2).mean()
+    torch.testing.assert_close(loss, expected)
+    assert all(p.grad is None or not p.grad.any() for p in ppg.policy.actor_parameters())
+    ppg.aux_buffer.clear()
+    ppg.update(storage, 0.0)  # the auxiliary phase follows at once (policy_iterations 1)
+    assert len(ppg.aux_buffer) == 0
+    ppg.aux_buffer.add(storage.obs, torch.stack([task_returns, intrinsic_returns], -1))
+    assert ppg.aux_buffer.all_returns().shape == (24, 2)
+
+
+def test_ppg_with_rnd_trains_and_resumes_through_the_command_line(tmp_path):
+    run = ["train", "ppg", "--env", "CartPole-v1", "--intrinsic", "rnd", "--intrinsic-gamma", "0.99", "--num-envs", "4",
+           "--num-steps", "32", "--policy-iterations", "2", "--observation-warmup-steps", "64", "--no-progress",
+           "--run-dir", str(tmp_path / "run")]
+    assert main([*run, "--steps", "256"]) == 0
+    header = (tmp_path / "run" / "metrics.csv").read_text().splitlines()[0].split(",")
+    assert {"rnd/intrinsic_reward", "aux/aux_value_loss", "train/value_loss"} <= set(header)
+    assert main([*run, "--steps", "384", "--resume"]) == 0
 
 
 def test_intrinsic_gamma_without_a_plug_in_is_a_one_line_error(tmp_path, capsys):

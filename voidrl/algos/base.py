@@ -122,11 +122,13 @@ class PolicyConfig:
 
 
 def validate_discounting(config: Any) -> None:
-    """gamma in (0, 1] and, where the config has one, gae_lambda in [0, 1]."""
+    """gamma in (0, 1] and, where the config has them, gae_lambda in [0, 1] and intrinsic_gamma in (0, 1)."""
     validate_fraction("gamma", config.gamma, 0.0, 1.0 + 1e-9)
     gae_lambda = getattr(config, "gae_lambda", 0.0)
     if not 0.0 <= gae_lambda <= 1.0:
         raise ValueError(f"gae_lambda must lie in [0, 1], got {gae_lambda}")
+    if getattr(config, "intrinsic_gamma", None) is not None:
+        validate_fraction("intrinsic_gamma", config.intrinsic_gamma, 0.0, 1.0)
 
 
 def rollout_gae(rollout: RolloutStorage, gamma: float, gae_lambda: float) -> tuple[torch.Tensor, torch.Tensor]:

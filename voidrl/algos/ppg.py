@@ -17,7 +17,7 @@ from typing import Any
 import gymnasium as gym
 import torch
 
-from voidrl.algos.base import OnPolicyAlgorithm, rollout_gae, validate_discounting
+from voidrl.algos.base import OnPolicyAlgorithm, rollout_gae, two_head_gae, validate_discounting
 from voidrl.validation import require_choice, require_non_negative, require_positive, require_positive_integers, validate_fraction, validate_hidden_sizes
 from voidrl.math import clipped_surrogate_loss, entropy_loss, explained_variance, standardize, value_loss
 from voidrl.nets.actor_critic import ActorCritic
@@ -80,6 +80,11 @@ class PPGConfig:
     pre-trained one)."""
     critic_network: str | None = None
     """Critic body (a separate network); None = same kind as the policy's."""
+    intrinsic_gamma: float | None = None
+    """With a reward plug-in: the critic's second value head learns the plug-in's rewards alone with this
+    discount, their returns running on across episode ends (RND: 0.99 beside a task gamma of 0.999), and
+    the advantage is the plug-in's (task, intrinsic) weights applied to the two heads' advantages; the
+    auxiliary head distils the task's value. None: one head learns the weighted sum of the rewards."""
     hidden_sizes: tuple[int, ...] = (64, 64)
     """Hidden layer sizes of mlp bodies."""
 
@@ -116,9 +121,9 @@ class AuxiliaryBuffer:
         self.returns: list[torch.Tensor] = []
 
     def add(self, obs: torch.Tensor, returns: torch.Tensor) -> None:
-        """``obs [T, N, ...]`` and ``returns [T, N]`` of one rollout (copied: the storage is reused)."""
+        """``obs [T, N, ...]`` and the critic's targets ``[T, N, heads]`` of one rollout (copied: the storage is reused)."""
         self.stores.append(compact_copy(obs))
-        self.returns.append(returns.reshape(-1).clone())
+        self.returns.append(returns.flatten(0, 1).clone())
 
     def __len__(self) -> int:
         return len(self.stores)
@@ -142,7 +147,7 @@ class AuxiliaryBuffer:
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.stores = [load_store(store) for store in state["stores"]]
-        self.returns = list(state["returns"])
+        self.returns = [r if r.dim() == 2 else r.unsqueeze(-1) for r in state["returns"]]  # [states] before two heads
 
 
 THESIS_PRETRAIN_SCHEDULE: dict[str, dict[str, Any]] = {
@@ -224,12 +229,17 @@ class PPG(OnPolicyAlgorithm):
     def make_policy(config: PPGConfig, obs_shape, action_space, device) -> ActorCritic:
         return ActorCritic(
             obs_shape, action_space, config.network, config.hidden_sizes, shared=False,
-            critic_network=config.critic_network, aux_value=True,
+            critic_network=config.critic_network, aux_value=True, intrinsic_value=config.intrinsic_gamma is not None,
         ).to(device)
 
     def update(self, rollout: RolloutStorage, progress: float) -> dict[str, float]:
         cfg = self.config
-        advantages, returns = rollout_gae(rollout, cfg.gamma, cfg.gae_lambda)
+        if cfg.intrinsic_gamma is not None:
+            advantages, returns, intrinsic_returns = two_head_gae(rollout, cfg.gamma, cfg.intrinsic_gamma, cfg.gae_lambda)
+            targets = torch.stack([returns, intrinsic_returns], dim=-1)
+        else:
+            advantages, returns = rollout_gae(rollout, cfg.gamma, cfg.gae_lambda)
+            targets = returns.unsqueeze(-1)
         obs = rollout.flat("obs")
         started = time.perf_counter()
         metrics = self.policy_phase({
@@ -237,12 +247,12 @@ class PPG(OnPolicyAlgorithm):
             "advantages": advantages.reshape(-1),
         })
         policy_done = time.perf_counter()
-        metrics |= self.critic_phase({"obs": obs, "returns": returns.reshape(-1)}, cfg.value_epochs, cfg.minibatch_size)
+        metrics |= self.critic_phase({"obs": obs, "returns": targets.flatten(0, 1)}, cfg.value_epochs, cfg.minibatch_size)
         critic_done = time.perf_counter()
         metrics["train/explained_variance"] = explained_variance(rollout.values.reshape(-1), returns.reshape(-1)).item()
         metrics["time/policy_phase_seconds"] = policy_done - started
         metrics["time/critic_phase_seconds"] = critic_done - policy_done
-        self.aux_buffer.add(rollout.obs, returns)
+        self.aux_buffer.add(rollout.obs, targets)
         if len(self.aux_buffer) == cfg.policy_iterations:
             metrics |= self.auxiliary_phase()
             metrics["time/aux_phase_seconds"] = time.perf_counter() - critic_done
@@ -283,8 +293,10 @@ class PPG(OnPolicyAlgorithm):
         return _mean_metrics(history)
 
     def _critic_backward(self, obs: torch.Tensor, returns: torch.Tensor, share: float = 1.0) -> torch.Tensor:
-        """Accumulate the gradient of ``share`` x the critic's regression loss on ``obs``; returns the loss."""
-        loss, _ = value_loss(self.policy.value(obs), returns)
+        """Accumulate the gradient of ``share`` x the critic's regression loss on ``obs``, the sum over its value
+        heads of each head's loss against its column of ``returns [B, heads]``; returns the loss."""
+        values = self.policy.critic_values(obs)
+        loss = values.shape[-1] * value_loss(values, returns)[0]
         (share * loss).backward()
         return loss.detach()
 
@@ -310,7 +322,7 @@ class PPG(OnPolicyAlgorithm):
                     obs, chunk_returns = buffer.gather(chunk), returns[chunk]
                     if not stopped:
                         dist, aux_values = self.policy.policy_and_aux_value(obs)
-                        chunk_aux_loss, _ = value_loss(aux_values, chunk_returns)
+                        chunk_aux_loss, _ = value_loss(aux_values, chunk_returns[:, 0])
                         chunk_clone_kl = dist.kl_from(old_log_probs[chunk]).mean()
                         (share * (chunk_aux_loss + cfg.beta_clone * chunk_clone_kl)).backward()
                         aux_loss += share * chunk_aux_loss.detach()

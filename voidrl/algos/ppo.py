@@ -70,8 +70,6 @@ class PPOConfig(PolicyConfig):
         require_non_negative(self, ("entropy_coef", "value_coef"))
         validate_fraction("clip", self.clip)
         validate_discounting(self)
-        if self.intrinsic_gamma is not None:
-            validate_fraction("intrinsic_gamma", self.intrinsic_gamma, 0.0, 1.0)
         self.validate_policy()
 
 

@@ -173,6 +173,12 @@ class ActorCritic(nn.Module):
     def value(self, obs: torch.Tensor) -> torch.Tensor:
         return self.value_head(self._critic_features(obs)).squeeze(-1)
 
+    def critic_values(self, obs: torch.Tensor) -> torch.Tensor:
+        """``[B, 1]`` task values, or ``[B, 2]`` task and intrinsic values with an intrinsic head, from one critic pass."""
+        features = self._critic_features(obs)
+        heads = [self.value_head] if self.intrinsic_value_head is None else [self.value_head, self.intrinsic_value_head]
+        return torch.cat([head(features) for head in heads], dim=-1)
+
     def intrinsic_value(self, obs: torch.Tensor) -> torch.Tensor:
         return self.intrinsic_value_head(self._critic_features(obs)).squeeze(-1)
 
