@@ -227,6 +227,9 @@ def test_ngu_and_agent57_train_evaluate_and_resume_with_their_bandits(tmp_path, 
         checkpoint = load_checkpoint(tmp_path / algo / "checkpoint.pt")
         bandits = checkpoint["algorithm"]["actor"]["bandits"]
         assert (bandits is None) == (algo == "ngu")
+        statistics = checkpoint["algorithm"]["policy"]["novelty._extra_state"]  # RND's normalisers and d_m^2
+        assert {name: float(stats["count"]) > 0 for name, stats in statistics.items()} == {
+            "observation_stats": True, "error_stats": True, "distance_stats": True}
         if bandits is not None:
             assert len(bandits) == 4 and sum(len(b["history"]) for b in bandits) > 0
         assert main([*run, "--steps", "960", "--resume"]) == 0
