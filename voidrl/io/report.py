@@ -138,9 +138,13 @@ def measure_titles(window: int) -> dict[str, str]:
 
 
 def _interval(interval: Interval) -> str:
+    """``estimate [low, high]``, with two decimals where every number is below 10 (returns of tasks scored in
+    [0, 1], such as MiniGrid's), one otherwise."""
+    numbers = [x for x in interval if not np.isnan(x)]
+    decimals = 2 if max(abs(x) for x in numbers) < 10 else 1
     if np.isnan(interval.low):
-        return f"{interval.estimate:.1f}"
-    return f"{interval.estimate:.1f} [{interval.low:.1f}, {interval.high:.1f}]"
+        return f"{interval.estimate:.{decimals}f}"
+    return f"{interval.estimate:.{decimals}f} [{interval.low:.{decimals}f}, {interval.high:.{decimals}f}]"
 
 
 def compare_runs(groups: dict[str, list[Path]], total_steps: int, out_prefix: Path, window: int = 100) -> str:
