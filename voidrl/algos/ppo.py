@@ -73,6 +73,15 @@ class PPOConfig(PolicyConfig):
         self.validate_policy()
 
 
+ATARI: dict[str, dict[str, Any]] = {
+    # Schulman et al. (2017) / CleanRL ppo_atari.
+    "env": {"num_envs": 8, "reward_clip": 1.0},
+    "algo_config": {
+        "num_steps": 128, "minibatch_size": 256, "epochs": 4, "learning_rate": 2.5e-4, "anneal_lr": True,
+        "clip": 0.1, "clip_value": 0.1, "entropy_coef": 0.01, "network": "nature", "shared": True,
+    },
+}
+
 MINIGRID: dict[str, dict[str, Any]] = {
     # MiniGrid's 7 x 7 view as one-hot planes through the small grid CNN; 16 envs x 128 steps, 4 epochs of
     # minibatches of 256, lr 1e-3, entropy 0.01 (the settings of the minigrid authors' rl-starter-files).
@@ -91,13 +100,14 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
             "learning_rate": 1e-3, "anneal_lr": True,
         },
     },
-    "atari": {
-        # Schulman et al. (2017) / CleanRL ppo_atari.
-        "env": {"num_envs": 8, "reward_clip": 1.0},
-        "algo_config": {
-            "num_steps": 128, "minibatch_size": 256, "epochs": 4, "learning_rate": 2.5e-4, "anneal_lr": True,
-            "clip": 0.1, "clip_value": 0.1, "entropy_coef": 0.01, "network": "nature", "shared": True,
-        },
+    "atari": ATARI,
+    "atari-rnd": {
+        # Burda et al. (2019) on hard-exploration games: RND with its own value head (gamma 0.99, non-episodic)
+        # beside the task's (0.999), lr 1e-4, entropy 0.001; the Atari preset otherwise.
+        "run": {"intrinsic": "rnd"},
+        "env": ATARI["env"],
+        "algo_config": {**ATARI["algo_config"], "learning_rate": 1e-4, "entropy_coef": 0.001, "gamma": 0.999,
+                        "intrinsic_gamma": 0.99},
     },
     "minatar": {
         "env": {"num_envs": 8},
