@@ -47,10 +47,11 @@ class EpisodicMemory:
     def nearest_squared_distances(self, queries: torch.Tensor, k: int) -> torch.Tensor:
         """``[N, k]`` squared distances from each environment's query ``[N, D]`` to its k nearest memories,
         nearest first; ``inf`` where a memory holds fewer than k."""
-        squared = (self.embeddings - queries.unsqueeze(1)).pow(2).sum(-1)
-        filled = torch.arange(self.capacity, device=squared.device) < self.sizes.unsqueeze(1)
+        used = int(self.sizes.max())  # slots past every memory's size hold nothing yet
+        squared = (self.embeddings[:, :used] - queries.unsqueeze(1)).pow(2).sum(-1)
+        filled = torch.arange(used, device=squared.device) < self.sizes.unsqueeze(1)
         squared = squared.masked_fill(~filled, float("inf"))
-        nearest = squared.topk(min(k, self.capacity), dim=1, largest=False).values
+        nearest = squared.topk(min(k, used), dim=1, largest=False).values
         if nearest.shape[1] < k:
             nearest = F.pad(nearest, (0, k - nearest.shape[1]), value=float("inf"))
         return nearest
