@@ -331,9 +331,6 @@ class NGU(R2D2):
     def q_parameters(self) -> Iterator[nn.Parameter]:
         return self.policy.heads.parameters()
 
-    def after_step(self, step: Step) -> None:
-        self.actor.after_step(step)
-
     def train_steps(self, progress: float) -> dict[str, float]:
         return {**super().train_steps(progress), **self.actor.metrics()}
 

@@ -18,6 +18,7 @@ from torch.nn import functional as F
 
 from voidrl.algos.base import validate_discounting
 from voidrl.algos.learner import ReplayLearner
+from voidrl.envs.base import Step
 from voidrl.math import double_q_bootstrap, n_step_targets, retrace_targets, retrace_traces, sequence_priorities
 from voidrl.math.off_policy import R2D2_RESCALE_EPS
 from voidrl.nets.bodies import NETWORKS
@@ -187,6 +188,9 @@ class EpsilonGreedyActor:
         self.acted_from.append((start, epsilon / q.shape[1] + (1.0 - epsilon) * (action == greedy)))
         return action, state._replace(previous_action=action)
 
+    def after_step(self, step: Step) -> None:
+        """Nothing to note of a step's outcome (NGU's actor feeds its bandits here)."""
+
     def sequences(self, chunk: RolloutStorage) -> list[Sequence]:
         """The sequences the steps of ``chunk`` (the ones just acted) complete."""
         steps = chunk.length
@@ -246,6 +250,9 @@ class R2D2(ReplayLearner):
     def act(self, obs: torch.Tensor, state: RecurrentState, episode_start: torch.Tensor,
             previous_reward: torch.Tensor) -> tuple[torch.Tensor, RecurrentState]:
         return self.actor.act(obs, state, episode_start, previous_reward)
+
+    def after_step(self, step: Step) -> None:
+        self.actor.after_step(step)
 
     def observe(self, chunk: RolloutStorage) -> None:
         self.insert(self.actor.sequences(chunk))
