@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from tests.cli_helpers import voidrl
+from voidrl.cli import main
 from voidrl.io.report import best_window_mean, group_runs, mean_curve, trailing_means
 
 
@@ -67,23 +68,23 @@ def test_plot_writes_curves_and_best_score_pngs(tmp_path):
         assert (tmp_path / name).stat().st_size > 5000
 
 
-def test_plot_table_compares_two_labelled_groups(tmp_path):
+def test_plot_table_compares_two_labelled_groups(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
     for seed, level in enumerate([3.0, 5.0]):  # constant returns: every measure is the level
         write_run(tmp_path / "runs" / f"explore{seed}", episodes=[(100 * k, level) for k in range(1, 31)])
     for seed, level in enumerate([1.0, 2.0]):
         write_run(tmp_path / "runs" / f"plain{seed}", episodes=[(100 * k, level) for k in range(1, 31)])
-    result = voidrl("plot", "runs/explore0", "runs/explore1", "runs/plain0", "runs/plain1", "--out", "figs/x",
-                    "--label", "explore=*explore*", "--label", "plain=*plain*", "--table", "3000", cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.split()[2:4] == ["figs/x-table.md", "figs/x-table.png"]
+    assert main(["plot", "runs/explore0", "runs/explore1", "runs/plain0", "runs/plain1", "--out", "figs/x",
+                 "--label", "explore=*explore*", "--label", "plain=*plain*", "--table", "3000"]) == 0
+    assert capsys.readouterr().out.split()[2:4] == ["figs/x-table.md", "figs/x-table.png"]
     table = (tmp_path / "figs" / "x-table.md").read_text()
     assert table.splitlines()[0] == "| measure | explore (n=2) | plain (n=2) | explore - plain | verdict |"
     final = next(line for line in table.splitlines() if line.startswith("| final return"))
     estimates = [float(cell.split()[0]) for cell in final.strip("|").split("|")[1:4]]
     assert estimates == [4.0, 1.5, 2.5]  # the means 4 and 1.5, their difference
     assert (tmp_path / "figs" / "x-table.png").stat().st_size > 5000
-    bad = voidrl("plot", "runs/plain0", "--table", "0", cwd=tmp_path)
-    assert bad.returncode == 2 and "--table must be a positive number of steps, got 0" in bad.stderr
+    assert main(["plot", "runs/plain0", "--table", "0"]) == 2
+    assert "--table must be a positive number of steps, got 0" in capsys.readouterr().err
 
 
 def test_plot_bad_input_is_one_line_naming_the_path(tmp_path):
