@@ -27,7 +27,7 @@ from torch.nn import functional as F
 
 from voidrl.algos.meta_controller import SlidingWindowUCB
 from voidrl.algos.r2d2 import PRESETS as R2D2_PRESETS
-from voidrl.algos.r2d2 import R2D2, EpsilonGreedyActor, R2D2Config, epsilon_ladder, trained_steps
+from voidrl.algos.r2d2 import R2D2, EpsilonGreedyActor, R2D2Config, trained_steps
 from voidrl.envs.base import Step
 from voidrl.intrinsic.ngu import EpisodicMemory, NoveltyModule
 from voidrl.math import inverse_value_rescale, sequence_priorities, value_rescale
@@ -259,16 +259,10 @@ class FamilyActor(EpsilonGreedyActor):
     @torch.no_grad()
     def act(self, obs: torch.Tensor, state: NGUState, episode_start: torch.Tensor,
             previous_reward: torch.Tensor) -> tuple[torch.Tensor, NGUState]:
-        if self.epsilons is None:
-            self.epsilons = epsilon_ladder(len(obs), self.config.epsilon_base, self.config.epsilon_alpha)
         start = self.policy.reset_where(state, episode_start)
         start = start._replace(policy_index=self.choose_policies(episode_start).to(obs.device))
         q, rewards, state = self.policy.step(obs, start, previous_reward, learn_statistics=True)
-        epsilon = self.epsilons.to(q.device)
-        greedy = q.argmax(-1)
-        explore = torch.rand(len(obs), device=q.device) < epsilon
-        action = torch.where(explore, torch.randint_like(greedy, q.shape[1]), greedy)
-        self.acted_from.append((start, epsilon / q.shape[1] + (1.0 - epsilon) * (action == greedy)))
+        action = self.epsilon_greedy(q, start)
         self.intrinsic.append(rewards["intrinsic"].cpu())
         for name, value in rewards.items():
             self.totals[name] = self.totals.get(name, 0.0) + value.mean().item()

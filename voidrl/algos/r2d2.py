@@ -177,16 +177,22 @@ class EpsilonGreedyActor:
     @torch.no_grad()
     def act(self, obs: torch.Tensor, state: RecurrentState, episode_start: torch.Tensor,
             previous_reward: torch.Tensor) -> tuple[torch.Tensor, RecurrentState]:
-        if self.epsilons is None:
-            self.epsilons = epsilon_ladder(len(obs), self.config.epsilon_base, self.config.epsilon_alpha)
         start = self.policy.reset_where(state, episode_start)
         q, state = self.policy.step(obs, start, previous_reward)
+        action = self.epsilon_greedy(q, start)
+        return action, state._replace(previous_action=action)
+
+    def epsilon_greedy(self, q: torch.Tensor, start: Any) -> torch.Tensor:
+        """Each environment's greedy action in ``q [N, A]`` or, with its epsilon, a uniform one ``[N]``;
+        remembers the state the step started from and mu(a|s) for the sequences."""
+        if self.epsilons is None:
+            self.epsilons = epsilon_ladder(len(q), self.config.epsilon_base, self.config.epsilon_alpha)
         epsilon = self.epsilons.to(q.device)
         greedy = q.argmax(-1)
-        explore = torch.rand(len(obs), device=q.device) < epsilon
+        explore = torch.rand(len(q), device=q.device) < epsilon
         action = torch.where(explore, torch.randint_like(greedy, q.shape[1]), greedy)
         self.acted_from.append((start, epsilon / q.shape[1] + (1.0 - epsilon) * (action == greedy)))
-        return action, state._replace(previous_action=action)
+        return action
 
     def after_step(self, step: Step) -> None:
         """Nothing to note of a step's outcome (NGU's actor feeds its bandits here)."""
