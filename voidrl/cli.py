@@ -1,4 +1,4 @@
-"""Command line: ``voidrl train|eval|envs|plot``.
+"""Command line: ``voidrl train|pretrain|finetune|compare|eval|envs|plot|vae``.
 
 Training options are generated from the config dataclasses, so ``--help``
 shows every field with its docstring. Bad input fails before any work with one
@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from voidrl.algos import ALGORITHMS
-from voidrl.config import PRESETS, RunConfig, TrainConfig, field_docs, field_type, make_config, plugin_options
+from voidrl.config import PRESETS, RunConfig, TrainConfig, check_field_types, field_docs, field_type, make_config, plugin_options
 from voidrl.envs.factory import EnvConfig, list_env_ids, suite_of
 from voidrl.intrinsic import REWARD_SOURCES
 from voidrl.train.signals import RunStopped
+from voidrl.train.vae import VAETrainConfig
 
 USAGE_ERROR = 2
 
@@ -137,6 +138,15 @@ def build_parser() -> Parser:
     evaluate.add_argument("--device", default="cpu", help="torch device (default: cpu)")
 
     commands.add_parser("envs", help="list valid environment ids", description="List valid environment ids.")
+
+    vae = commands.add_parser("vae", help="the VAE vision module", description="The VAE vision module (--vision vae:PATH).")
+    vae_commands = vae.add_subparsers(dest="vae_command", metavar="VAE_COMMAND", parser_class=Parser)
+    vae_commands.required = True
+    vae_train = vae_commands.add_parser(
+        "train", help="render frames of random rollouts and train a VAE on them",
+        description="Render frames of a MuJoCo task from random rollouts and train a VAE on them; writes RUN_DIR/vae.pt, "
+                    "losses.csv, training.png (loss and latent drift) and reconstructions.png.")
+    add_dataclass_options(vae_train, VAETrainConfig, "vae train")
 
     plot = commands.add_parser("plot", help="plot learning curves and best scores of runs",
                                description="Plot mean learning curves with 95% t-intervals over the runs of each group "
@@ -362,6 +372,18 @@ def command_plot(args: argparse.Namespace) -> int:
     return 0
 
 
+def command_vae(args: argparse.Namespace) -> int:
+    from voidrl.train.vae import train_vae
+
+    options = {name: value for name, value in vars(args).items() if name not in ("command", "vae_command")}
+    with usage_errors():
+        config = VAETrainConfig(**options)
+        check_field_types(config)
+        config.validate()
+    train_vae(config)
+    return 0
+
+
 def command_envs(_: argparse.Namespace) -> int:
     for suite, ids in list_env_ids().items():
         print(f"{suite}: {' '.join(ids)}")
@@ -381,7 +403,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-        handler = {"eval": command_eval, "envs": command_envs, "plot": command_plot}.get(args.command, command_train)
+        handler = {"eval": command_eval, "envs": command_envs, "plot": command_plot, "vae": command_vae}.get(args.command, command_train)
         return handler(args)
     except CliError as error:
         print(error, file=sys.stderr)

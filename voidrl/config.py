@@ -16,7 +16,7 @@ from functools import cache
 from typing import Any
 
 from voidrl.algos import ALGORITHMS
-from voidrl.validation import require_non_negative, require_positive, require_positive_integers
+from voidrl.validation import require_non_negative, require_positive_integers
 from voidrl.envs.factory import EnvConfig, suite_of
 from voidrl.intrinsic import REWARD_SOURCES
 from voidrl.nets.parts import validate_parts
@@ -113,13 +113,12 @@ class TrainConfig:
             check_field_types(section)
         require_positive_integers(self.run, ("steps", "checkpoint_every", "collapse_patience", "eval_every", "eval_episodes"))
         require_non_negative(self.run, ("torch_threads", "actors"))
-        require_positive_integers(self.env, ("num_envs", "max_episode_steps"))
-        require_positive(self.env, ("reward_scale", "reward_clip"))
         expected = None if self.run.intrinsic is None else intrinsic_config_class(self.run.intrinsic)
         if not (self.intrinsic_config is None if expected is None else isinstance(self.intrinsic_config, expected)):
             raise ValueError(f"intrinsic_config must be {'None' if expected is None else expected.__name__} with intrinsic "
                              f"{self.run.intrinsic}, got {type(self.intrinsic_config).__name__}")
         suite_of(self.run.env)
+        self.env.validate(self.run.env)
         self.algo_config.validate()
         if self.intrinsic_config is not None:
             self.intrinsic_config.validate()

@@ -90,6 +90,12 @@ MINIGRID: dict[str, dict[str, Any]] = {
                     "network": "minatar", "shared": True},
 }
 
+MUJOCO: dict[str, dict[str, Any]] = {
+    # CleanRL ppo_continuous_action.
+    "env": {"num_envs": 1, "normalize_observation": True, "normalize_reward": True},
+    "algo_config": {"num_steps": 2048, "minibatch_size": 64, "epochs": 10, "anneal_lr": True},
+}
+
 # Named settings: preset -> section (run, env, algo_config, intrinsic_config) -> overrides.
 PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     "cartpole": {
@@ -123,10 +129,11 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         "env": MINIGRID["env"],
         "algo_config": {**MINIGRID["algo_config"], "gamma": 0.999, "intrinsic_gamma": 0.99},
     },
-    "mujoco": {
-        # CleanRL ppo_continuous_action.
-        "env": {"num_envs": 1, "normalize_observation": True, "normalize_reward": True},
-        "algo_config": {"num_steps": 2048, "minibatch_size": 64, "epochs": 10, "anneal_lr": True},
+    "mujoco": MUJOCO,
+    "mujoco-pixels": {
+        # The same on 96x96 rendered frames, 3 stacked (to see velocities), through one shared Nature CNN.
+        "env": {**MUJOCO["env"], "normalize_observation": False, "pixels": 96, "frame_stack": 3},
+        "algo_config": {**MUJOCO["algo_config"], "network": "nature", "shared": True},
     },
 }
 

@@ -10,7 +10,9 @@ import gymnasium as gym
 from voidrl.envs.atari import AtariVecEnv, all_rom_names, rom_name
 from voidrl.envs.base import VecEnv
 from voidrl.envs.gym_backend import make_gym_vec_env
-from voidrl.envs.wrappers import FallPenalty, KeepObservationEntries, NormalizeObservation, NormalizeReward, TransformReward
+from voidrl.envs.vision import LATENTS, VAEVision, parse_vision
+from voidrl.envs.wrappers import FallPenalty, FrameStack, KeepObservationEntries, NormalizeObservation, NormalizeReward, TransformReward
+from voidrl.validation import require_choice, require_each, require_positive, require_positive_integers
 
 SUITES = ("classic", "mujoco", "minatar", "minigrid", "atari")
 LIST_HINT = "run `voidrl envs` to list the valid ids"
@@ -59,6 +61,39 @@ class EnvConfig:
     """Atari only: a lost life ends the training episode (reported returns still run to game over)."""
     max_episode_steps: int | None = None
     """Override the id's time limit in agent steps (Atari default 27,000 = 108,000 frames)."""
+    pixels: int | None = None
+    """MuJoCo only: observe S x S RGB frames rendered headless by gymnasium (uint8 [3, S, S], e.g. 96) instead
+    of the joint state; None keeps the state (with --vision: the VAE's frame size)."""
+    frame_stack: int = 1
+    """Observations the agent sees at once, concatenated along their first axis (frames: channels, VAE
+    latents: features), so that velocities can be read from them."""
+    vision: str | None = None
+    """vae:PATH: the agent sees the latent of the VAE in PATH (written by voidrl vae train) instead of the
+    frames it renders; the checkpoint keeps the file's sha256 and refuses a changed file."""
+    vision_latent: str = "mean"
+    """With --vision: the latent mean, or a sample of the VAE's posterior (fresh noise every step)."""
+    vision_finetune_every: int | None = None
+    """With --vision: keep training the VAE on the frames seen, one ELBO step on 64 of the last 2,048 frames
+    every this many vector steps (its weights go in the checkpoint); None keeps it frozen."""
+
+    def validate(self, env_id: str) -> None:
+        """The environment options' ranges and combinations, for ``env_id``; a ValueError naming the field."""
+        require_positive_integers(self, ("num_envs", "max_episode_steps", "frame_stack", "vision_finetune_every"))
+        require_positive(self, ("reward_scale", "reward_clip"))
+        require_each(self, ("pixels",), lambda size: size >= 16, "be at least 16 (pixels a side)")
+        require_choice(self, "vision_latent", LATENTS)
+        if self.vision is not None:
+            parse_vision(self.vision)
+        elif self.vision_finetune_every is not None or self.vision_latent != "mean":
+            raise ValueError("vision_latent and vision_finetune_every need --vision vae:PATH")
+        visual = self.pixels is not None or self.vision is not None
+        if visual and suite_of(env_id) != "mujoco":
+            raise ValueError(f"pixels and vision render MuJoCo tasks; {env_id} is a {suite_of(env_id)} task")
+        if visual and VARIANTS.get(env_id, Variant(env_id)).observed is not None:
+            raise ValueError(f"pixels and vision replace the state that {env_id} hides entries of; use its base task")
+        if self.pixels is not None and self.vision is None and self.normalize_observation:
+            raise ValueError("normalize_observation standardises state vectors, not frames: pass --no-normalize-observation "
+                             "with --pixels (pixel networks scale frames to [0, 1]), or use ppo's --preset mujoco-pixels")
 
 
 def _register_optional_suites() -> None:
@@ -130,10 +165,17 @@ def route_mujoco_warnings() -> None:
     mujoco.set_mju_user_warning(lambda message: warnings.warn(f"mujoco: {message}", DeprecationWarning, stacklevel=1))
 
 
-def make_env(env_id: str, config: EnvConfig | None = None, gamma: float = 0.99) -> VecEnv:
+def vision_frame_size(vision: str) -> int:
+    """The frame size the vision module in ``vision`` (vae:PATH) was trained on."""
+    from voidrl.nets.vae import load_vae
+
+    return load_vae(parse_vision(vision)[1])[0].shape.image_size
+
+
+def make_env(env_id: str, config: EnvConfig | None = None, gamma: float = 0.99, seed: int = 0) -> VecEnv:
     """Build ``config.num_envs`` copies of ``env_id`` as one torch ``VecEnv``.
 
-    ``gamma`` is the discount used by reward normalisation.
+    ``gamma`` is the discount used by reward normalisation; ``seed`` seeds the vision module's own noise.
     """
     config = config or EnvConfig()
     variant = VARIANTS.get(env_id, Variant(env_id))
@@ -154,7 +196,14 @@ def make_env(env_id: str, config: EnvConfig | None = None, gamma: float = 0.99) 
             max_steps = 27_000
         if suite == "mujoco":
             route_mujoco_warnings()
-        env = make_gym_vec_env(env_id, config.num_envs, suite, max_steps)
+        pixels = config.pixels
+        if config.vision is not None and pixels is None:
+            pixels = vision_frame_size(config.vision)
+        env = make_gym_vec_env(env_id, config.num_envs, suite, max_steps, pixels)
+    if config.vision is not None:
+        env = VAEVision(env, parse_vision(config.vision)[1], config.vision_latent, config.vision_finetune_every, seed)
+    if config.frame_stack > 1:
+        env = FrameStack(env, config.frame_stack)
     if variant.fall_penalty:
         env = FallPenalty(env)
     if variant.observed is not None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import gymnasium as gym
 import numpy as np
 import torch
@@ -116,11 +118,72 @@ class MiniGridPlanes(gym.ObservationWrapper):
         return np.concatenate(planes) * 255
 
 
-def make_gym_vec_env(env_id: str, num_envs: int, suite: str, max_episode_steps: int | None = None) -> GymVecEnv:
-    """Build a same-step vector env for a registered gymnasium id of ``suite``."""
+class RenderedFrames(gym.ObservationWrapper):
+    """A MuJoCo task seen through gymnasium's ``rgb_array`` rendering: ``[3, S, S]`` uint8 frames instead
+    of the joint state.
+
+    The model's tracking camera (``track``, where it has one) follows the body, so a running cheetah stays
+    in view (gymnasium's default free camera stays where the episode began). Shadows are mapped at 512
+    instead of 4096 texels and frames are not multisampled: on a CPU (Mesa's llvmpipe) that renders a
+    96x96 half-cheetah about 6x faster, at the cost of softer shadow edges.
+    """
+
+    def __init__(self, env: gym.Env):
+        super().__init__(env)
+        frame = prepare_rendering(env)
+        self.observation_space = gym.spaces.Box(0, 255, (3, *frame.shape[:2]), np.uint8)
+
+    def observation(self, observation):
+        return render_frame(self.env)
+
+
+def prepare_rendering(env: gym.Env) -> np.ndarray:
+    """Set up ``env`` (made with ``render_mode="rgb_array"``) as ``RenderedFrames`` renders it; returns a first
+    frame ``[S, S, 3]``, or raises a ValueError saying how to get a headless OpenGL backend."""
+    import mujoco
+
+    unwrapped = env.unwrapped
+    unwrapped.model.vis.quality.shadowsize = 512
+    unwrapped.model.vis.quality.offsamples = 0
+    track = mujoco.mj_name2id(unwrapped.model, mujoco.mjtObj.mjOBJ_CAMERA, "track")
+    if track >= 0:
+        unwrapped.mujoco_renderer.camera_id = track
+    try:
+        return unwrapped.render()  # before reset: the wrapper chain's order check would refuse
+    except Exception as error:  # EGL and OSMesa fail with import, attribute and runtime errors alike
+        backend = os.environ.get("MUJOCO_GL")
+        raise ValueError(
+            f"pixels: MuJoCo could not render headless with MUJOCO_GL={backend} ({type(error).__name__}: "
+            f"{str(error).splitlines()[0] if str(error) else 'no message'}); install EGL (Debian: libegl1 libgl1-mesa-dri) "
+            "or set MUJOCO_GL=osmesa with libosmesa6") from None
+
+
+def render_frame(env: gym.Env) -> np.ndarray:
+    """The current frame of a prepared ``env`` as ``[3, S, S]`` uint8."""
+    return np.ascontiguousarray(np.moveaxis(env.render(), -1, 0))
+
+
+def make_rendering_env(env_id: str, size: int, max_episode_steps: int | None = None) -> gym.Env:
+    """One gymnasium MuJoCo env that renders ``size`` x ``size`` frames headless (prepared, not yet reset)."""
+    os.environ.setdefault("MUJOCO_GL", "egl")
+    env = gym.make(env_id, render_mode="rgb_array", width=size, height=size,
+                   **({"max_episode_steps": max_episode_steps} if max_episode_steps else {}))
+    prepare_rendering(env)
+    return env
+
+
+def make_gym_vec_env(env_id: str, num_envs: int, suite: str, max_episode_steps: int | None = None,
+                     pixels: int | None = None) -> GymVecEnv:
+    """Build a same-step vector env for a registered gymnasium id of ``suite``; MuJoCo tasks observed as
+    ``pixels`` x ``pixels`` frames when given (rendered headless, through EGL unless MUJOCO_GL says otherwise)."""
     if env_id == "CartPole-v1" and max_episode_steps is None:
         return GymVecEnv(SameStepCartPole(num_envs=num_envs, max_episode_steps=500))
     wrappers = {"minatar": [MinAtarPixels], "minigrid": [MiniGridPlanes]}.get(suite, [])
+    rendering = {}
+    if pixels is not None:
+        os.environ.setdefault("MUJOCO_GL", "egl")
+        wrappers = [RenderedFrames]
+        rendering = {"render_mode": "rgb_array", "width": pixels, "height": pixels}
     env = gym.make_vec(
         env_id,
         num_envs=num_envs,
@@ -128,5 +191,6 @@ def make_gym_vec_env(env_id: str, num_envs: int, suite: str, max_episode_steps: 
         vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP},
         wrappers=wrappers,
         **({"max_episode_steps": max_episode_steps} if max_episode_steps else {}),
+        **rendering,
     )
     return GymVecEnv(env)

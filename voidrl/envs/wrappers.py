@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import gymnasium as gym
+import numpy as np
 import torch
 
 from voidrl.envs.base import Step, VecEnv
@@ -163,3 +164,38 @@ def set_training(env: VecEnv, training: bool) -> None:
         if hasattr(env, "training"):
             env.training = training
         env = env.env
+
+
+class FrameStack(VecEnvWrapper):
+    """The last ``depth`` observations concatenated along their first axis: frames ``[N, depth * C, H, W]``,
+    vectors ``[N, depth * D]``, oldest first. An episode's first observation fills the whole stack, and
+    ``final_obs`` is the stack that ends with the episode's true last observation."""
+
+    def __init__(self, env: VecEnv, depth: int):
+        super().__init__(env)
+        space = env.single_observation_space
+        self.depth = depth
+        self.single_observation_space = gym.spaces.Box(
+            np.concatenate([space.low] * depth), np.concatenate([space.high] * depth), dtype=space.dtype)
+        self.stack: torch.Tensor | None = None
+        """``[N, depth, *obs_shape]``: the current stacks."""
+
+    def _flat(self, stack: torch.Tensor) -> torch.Tensor:
+        return stack.flatten(1, 2)
+
+    def reset(self, seed: int) -> torch.Tensor:
+        obs = self.env.reset(seed)
+        self.stack = obs.unsqueeze(1).repeat_interleave(self.depth, 1)
+        return self._flat(self.stack)
+
+    def step(self, actions: torch.Tensor) -> Step:
+        step = self.env.step(actions)
+        advanced = torch.cat([self.stack[:, 1:], step.obs.unsqueeze(1)], 1)
+        ended = step.terminated | step.truncated
+        final_obs = None
+        if ended.any():
+            final_obs = self._flat(torch.cat([self.stack[:, 1:], step.final_obs.unsqueeze(1)], 1))
+            advanced[ended] = step.obs[ended].unsqueeze(1).repeat_interleave(self.depth, 1)
+        self.stack = advanced
+        obs = self._flat(advanced)
+        return replace(step, obs=obs, final_obs=obs if final_obs is None else final_obs)

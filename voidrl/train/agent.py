@@ -50,7 +50,10 @@ class Agent:
             policy.load_state_dict(payload["algorithm"]["policy"])
         except (KeyError, TypeError, RuntimeError) as error:
             raise CheckpointError(f"checkpoint {str(path)!r} does not match its config ({type(error).__name__}: {error})") from None
-        return cls(config, policy, payload["env"], payload.get("step", 0))
+        agent = cls(config, policy, payload["env"], payload.get("step", 0))
+        if config.env.vision is not None:
+            agent.make_env(1).close()  # the vision file must exist and be the run's own: say so now, not mid-evaluation
+        return agent
 
     def save(self, path: str | os.PathLike) -> None:
         save_checkpoint(path, {

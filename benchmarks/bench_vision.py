@@ -1,0 +1,135 @@
+"""Seeing from pixels: PPO on HalfCheetah's state, on a VAE's latent, and on raw frames, several seeds.
+
+First trains the VAE (``voidrl vae train``, reused when RUN_DIR/vae/vae.pt exists), then measures in this
+process how fast frames render and how fast the VAE encodes them, then trains every (agent, seed) through
+``voidrl train ppo`` (a finished run is reused, an interrupted one resumed), ``--parallel`` runs at a time
+with one torch thread each. Prints the speed table, the compare table (final return, AUC and early returns
+with 95% intervals) and each run's steps/s, and writes the learning curves.
+
+    python benchmarks/bench_vision.py                                   # 1M steps x 3 seeds (hours per pixel run)
+    python benchmarks/bench_vision.py --steps 50000 --out runs/vision   # what fitted on a 2-core CPU
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import torch
+
+AGENTS = {
+    # name: options of `voidrl train ppo` beyond --env, --steps and --seed ({vae}: the VAE file)
+    "state": ["--preset", "mujoco"],
+    "vae-latent": ["--preset", "mujoco", "--vision", "vae:{vae}", "--frame-stack", "3"],
+    "pixels-cnn": ["--preset", "mujoco-pixels"],
+}
+
+
+def run_logged(command: list[str], log: Path) -> float:
+    started = time.perf_counter()
+    with open(log, "a") as handle:
+        handle.write(f"$ {' '.join(command)}\n")
+        handle.flush()
+        subprocess.run(command, stdout=handle, stderr=subprocess.STDOUT, check=True)
+    return time.perf_counter() - started
+
+
+def train(name: str, seed: int, vae: Path, args: argparse.Namespace) -> tuple[str, int, float]:
+    """Train (or resume, or reuse) one run; returns its name, seed and wall seconds."""
+    run_dir = Path(args.out) / f"{name}-s{seed}"
+    options = [option.format(vae=vae) for option in AGENTS[name]]
+    command = [sys.executable, "-m", "voidrl", "train", "ppo", "--env", args.env, *options, "--steps", str(args.steps),
+               "--seed", str(seed), "--run-dir", str(run_dir), "--torch-threads", "1", "--no-progress"]
+    if (run_dir / "checkpoint.pt").exists():
+        command.append("--resume")
+    return name, seed, run_logged(command, Path(f"{run_dir}.log"))
+
+
+@torch.no_grad()
+def throughput(env_id: str, vae_path: Path, steps: int = 300) -> dict[str, float]:
+    """Frames/s of rendering (env steps included), of the VAE's encoder alone, and of both through the wrapper,
+    one environment, one torch thread."""
+    from voidrl.envs import EnvConfig, make_env
+    from voidrl.nets.vae import load_vae
+
+    torch.set_num_threads(1)
+    speeds = {}
+    for label, config in (("rendering 96x96 (env step + render)", EnvConfig(num_envs=1, pixels=96)),
+                          ("rendering + VAE encoding (--vision)", EnvConfig(num_envs=1, vision=f"vae:{vae_path}"))):
+        env = make_env(env_id, config)
+        env.reset(0)
+        actions = torch.zeros(1, *env.single_action_space.shape)
+        started = time.perf_counter()
+        for _ in range(steps):
+            frames = env.step(actions).obs
+        speeds[label] = steps / (time.perf_counter() - started)
+        env.close()
+    vae = load_vae(vae_path)[0]
+    batch = torch.randint(0, 256, (64, 3, vae.shape.image_size, vae.shape.image_size), dtype=torch.uint8)
+    vae.encode(batch)
+    started = time.perf_counter()
+    for _ in range(10):
+        vae.encode(batch)
+    speeds["VAE encoder alone (batches of 64)"] = 640 / (time.perf_counter() - started)
+    started = time.perf_counter()
+    for _ in range(3):
+        vae.loss(batch)[0]
+    speeds["VAE training forward (-ELBO, batches of 64)"] = 192 / (time.perf_counter() - started)
+    return speeds
+
+
+def mean_sps(run_dir: Path) -> float:
+    with open(run_dir / "metrics.csv") as handle:
+        speeds = [float(row["time/sps"]) for row in csv.DictReader(handle) if row.get("time/sps")]
+    return sum(speeds) / max(len(speeds), 1)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--env", default="HalfCheetah-v5")
+    parser.add_argument("--agents", nargs="+", default=list(AGENTS), choices=list(AGENTS))
+    parser.add_argument("--steps", type=int, default=1_000_000)
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--vae-frames", type=int, default=20_000, help="frames the VAE is trained on")
+    parser.add_argument("--parallel", type=int, default=2, help="runs at a time, one torch thread each")
+    parser.add_argument("--out", default="runs/vision")
+    args = parser.parse_args()
+    if args.steps < 1 or args.seeds < 1 or args.parallel < 1 or args.vae_frames < 1:
+        parser.error("--steps, --seeds, --vae-frames and --parallel must be positive")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    vae = out / "vae" / "vae.pt"
+    if not vae.exists():
+        run_logged([sys.executable, "-m", "voidrl", "vae", "train", "--env", args.env, "--frames", str(args.vae_frames),
+                    "--run-dir", str(vae.parent), "--no-progress"], out / "vae.log")
+
+    print("| stage | frames/s |\n|---|---:|")
+    for stage, speed in throughput(args.env, vae).items():
+        print(f"| {stage} | {speed:.0f} |")
+
+    jobs = [(name, seed) for seed in range(args.seeds) for name in args.agents]
+    with ThreadPoolExecutor(args.parallel) as pool:
+        for name, seed, seconds in pool.map(lambda job: train(*job, vae, args), jobs):
+            print(f"{name} seed {seed}: {seconds:.0f} s", flush=True)
+
+    from voidrl.io.report import compare_runs, plot_runs
+
+    groups = {name: [out / f"{name}-s{seed}" for seed in range(args.seeds)] for name in args.agents}
+    prefix = out / f"{args.env}-vision"
+    print(*plot_runs(groups, prefix), sep="\n")
+    print(f"\n### PPO on {args.env}: {', '.join(args.agents)}; {args.steps:,} steps, {args.seeds} seeds\n")
+    print(compare_runs(groups, args.steps, Path(f"{prefix}-table")))
+    print("\n| agent | seed | steps/s (mean of the run's updates) |\n|---|---:|---:|")
+    for name, runs in groups.items():
+        for seed, run_dir in enumerate(runs):
+            print(f"| {name} | {seed} | {mean_sps(run_dir):.0f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

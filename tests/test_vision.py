@@ -1,0 +1,225 @@
+"""The VAE vision module: its ELBO, rendered frames, frame stacks, the --vision wrapper and its file."""
+
+import math
+from dataclasses import replace
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+
+import voidrl
+from voidrl.cli import main
+from voidrl.config import make_config
+from voidrl.envs import EnvConfig, make_env
+from voidrl.envs.base import Step, VecEnv
+from voidrl.envs.vision import VAEVision
+from voidrl.envs.wrappers import FrameStack
+from voidrl.math.elbo import elbo, kl_to_standard_normal, log_likelihood, reparameterize
+from voidrl.nets.vae import VAE, VAEShape, load_vae, save_vae
+from voidrl.train.loop import Trainer
+
+SIZE = 32  # small frames keep rendering and the VAE fast in tests
+
+
+def test_elbo_matches_a_hand_computed_case():
+    images = torch.tensor([[[[1.0, 0.25]]]])  # [B=1, C=1, H=1, W=2]
+    logits = torch.tensor([[[[0.0, math.log(3.0)]]]])  # p = 1/2 and 3/4
+    mean, log_var = torch.tensor([[1.0, 0.0]]), torch.tensor([[0.0, math.log(2.0)]])
+    bound, reconstruction, kl = elbo(images, logits, mean, log_var, "bernoulli")
+    expected_reconstruction = math.log(0.5) + 0.25 * math.log(0.75) + 0.75 * math.log(0.25)
+    # KL(N(1, 1) || N(0, 1)) = 1/2; KL(N(0, 2) || N(0, 1)) = (2 - 1 - ln 2) / 2
+    expected_kl = 0.5 + (2.0 - 1.0 - math.log(2.0)) / 2
+    assert reconstruction.item() == pytest.approx(expected_reconstruction, abs=1e-6)
+    assert kl.item() == pytest.approx(expected_kl, abs=1e-6)
+    assert bound.item() == pytest.approx(expected_reconstruction - expected_kl, abs=1e-6)
+    # a Gaussian pixel: x = 0.5 around 0.3 with std 0.1 is 2 std away
+    gaussian = log_likelihood(torch.full((1, 1, 1, 1), 0.5), torch.full((1, 1, 1, 1), 0.3), "gaussian", 0.1)
+    assert gaussian.item() == pytest.approx(-2.0 - math.log(0.1) - 0.5 * math.log(2 * math.pi), abs=1e-5)
+
+
+def test_kl_matches_torch_distributions():
+    mean, log_var = torch.randn(5, 8), torch.randn(5, 8)
+    posterior = torch.distributions.Normal(mean, (0.5 * log_var).exp())
+    prior = torch.distributions.Normal(torch.zeros(8), torch.ones(8))
+    reference = torch.distributions.kl_divergence(posterior, prior).sum(-1)
+    assert torch.allclose(kl_to_standard_normal(mean, log_var), reference, atol=1e-5)
+
+
+def test_reparameterized_samples_have_the_posteriors_mean_and_variance_and_pass_gradients():
+    mean = torch.tensor([[2.0, -1.0]]).expand(200_000, 2).clone().requires_grad_()
+    log_var = torch.tensor([[math.log(4.0), math.log(0.25)]]).expand(200_000, 2).clone().requires_grad_()
+    samples = reparameterize(mean, log_var, torch.Generator().manual_seed(0))
+    assert torch.allclose(samples.mean(0), torch.tensor([2.0, -1.0]), atol=0.02)
+    assert torch.allclose(samples.var(0), torch.tensor([4.0, 0.25]), rtol=0.02)
+    samples.sum().backward()
+    assert torch.equal(mean.grad, torch.ones_like(mean))  # dz/dmean = 1
+    assert log_var.grad.abs().sum() > 0
+
+
+@pytest.mark.parametrize("size", [32, 64, 96])
+def test_the_vae_maps_frames_to_latents_and_back_at_their_size(size):
+    vae = VAE(VAEShape(image_size=size, latent_size=8))
+    frames = torch.randint(0, 256, (2, 3, size, size), dtype=torch.uint8)
+    mean, log_var = vae.encode(frames)
+    assert mean.shape == log_var.shape == (2, 8)
+    assert vae.decode(mean).shape == (2, 3, size, size)
+    loss, parts = vae.loss(frames)
+    assert loss.item() == pytest.approx(parts["reconstruction"] + parts["kl"], rel=1e-4)
+
+
+class CountingEnv(VecEnv):
+    """Two environments whose observation is the step count in its episode (shape ``[1]``); environment 0's
+    episodes last 3 steps, environment 1's never end."""
+
+    num_envs = 2
+    single_observation_space = gym.spaces.Box(0, 100, (1,), np.float32)
+    single_action_space = gym.spaces.Discrete(2)
+
+    def reset(self, seed):
+        self.count = torch.zeros(2)
+        return self.count[:, None].clone()
+
+    def step(self, actions):
+        self.count += 1
+        final = self.count[:, None].clone()
+        ended = torch.tensor([self.count[0].item() == 3, False])
+        self.count[ended] = 0
+        obs = self.count[:, None].clone()
+        empty = torch.zeros(0)
+        return Step(obs=obs, reward=torch.zeros(2), terminated=ended, truncated=torch.zeros(2, dtype=torch.bool),
+                    final_obs=final if ended.any() else obs, episode_returns=empty, episode_lengths=empty.long(),
+                    episode_envs=empty.long())
+
+
+def test_frame_stacks_shift_and_restart_at_episode_boundaries():
+    env = FrameStack(CountingEnv(), 3)
+    assert env.single_observation_space.shape == (3,)
+    assert env.reset(0).tolist() == [[0, 0, 0], [0, 0, 0]]  # the first observation fills the stack
+    assert env.step(torch.zeros(2)).obs.tolist() == [[0, 0, 1], [0, 0, 1]]
+    step = env.step(torch.zeros(2))
+    assert step.obs.tolist() == [[0, 1, 2], [0, 1, 2]] and step.final_obs is step.obs
+    step = env.step(torch.zeros(2))  # environment 0's episode ends at count 3
+    assert step.final_obs.tolist() == [[1, 2, 3], [1, 2, 3]]
+    assert step.obs.tolist() == [[0, 0, 0], [1, 2, 3]]  # a new episode starts its stack afresh
+    assert env.step(torch.zeros(2)).obs.tolist() == [[0, 0, 1], [2, 3, 4]]
+
+
+@pytest.fixture(scope="module")
+def vae_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("vision") / "vae.pt"
+    torch.manual_seed(0)
+    save_vae(path, VAE(VAEShape(image_size=SIZE, latent_size=4)), "HalfCheetah-v5")
+    return path
+
+
+def test_rendered_frames_and_vae_latents_reach_the_agent_with_their_shapes_and_dtypes(vae_file):
+    pixels = make_env("HalfCheetah-v5", EnvConfig(num_envs=2, pixels=SIZE, frame_stack=3))
+    try:
+        obs = pixels.reset(0)
+        step = pixels.step(torch.zeros(2, 6))
+    finally:
+        pixels.close()
+    assert obs.dtype == step.obs.dtype == torch.uint8
+    assert obs.shape == step.obs.shape == (2, 9, SIZE, SIZE) and pixels.single_observation_space.shape == (9, SIZE, SIZE)
+    assert step.obs.float().std() > 0  # a real picture, not a blank frame
+    for latent in ("mean", "sample"):
+        latents = make_env("HalfCheetah-v5", EnvConfig(num_envs=2, vision=f"vae:{vae_file}", vision_latent=latent, frame_stack=2))
+        try:
+            first, second = latents.reset(0), latents.step(torch.zeros(2, 6)).obs
+        finally:
+            latents.close()
+        assert first.dtype == second.dtype == torch.float32
+        assert first.shape == second.shape == (2, 8) and latents.single_observation_space.shape == (8,)
+        assert torch.equal(first[:, :4], first[:, 4:]) and torch.equal(second[:, :4], first[:, 4:])  # stacked latents
+
+
+def test_the_mean_latent_is_the_encoders_mean(vae_file):
+    env = make_env("HalfCheetah-v5", EnvConfig(num_envs=1, vision=f"vae:{vae_file}"))
+    frames_env = make_env("HalfCheetah-v5", EnvConfig(num_envs=1, pixels=SIZE))
+    try:
+        latent, frame = env.reset(3), frames_env.reset(3)
+    finally:
+        env.close()
+        frames_env.close()
+    with torch.no_grad():
+        assert torch.allclose(latent, load_vae(vae_file)[0].encode(frame)[0])
+
+
+def find_vision(env):
+    while not isinstance(env, VAEVision):
+        env = env.env
+    return env
+
+
+def test_a_frozen_vae_gets_no_gradient_from_the_agents_updates(tmp_path, vae_file):
+    config = make_config("ppo", env="HalfCheetah-v5", vision=f"vae:{vae_file}", steps=128, num_steps=64,
+                         minibatch_size=32, epochs=2, run_dir=str(tmp_path / "run"), progress=False)
+    trainer = Trainer(config)
+    policy_before = [p.detach().clone() for p in trainer.algo.policy.parameters()]
+    trainer.train()
+    vae = find_vision(trainer.env).vae
+    saved = load_vae(vae_file)[0].state_dict()
+    assert all(not p.requires_grad and p.grad is None for p in vae.parameters())
+    assert all(torch.equal(value, saved[name]) for name, value in vae.state_dict().items())
+    assert any(not torch.equal(a, b) for a, b in zip(policy_before, trainer.algo.policy.parameters()))  # the agent did learn
+    state = torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=True)["env"]
+    assert "model" not in str(state.keys())  # a frozen VAE is referred to by its hash, not copied
+
+
+def test_a_finetuned_vae_learns_and_its_weights_resume_from_the_checkpoint(tmp_path, vae_file):
+    run_dir = tmp_path / "run"
+    voidrl.train("ppo", env="HalfCheetah-v5", vision=f"vae:{vae_file}", vision_finetune_every=4, steps=64,
+                 num_steps=32, minibatch_size=32, epochs=1, run_dir=str(run_dir), progress=False)
+    agent = voidrl.load(run_dir / "checkpoint.pt")
+    env = agent.make_env(1)
+    try:
+        vision = find_vision(env)
+        tuned, original = vision.vae.state_dict(), load_vae(vae_file)[0].state_dict()
+        assert any(not torch.equal(tuned[name], original[name]) for name in original)  # 16 ELBO steps moved it
+        assert vision.vector_steps == 64 and not vision.training  # evaluation does not train it
+    finally:
+        env.close()
+
+
+def test_a_missing_or_changed_vae_file_is_refused_in_one_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    save_vae(tmp_path / "vae.pt", VAE(VAEShape(image_size=SIZE, latent_size=4)), "HalfCheetah-v5")
+    assert main(["train", "ppo", "--env", "HalfCheetah-v5", "--vision", "vae:vae.pt", "--steps", "32", "--num-steps", "32",
+                 "--minibatch-size", "32", "--epochs", "1", "--run-dir", "run", "--no-progress"]) == 0
+    capsys.readouterr()
+    save_vae(tmp_path / "vae.pt", VAE(VAEShape(image_size=SIZE, latent_size=4)), "HalfCheetah-v5")  # other weights
+    for command in (["eval", "--checkpoint", "run/checkpoint.pt", "--episodes", "1"],
+                    ["train", "ppo", "--resume", "--run-dir", "run", "--steps", "64", "--no-progress"]):
+        assert main(command) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "has changed since the run was saved" in err[0], err
+    (tmp_path / "vae.pt").unlink()
+    assert main(["eval", "--checkpoint", "run/checkpoint.pt", "--episodes", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "vision file 'vae.pt' does not exist" in err[0], err
+    save_vae(tmp_path / "big.pt", VAE(VAEShape(image_size=64, latent_size=4)), "HalfCheetah-v5")
+    assert main(["train", "ppo", "--env", "HalfCheetah-v5", "--vision", "vae:big.pt", "--pixels", str(SIZE),
+                 "--run-dir", "other"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "encodes 64x64 RGB frames" in err[0], err
+    assert not (tmp_path / "other").exists()
+
+
+def test_vae_train_writes_the_model_its_curves_and_reconstructions(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    args = ["vae", "train", "--frames", "40", "--pixels", str(SIZE), "--epochs", "2", "--batch-size", "16",
+            "--keep-probability", "0.5", "--run-dir", "vae", "--no-progress"]
+    assert main(args) == 0
+    written = sorted(path.name for path in (tmp_path / "vae").iterdir())
+    assert written == ["config.json", "losses.csv", "reconstructions.png", "training.png", "vae.pt"]
+    lines = (tmp_path / "vae" / "losses.csv").read_text().splitlines()
+    assert lines[0] == "update,epoch,loss,reconstruction,kl,cosine_similarity,validation_loss"
+    assert len(lines) == 1 + 2 * 3  # 38 training frames in batches of 16, two epochs
+    vae, env_id, _ = load_vae(tmp_path / "vae" / "vae.pt")
+    assert env_id == "HalfCheetah-v5" and vae.shape == VAEShape(image_size=SIZE)
+    capsys.readouterr()
+    assert main(args) == 2  # a second run into the same directory would overwrite the VAE
+    assert "already holds vae.pt" in capsys.readouterr().err
+    assert main(["vae", "train", "--env", "CartPole-v1", "--run-dir", "x"]) == 2
+    assert "env must be a MuJoCo task" in capsys.readouterr().err

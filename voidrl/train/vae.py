@@ -1,0 +1,218 @@
+"""``voidrl vae train``: frames from random rollouts, then the VAE trained on them (the notebook's recipe)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from voidrl.envs.factory import route_mujoco_warnings, suite_of
+from voidrl.envs.gym_backend import make_rendering_env, render_frame
+from voidrl.io.report import pyplot
+from voidrl.math.elbo import LIKELIHOODS
+from voidrl.nets.vae import VAE, VAEShape, save_vae
+from voidrl.train.seeding import seed_everything
+from voidrl.train.threads import torch_threads
+from voidrl.validation import require_choice, require_positive, require_positive_integers, validate_fraction
+
+VAE_NAME = "vae.pt"
+
+
+@dataclass
+class VAETrainConfig:
+    """What ``voidrl vae train`` collects and how it trains; written to RUN_DIR/config.json."""
+
+    env: str = "HalfCheetah-v5"
+    """MuJoCo task whose rendered frames the VAE learns."""
+    run_dir: str = ""
+    """Directory for vae.pt, losses.csv and the figures (must not hold a VAE yet)."""
+    frames: int = 20_000
+    """Frames to collect from random rollouts (the notebook kept 1 step in 10 of 100 episodes)."""
+    pixels: int = 96
+    """Frame size S (S x S RGB); a multiple of 16, at least 32."""
+    latent_size: int = 8
+    """Dimensions of the latent."""
+    likelihood: str = "bernoulli"
+    """Pixel model: bernoulli (binary cross-entropy on intensities in [0, 1]) or gaussian (fixed std)."""
+    gaussian_std: float = 0.1
+    """With likelihood gaussian: each pixel's standard deviation."""
+    epochs: int = 8
+    """Passes over the frames."""
+    batch_size: int = 256
+    """Frames per Adam step."""
+    learning_rate: float = 1e-3
+    """Adam's step size."""
+    keep_probability: float = 0.1
+    """Chance that a step's frame is kept, so consecutive frames rarely both are (1 keeps every frame)."""
+    action_persistence: float = 0.931
+    """Random actions N(0, 1) clipped to the action bounds, each redrawn with probability 1 - p per step
+    (the notebook's cheetah: about 15 steps per action)."""
+    validation_fraction: float = 0.05
+    """Share of the frames held out to measure the loss on frames not trained on."""
+    seed: int = 0
+    """Seeds the rollouts, the shuffle and the network."""
+    torch_threads: int = 0
+    """Torch intra-op CPU threads; 0 keeps torch's default."""
+    progress: bool = True
+    """Show progress bars."""
+
+    def shape(self) -> VAEShape:
+        return VAEShape(self.pixels, self.latent_size, self.likelihood, self.gaussian_std)
+
+    def validate(self) -> None:
+        """A ValueError naming the first bad field; no I/O beyond the run directory check."""
+        if not self.run_dir:
+            raise ValueError("run_dir is required (--run-dir DIR)")
+        require_positive_integers(self, ("frames", "epochs", "batch_size", "latent_size"))
+        require_positive(self, ("learning_rate", "gaussian_std"))
+        require_choice(self, "likelihood", LIKELIHOODS)
+        if not 0.0 < self.keep_probability <= 1.0:
+            raise ValueError(f"keep_probability must lie in (0, 1], got {self.keep_probability}")
+        validate_fraction("validation_fraction", self.validation_fraction, high=0.5)
+        if not 0.0 <= self.action_persistence < 1.0:
+            raise ValueError(f"action_persistence must lie in [0, 1), got {self.action_persistence}")
+        if self.torch_threads < 0:
+            raise ValueError(f"torch_threads must be >= 0, got {self.torch_threads}")
+        self.shape().validate()
+        if suite_of(self.env) != "mujoco":
+            raise ValueError(f"env must be a MuJoCo task (rendered frames), got {self.env!r} ({suite_of(self.env)})")
+        if (Path(self.run_dir) / VAE_NAME).exists():
+            raise ValueError(f"run_dir {self.run_dir!r} already holds {VAE_NAME}; choose another --run-dir")
+
+
+def collect_frames(config: VAETrainConfig) -> np.ndarray:
+    """``[frames, 3, S, S]`` uint8 from one env stepped with persistent random actions."""
+    rng = np.random.default_rng(config.seed)
+    route_mujoco_warnings()
+    env = make_rendering_env(config.env, config.pixels)
+    low, high = env.action_space.low, env.action_space.high
+    frames = np.zeros((config.frames, 3, config.pixels, config.pixels), dtype=np.uint8)
+    kept = 0
+    bar = tqdm(total=config.frames, desc="rendering frames", unit="frame", disable=not config.progress)
+    try:
+        env.reset(seed=config.seed)
+        action = rng.normal(size=low.shape)
+        while kept < config.frames:
+            if rng.random() >= config.action_persistence:
+                action = rng.normal(size=low.shape)
+            _, _, terminated, truncated, _ = env.step(np.clip(action, low, high))
+            if rng.random() < config.keep_probability:
+                frames[kept] = render_frame(env)
+                kept += 1
+                bar.update()
+            if terminated or truncated:
+                env.reset()
+    finally:
+        bar.close()
+        env.close()
+    return frames
+
+
+def latent_cosine_similarity(reference: torch.Tensor, current: torch.Tensor) -> float:
+    """Mean over frames of the cosine similarity between each frame's latent mean then and now ``[K, Z]``."""
+    return torch.nn.functional.cosine_similarity(reference, current, dim=-1).mean().item()
+
+
+@torch.no_grad()
+def validation_loss(vae: VAE, frames: torch.Tensor, batch_size: int, generator: torch.Generator) -> float:
+    losses = [vae.loss(frames[i : i + batch_size], generator)[0].item() * len(frames[i : i + batch_size])
+              for i in range(0, len(frames), batch_size)]
+    return sum(losses) / len(frames)
+
+
+def train_vae(config: VAETrainConfig) -> Path:
+    """Collect frames, train, and write RUN_DIR/{vae.pt, losses.csv, config.json, training.png,
+    reconstructions.png}; returns the path of vae.pt."""
+    config.validate()
+    run_dir = Path(config.run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "config.json").write_text(json.dumps(asdict(config), indent=2))
+    seed_everything(config.seed)
+    threads = config.torch_threads or torch.get_num_threads()
+    started = time.perf_counter()
+    frames = torch.from_numpy(collect_frames(config))
+    render_seconds = time.perf_counter() - started
+    generator = torch.Generator().manual_seed(config.seed)
+    frames = frames[torch.randperm(len(frames), generator=generator)]
+    held_out = max(1, int(len(frames) * config.validation_fraction))
+    validation, training = frames[:held_out], frames[held_out:]
+    drift_sample = training[:10]  # the notebook's fixed sample whose latents are watched
+    with torch_threads(threads):
+        vae = VAE(config.shape())
+        optimizer = torch.optim.Adam(vae.parameters(), lr=config.learning_rate)
+        with torch.no_grad():
+            reference = vae.encode(drift_sample)[0]
+        rows = []
+        updates_per_epoch = -(-len(training) // config.batch_size)
+        bar = tqdm(total=config.epochs * updates_per_epoch, desc="training VAE", unit="update", disable=not config.progress)
+        train_started = time.perf_counter()
+        for epoch in range(config.epochs):
+            order = torch.randperm(len(training), generator=generator)
+            for start in range(0, len(training), config.batch_size):
+                loss, parts = vae.loss(training[order[start : start + config.batch_size]], generator)
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                optimizer.step()
+                with torch.no_grad():
+                    similarity = latent_cosine_similarity(reference, vae.encode(drift_sample)[0])
+                rows.append({"update": len(rows) + 1, "epoch": epoch, "loss": loss.item(), **parts,
+                             "cosine_similarity": similarity, "validation_loss": ""})
+                bar.update()
+                bar.set_postfix(loss=f"{loss.item():.1f}")
+            rows[-1]["validation_loss"] = validation_loss(vae, validation, config.batch_size, generator)
+            bar.write(f"epoch {epoch + 1}/{config.epochs}: training loss {np.mean([r['loss'] for r in rows[-updates_per_epoch:]]):.1f}, "
+                      f"held-out loss {rows[-1]['validation_loss']:.1f} (nats per frame)")
+        bar.close()
+        train_seconds = time.perf_counter() - train_started
+        path = run_dir / VAE_NAME
+        sha256 = save_vae(path, vae, config.env)
+        with (run_dir / "losses.csv").open("w", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+        plot_training(rows, run_dir / "training.png")
+        plot_reconstructions(vae, validation[:8], run_dir / "reconstructions.png")
+    frames_seen = config.epochs * len(training)
+    print(f"rendered {len(frames)} frames at {len(frames) / render_seconds:.0f} frames/s (with the env steps between them); "
+          f"trained {frames_seen} frames at {frames_seen / train_seconds:.0f} frames/s")
+    print(f"VAE: {path} (sha256 {sha256[:16]}...); use it with --vision vae:{path}")
+    return path
+
+
+def plot_training(rows: list[dict], path: Path) -> None:
+    plt = pyplot()
+    figure, (loss_axes, drift_axes) = plt.subplots(1, 2, figsize=(10, 3.5))
+    updates = [row["update"] for row in rows]
+    loss_axes.plot(updates, [row["loss"] for row in rows], label="training loss (-ELBO)")
+    held = [(row["update"], row["validation_loss"]) for row in rows if row["validation_loss"] != ""]
+    loss_axes.plot(*zip(*held), "o-", label="held-out loss")
+    loss_axes.set(xlabel="update", ylabel="nats per frame", yscale="log", title="VAE loss")
+    loss_axes.legend()
+    drift_axes.plot(updates, [row["cosine_similarity"] for row in rows])
+    drift_axes.set(xlabel="update", ylabel="cosine similarity", title="latent means of 10 fixed frames vs at the start")
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+
+
+@torch.no_grad()
+def plot_reconstructions(vae: VAE, frames: torch.Tensor, path: Path) -> None:
+    """Held-out frames (top row) above their reconstructions from the latent mean (bottom row)."""
+    plt = pyplot()
+    recon = (vae.reconstruct(frames) * 255).round().to(torch.uint8)
+    figure, axes = plt.subplots(2, len(frames), figsize=(1.4 * len(frames), 3))
+    for column, (original, decoded) in enumerate(zip(frames, recon)):
+        for row, image in enumerate((original, decoded)):
+            axes[row, column].imshow(image.permute(1, 2, 0).numpy())
+            axes[row, column].axis("off")
+    axes[0, 0].set_title("frame", fontsize=8, loc="left")
+    axes[1, 0].set_title("reconstruction", fontsize=8, loc="left")
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
