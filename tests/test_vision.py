@@ -223,3 +223,18 @@ def test_vae_train_writes_the_model_its_curves_and_reconstructions(tmp_path, mon
     assert "already holds vae.pt" in capsys.readouterr().err
     assert main(["vae", "train", "--env", "CartPole-v1", "--run-dir", "x"]) == 2
     assert "env must be a MuJoCo task" in capsys.readouterr().err
+
+
+def test_rendering_without_a_headless_gl_backend_is_a_one_line_error(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "MUJOCO_GL": "glfw"}  # needs a display, which tests never have
+    env.pop("DISPLAY", None)
+    result = subprocess.run([sys.executable, "-m", "voidrl", "train", "ppo", "--env", "HalfCheetah-v5", "--preset", "mujoco-pixels",
+                             "--run-dir", str(tmp_path / "run")], env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    err = [line for line in result.stderr.splitlines() if not line.startswith("WARNING")]
+    assert len(err) == 1 and "could not render headless with MUJOCO_GL=glfw" in err[0], result.stderr
+    assert not (tmp_path / "run").exists()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 
 import gymnasium as gym
 import numpy as np
@@ -149,7 +150,9 @@ def prepare_rendering(env: gym.Env) -> np.ndarray:
     if track >= 0:
         unwrapped.mujoco_renderer.camera_id = track
     try:
-        return unwrapped.render()  # before reset: the wrapper chain's order check would refuse
+        with warnings.catch_warnings():  # a failing backend warns as well as raising; the error below says it all
+            warnings.simplefilter("ignore")
+            return unwrapped.render()  # before reset: the wrapper chain's order check would refuse
     except Exception as error:  # EGL and OSMesa fail with import, attribute and runtime errors alike
         backend = os.environ.get("MUJOCO_GL")
         raise ValueError(
