@@ -134,6 +134,26 @@ def test_rendered_frames_and_vae_latents_reach_the_agent_with_their_shapes_and_d
         assert torch.equal(first[:, :4], first[:, 4:]) and torch.equal(second[:, :4], first[:, 4:])  # stacked latents
 
 
+def test_frames_stay_right_when_another_rendering_env_is_freed():
+    """Freed by the garbage collector, an env's GL objects would be deleted from the context current then."""
+    import gc
+
+    def frames(env):
+        env.reset(0)
+        return torch.stack([env.step(torch.full((1, 6), 0.5)).obs[0] for _ in range(5)])
+
+    first = make_env("HalfCheetah-v5", EnvConfig(num_envs=1, pixels=SIZE))
+    reference = frames(first)
+    first.close()
+    second = make_env("HalfCheetah-v5", EnvConfig(num_envs=1, pixels=SIZE))
+    del first
+    gc.collect()
+    try:
+        assert torch.equal(frames(second), reference)
+    finally:
+        second.close()
+
+
 def test_the_mean_latent_is_the_encoders_mean(vae_file):
     env = make_env("HalfCheetah-v5", EnvConfig(num_envs=1, vision=f"vae:{vae_file}"))
     frames_env = make_env("HalfCheetah-v5", EnvConfig(num_envs=1, pixels=SIZE))

@@ -119,60 +119,78 @@ class MiniGridPlanes(gym.ObservationWrapper):
         return np.concatenate(planes) * 255
 
 
-class RenderedFrames(gym.ObservationWrapper):
-    """A MuJoCo task seen through gymnasium's ``rgb_array`` rendering: ``[3, S, S]`` uint8 frames instead
-    of the joint state.
+class FrameRenderer:
+    """Headless ``[3, S, S]`` uint8 frames of one gymnasium MuJoCo env made with ``render_mode="rgb_array"``.
 
     The model's tracking camera (``track``, where it has one) follows the body, so a running cheetah stays
     in view (gymnasium's default free camera stays where the episode began). Shadows are mapped at 512
     instead of 4096 texels and frames are not multisampled: on a CPU (Mesa's llvmpipe) that renders a
     96x96 half-cheetah about 6x faster, at the cost of softer shadow edges.
+
+    Each env has a GL context of its own, but gymnasium makes it current only when it is created. So every
+    frame is drawn with this env's context made current first, and ``close`` frees MuJoCo's GL objects in
+    it: freed later by the garbage collector, they would be deleted from whichever context is current then,
+    whose objects have the same ids (another env's frames would come out stale).
     """
 
     def __init__(self, env: gym.Env):
+        import mujoco
+
+        self.env = env
+        unwrapped = env.unwrapped
+        unwrapped.model.vis.quality.shadowsize = 512
+        unwrapped.model.vis.quality.offsamples = 0
+        track = mujoco.mj_name2id(unwrapped.model, mujoco.mjtObj.mjOBJ_CAMERA, "track")
+        if track >= 0:
+            unwrapped.mujoco_renderer.camera_id = track
+        try:
+            with warnings.catch_warnings():  # a failing backend warns as well as raising; the error below says it all
+                warnings.simplefilter("ignore")
+                first = unwrapped.render()  # before reset: the wrapper chain's order check would refuse
+        except Exception as error:  # EGL and OSMesa fail with import, attribute and runtime errors alike
+            backend = os.environ.get("MUJOCO_GL")
+            raise ValueError(
+                f"pixels: MuJoCo could not render headless with MUJOCO_GL={backend} ({type(error).__name__}: "
+                f"{str(error).splitlines()[0] if str(error) else 'no message'}); install EGL (Debian: libegl1 "
+                "libgl1-mesa-dri) or set MUJOCO_GL=osmesa with libosmesa6") from None
+        self.viewer = unwrapped.mujoco_renderer.viewer
+        self.shape = (3, *first.shape[:2])
+
+    def frame(self) -> np.ndarray:
+        self.viewer.make_context_current()
+        return np.ascontiguousarray(np.moveaxis(self.env.unwrapped.render(), -1, 0))
+
+    def close(self) -> None:
+        if self.viewer is not None:
+            self.viewer.make_context_current()
+            self.viewer.con.free()
+            self.viewer = None
+
+
+class RenderedFrames(gym.ObservationWrapper):
+    """A MuJoCo task seen through gymnasium's ``rgb_array`` rendering: ``[3, S, S]`` uint8 frames instead
+    of the joint state (see ``FrameRenderer``)."""
+
+    def __init__(self, env: gym.Env):
         super().__init__(env)
-        frame = prepare_rendering(env)
-        self.observation_space = gym.spaces.Box(0, 255, (3, *frame.shape[:2]), np.uint8)
+        self.renderer = FrameRenderer(env)
+        self.observation_space = gym.spaces.Box(0, 255, self.renderer.shape, np.uint8)
 
     def observation(self, observation):
-        return render_frame(self.env)
+        return self.renderer.frame()
+
+    def close(self):
+        self.renderer.close()
+        super().close()
 
 
-def prepare_rendering(env: gym.Env) -> np.ndarray:
-    """Set up ``env`` (made with ``render_mode="rgb_array"``) as ``RenderedFrames`` renders it; returns a first
-    frame ``[S, S, 3]``, or raises a ValueError saying how to get a headless OpenGL backend."""
-    import mujoco
-
-    unwrapped = env.unwrapped
-    unwrapped.model.vis.quality.shadowsize = 512
-    unwrapped.model.vis.quality.offsamples = 0
-    track = mujoco.mj_name2id(unwrapped.model, mujoco.mjtObj.mjOBJ_CAMERA, "track")
-    if track >= 0:
-        unwrapped.mujoco_renderer.camera_id = track
-    try:
-        with warnings.catch_warnings():  # a failing backend warns as well as raising; the error below says it all
-            warnings.simplefilter("ignore")
-            return unwrapped.render()  # before reset: the wrapper chain's order check would refuse
-    except Exception as error:  # EGL and OSMesa fail with import, attribute and runtime errors alike
-        backend = os.environ.get("MUJOCO_GL")
-        raise ValueError(
-            f"pixels: MuJoCo could not render headless with MUJOCO_GL={backend} ({type(error).__name__}: "
-            f"{str(error).splitlines()[0] if str(error) else 'no message'}); install EGL (Debian: libegl1 libgl1-mesa-dri) "
-            "or set MUJOCO_GL=osmesa with libosmesa6") from None
-
-
-def render_frame(env: gym.Env) -> np.ndarray:
-    """The current frame of a prepared ``env`` as ``[3, S, S]`` uint8."""
-    return np.ascontiguousarray(np.moveaxis(env.render(), -1, 0))
-
-
-def make_rendering_env(env_id: str, size: int, max_episode_steps: int | None = None) -> gym.Env:
-    """One gymnasium MuJoCo env that renders ``size`` x ``size`` frames headless (prepared, not yet reset)."""
+def make_rendering_env(env_id: str, size: int, max_episode_steps: int | None = None) -> tuple[gym.Env, FrameRenderer]:
+    """One gymnasium MuJoCo env (not yet reset) and its renderer of ``size`` x ``size`` frames; close the
+    renderer before the env."""
     os.environ.setdefault("MUJOCO_GL", "egl")
     env = gym.make(env_id, render_mode="rgb_array", width=size, height=size,
                    **({"max_episode_steps": max_episode_steps} if max_episode_steps else {}))
-    prepare_rendering(env)
-    return env
+    return env, FrameRenderer(env)
 
 
 def make_gym_vec_env(env_id: str, num_envs: int, suite: str, max_episode_steps: int | None = None,

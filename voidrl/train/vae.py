@@ -13,7 +13,7 @@ import torch
 from tqdm import tqdm
 
 from voidrl.envs.factory import route_mujoco_warnings, suite_of
-from voidrl.envs.gym_backend import make_rendering_env, render_frame
+from voidrl.envs.gym_backend import make_rendering_env
 from voidrl.io.report import pyplot
 from voidrl.math.elbo import LIKELIHOODS
 from voidrl.nets.vae import VAE, VAEShape, save_vae
@@ -90,7 +90,7 @@ def collect_frames(config: VAETrainConfig) -> np.ndarray:
     """``[frames, 3, S, S]`` uint8 from one env stepped with persistent random actions."""
     rng = np.random.default_rng(config.seed)
     route_mujoco_warnings()
-    env = make_rendering_env(config.env, config.pixels)
+    env, renderer = make_rendering_env(config.env, config.pixels)
     low, high = env.action_space.low, env.action_space.high
     frames = np.zeros((config.frames, 3, config.pixels, config.pixels), dtype=np.uint8)
     kept = 0
@@ -103,13 +103,14 @@ def collect_frames(config: VAETrainConfig) -> np.ndarray:
                 action = rng.normal(size=low.shape)
             _, _, terminated, truncated, _ = env.step(np.clip(action, low, high))
             if rng.random() < config.keep_probability:
-                frames[kept] = render_frame(env)
+                frames[kept] = renderer.frame()
                 kept += 1
                 bar.update()
             if terminated or truncated:
                 env.reset()
     finally:
         bar.close()
+        renderer.close()
         env.close()
     return frames
 
