@@ -11,6 +11,7 @@ from voidrl.envs.atari import AtariVecEnv, all_rom_names, rom_name
 from voidrl.envs.base import VecEnv
 from voidrl.envs.gym_backend import make_gym_vec_env
 from voidrl.envs.vision import LATENTS, VAEVision, parse_vision
+from voidrl.nets.vae import load_vae
 from voidrl.envs.wrappers import FallPenalty, FrameStack, KeepObservationEntries, NormalizeObservation, NormalizeReward, TransformReward
 from voidrl.validation import require_choice, require_each, require_positive, require_positive_integers
 
@@ -165,13 +166,6 @@ def route_mujoco_warnings() -> None:
     mujoco.set_mju_user_warning(lambda message: warnings.warn(f"mujoco: {message}", DeprecationWarning, stacklevel=1))
 
 
-def vision_frame_size(vision: str) -> int:
-    """The frame size the vision module in ``vision`` (vae:PATH) was trained on."""
-    from voidrl.nets.vae import load_vae
-
-    return load_vae(parse_vision(vision)[1])[0].shape.image_size
-
-
 def make_env(env_id: str, config: EnvConfig | None = None, gamma: float = 0.99, seed: int = 0) -> VecEnv:
     """Build ``config.num_envs`` copies of ``env_id`` as one torch ``VecEnv``.
 
@@ -183,6 +177,11 @@ def make_env(env_id: str, config: EnvConfig | None = None, gamma: float = 0.99, 
     if variant.max_episode_steps is not None and config.max_episode_steps is None:
         config = replace(config, max_episode_steps=variant.max_episode_steps)
     suite = suite_of(env_id)
+    vision = None
+    if config.vision is not None:  # (vae, sha256, path), read once: a missing or foreign file fails here
+        path = parse_vision(config.vision)[1]
+        vae, _, sha256 = load_vae(path)
+        vision = (vae, sha256, path)
     if suite == "atari":
         env: VecEnv = AtariVecEnv(
             rom_name(env_id),
@@ -197,11 +196,11 @@ def make_env(env_id: str, config: EnvConfig | None = None, gamma: float = 0.99, 
         if suite == "mujoco":
             route_mujoco_warnings()
         pixels = config.pixels
-        if config.vision is not None and pixels is None:
-            pixels = vision_frame_size(config.vision)
+        if vision is not None and pixels is None:
+            pixels = vision[0].shape.image_size
         env = make_gym_vec_env(env_id, config.num_envs, suite, max_steps, pixels)
-    if config.vision is not None:
-        env = VAEVision(env, parse_vision(config.vision)[1], config.vision_latent, config.vision_finetune_every, seed)
+    if vision is not None:
+        env = VAEVision(env, *vision, config.vision_latent, config.vision_finetune_every, seed)
     if config.frame_stack > 1:
         env = FrameStack(env, config.frame_stack)
     if variant.fall_penalty:

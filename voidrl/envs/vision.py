@@ -11,7 +11,7 @@ import torch
 from voidrl.envs.base import Step, VecEnv
 from voidrl.envs.wrappers import VecEnvWrapper
 from voidrl.math.elbo import reparameterize
-from voidrl.nets.vae import VisionFileError, load_vae
+from voidrl.nets.vae import VAE, VisionFileError
 
 VISION_KINDS = ("vae",)
 LATENTS = ("mean", "sample")
@@ -31,6 +31,7 @@ def parse_vision(spec: str) -> tuple[str, str]:
 
 class VAEVision(VecEnvWrapper):
     """Frames ``[N, 3, S, S]`` uint8 -> the VAE's latent ``[N, Z]`` float32: its mean, or a sample of q(z|x).
+    ``vae`` was loaded from ``path``, whose content hash is ``sha256``.
 
     Frozen by default: latents are computed without gradient, so nothing the agent learns reaches the VAE.
     With ``finetune_every`` the VAE keeps learning its own ELBO, one Adam step on a batch of the last frames
@@ -39,10 +40,10 @@ class VAEVision(VecEnvWrapper):
     changed is refused.
     """
 
-    def __init__(self, env: VecEnv, path: str, latent: str = "mean", finetune_every: int | None = None, seed: int = 0):
+    def __init__(self, env: VecEnv, vae: VAE, sha256: str, path: str, latent: str = "mean",
+                 finetune_every: int | None = None, seed: int = 0):
         super().__init__(env)
-        self.vae, _, self.sha256 = load_vae(path)
-        self.path = path
+        self.vae, self.sha256, self.path = vae, sha256, path
         size = self.vae.shape.image_size
         if env.single_observation_space.shape != (3, size, size):
             raise VisionFileError(f"vision file {path!r} encodes {size}x{size} RGB frames [3, {size}, {size}]; this "

@@ -74,7 +74,11 @@ class VAE(nn.Module):
         )
 
     def encode(self, frames: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        mean, log_var = self.encoder(frames.float() * (1.0 / 255.0)).chunk(2, dim=-1)
+        return self.encode_images(frames.float() * (1.0 / 255.0))
+
+    def encode_images(self, images: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``encode`` for frames already scaled to [0, 1] floats."""
+        mean, log_var = self.encoder(images).chunk(2, dim=-1)
         return mean, log_var
 
     def decode(self, latent: torch.Tensor) -> torch.Tensor:
@@ -87,10 +91,10 @@ class VAE(nn.Module):
 
     def loss(self, frames: torch.Tensor, generator: torch.Generator | None = None) -> tuple[torch.Tensor, dict[str, float]]:
         """Negative ELBO per frame, averaged over the batch, and its parts (nats per frame)."""
-        mean, log_var = self.encode(frames)
+        images = frames.float() * (1.0 / 255.0)
+        mean, log_var = self.encode_images(images)
         decoded = self.decode(reparameterize(mean, log_var, generator))
-        bound, reconstruction, kl = elbo(frames.float() * (1.0 / 255.0), decoded, mean, log_var,
-                                         self.shape.likelihood, self.shape.gaussian_std)
+        bound, reconstruction, kl = elbo(images, decoded, mean, log_var, self.shape.likelihood, self.shape.gaussian_std)
         return -bound.mean(), {"reconstruction": -reconstruction.mean().item(), "kl": kl.mean().item()}
 
 
