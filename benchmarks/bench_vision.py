@@ -90,6 +90,9 @@ def gymnasium_default_speed(env_id: str, steps: int) -> float:
     import gymnasium as gym
     import numpy as np
 
+    from voidrl.envs.factory import route_mujoco_warnings
+
+    route_mujoco_warnings()
     os.environ.setdefault("MUJOCO_GL", "egl")
     env = gym.make(env_id, render_mode="rgb_array", width=96, height=96)
     env.reset(seed=0)
