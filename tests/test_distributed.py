@@ -1,5 +1,6 @@
 """Actors on Ray through the command line: an R2D2 actor killed mid-run is replaced and the run finishes,
-then resumes from its checkpoint with its replay; A3C's actor-learners send gradients of parameters the
+then resumes in one process (no actors) from its checkpoint with its replay; A3C's actor-learners send
+gradients of parameters the
 others have moved; bad engine options fail at once."""
 
 import csv
@@ -32,7 +33,7 @@ def actor_pids():
 
 def test_a_killed_actor_is_replaced_the_run_finishes_and_resumes(tmp_path):
     run_dir = tmp_path / "run"
-    command = [sys.executable, "-m", "voidrl", "train", "r2d2", *SMALL, "--actors", "2", "--steps", "4000", "--run-dir", str(run_dir)]
+    command = [sys.executable, "-m", "voidrl", "train", "r2d2", *SMALL, "--actors", "2", "--steps", "3000", "--run-dir", str(run_dir)]
     run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 240
     while (len(metric_rows(run_dir)) < 3 or len(actor_pids()) < 2) and run.poll() is None and time.monotonic() < deadline:
@@ -50,12 +51,12 @@ def test_a_killed_actor_is_replaced_the_run_finishes_and_resumes(tmp_path):
     assert run.returncode == 0, stderr
     assert replaced, "no new actor process after the kill"
     rows = metric_rows(run_dir)
-    assert int(rows[-1]["step"]) >= 4000 and len(rows) > killed_at + 5
+    assert int(rows[-1]["step"]) >= 3000 and len(rows) > killed_at + 5
     assert float(rows[-1]["train/updates"]) > 0 and float(rows[-1]["time/actor_sps"]) > 0
     stored = len(load_checkpoint(run_dir / "checkpoint.pt")["algorithm"]["replay"]["items"])
-    assert main(["train", "r2d2", *SMALL, "--actors", "1", "--steps", "4400", "--run-dir", str(run_dir), "--resume"]) == 0
+    assert main(["train", "r2d2", *SMALL, "--actors", "0", "--steps", "3400", "--run-dir", str(run_dir), "--resume"]) == 0
     resumed = load_checkpoint(run_dir / "checkpoint.pt")
-    assert resumed["step"] >= 4400 and len(resumed["algorithm"]["replay"]["items"]) > stored
+    assert resumed["step"] >= 3400 and len(resumed["algorithm"]["replay"]["items"]) > stored
 
 
 @pytest.mark.parametrize("extra,message", [

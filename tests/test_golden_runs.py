@@ -31,7 +31,8 @@ RUNS = {
                         "--contrastive-batch-size", "32", "--eval-every", "2048", "--eval-episodes", "2"],
     "ppg-pretrain-mspacman": ["pretrain", "ppg", "--env", "ALE/MsPacman-v5", "--steps", "1024", "--num-envs", "2",
                               "--num-steps", "256", "--policy-iterations", "2", "--minibatch-size", "64",
-                              "--contrastive-start", "64", "--contrastive-batch-size", "16"],
+                              "--contrastive-start", "64", "--contrastive-batch-size", "16",
+                              "--contrastive-updates-per-step", "0.25"],
 }
 VOLATILE = ("time/", "sys/")
 """Metric columns that measure the machine, not the learning."""
