@@ -1,7 +1,6 @@
 """Actors on Ray through the command line: an R2D2 actor killed mid-run is replaced and the run finishes,
 then resumes in one process (no actors) from its checkpoint with its replay; A3C's actor-learners send
-gradients of parameters the
-others have moved; bad engine options fail at once."""
+gradients of parameters the others have moved; bad engine options fail at once."""
 
 import csv
 import os
