@@ -134,7 +134,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     "minigrid": {
         # MiniGrid's 7 x 7 one-hot view: the MinAtar CNN, 128-unit LSTM and heads, 40-step sequences
         # (20 burn-in), 16 environments. Each sequence is replayed 8 times and the target copied every
-        # 100 updates: about 6,000 updates and 60 copies in 500k steps (at 1,000 a run had only 3 copies,
+        # 100 updates: about 5,800 updates and 58 copies in 500k steps (at 1,000 a run had only 3 copies,
         # so its values could not propagate back from the goal).
         "env": {"num_envs": 16},
         "algo_config": {"network": "minatar", "num_steps": 20, "sequence_length": 40, "burn_in": 20, "sequence_period": 20,
