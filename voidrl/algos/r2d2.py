@@ -134,8 +134,8 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     "minigrid": {
         # MiniGrid's 7 x 7 one-hot view: the MinAtar CNN, 128-unit LSTM and heads, 40-step sequences
         # (20 burn-in), 16 environments. Each sequence is replayed 8 times and the target copied every
-        # 100 updates: about 5,800 updates and 58 copies in 500k steps (at 1,000 a run had only 3 copies,
-        # so its values could not propagate back from the goal).
+        # 100 updates: about 5,800 updates and 58 copies in 500k steps (at 1,000 a 500k-step run copied
+        # its target only 3 times).
         "env": {"num_envs": 16},
         "algo_config": {"network": "minatar", "num_steps": 20, "sequence_length": 40, "burn_in": 20, "sequence_period": 20,
                         "learning_rate": 2.5e-4, "batch_size": 32, "target_update_period": 100, "samples_per_insert": 8.0,
