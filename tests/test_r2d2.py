@@ -2,6 +2,7 @@
 learner through the command line (train, greedy evaluation, exact resume with its replay, bad input)."""
 
 import csv
+import warnings
 
 import gymnasium as gym
 import pytest
@@ -92,6 +93,23 @@ def test_a_learning_step_changes_the_priorities_and_counts_updates():
     metrics = learner.learn(batch)
     assert learner.updates == 1 and metrics["train/td_loss"] > 0
     assert (learner.replay.tree.priorities(batch.keys[:, 0].numpy()) != before).all()
+
+
+@pytest.mark.parametrize("save_replay", [False, True])
+def test_loading_a_checkpoint_without_its_replay_into_an_empty_one_warns(save_replay):
+    learner = small_learner()
+    learner.config.save_replay = save_replay
+    sequence_batch(learner, False)
+    fresh = small_learner()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fresh.load_state_dict(learner.state_dict())
+    messages = [str(w.message) for w in caught]
+    if save_replay:
+        assert messages == [] and len(fresh.replay) == len(learner.replay) > 0
+    else:
+        assert len(messages) == 1 and "--save-replay" in messages[0] and "6 new sequences" in messages[0]
+        assert len(fresh.replay) == 0
 
 
 def test_retrace_on_greedy_actions_with_lambda_one_is_the_double_q_return_to_the_sequence_end():

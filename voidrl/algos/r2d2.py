@@ -7,6 +7,7 @@ state, and regresses Q(s_t, a_t) on n-step double-Q targets through the value re
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -366,3 +367,7 @@ class R2D2(ReplayLearner):
         self.updates, self.update_credit = state["updates"], state["update_credit"]
         if "replay" in state:
             self.replay.load_state_dict(state["replay"])
+        elif not len(self.replay):
+            warnings.warn(f"this checkpoint holds no replay (it was written without --save-replay): learning pauses until "
+                          f"{self.config.min_replay} new sequences (--min-replay) are stored, and what was replayed before is "
+                          f"lost; resume is exact only with --save-replay", stacklevel=2)
