@@ -9,9 +9,8 @@ import math
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
 
-from voidrl.math.intervals import RLIABLE_MIN_SEEDS, Interval, difference_interval, group_interval, verdict
+from voidrl.math.intervals import RLIABLE_MIN_SEEDS, Interval, difference_interval, group_interval, t_quantile, verdict
 
 def mean_and_interval(values: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Mean, sample std and half-width of the 95% t-interval of the mean along ``axis``."""
@@ -20,7 +19,7 @@ def mean_and_interval(values: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np
     if n < 2:
         return mean, np.zeros_like(mean), np.full_like(mean, np.nan)
     std = values.std(axis, ddof=1)
-    return mean, std, stats.t.ppf(0.975, n - 1) * std / math.sqrt(n)
+    return mean, std, t_quantile(0.975, n - 1) * std / math.sqrt(n)
 
 
 def read_columns(path: Path, columns: tuple[str, ...]) -> list[np.ndarray]:

@@ -13,11 +13,17 @@ import warnings
 from typing import NamedTuple
 
 import numpy as np
-from scipy import stats
 
 RLIABLE_MIN_SEEDS = 5
 BOOTSTRAP_REPS = 2_000
 """Bootstrap resamples per interval (rliable's default; arch resamples in Python, ~1 ms each)."""
+
+
+def t_quantile(probability: float, dof: float) -> float:
+    """Student-t quantile (scipy is imported here, not at start-up: it adds about a second to every command)."""
+    from scipy import stats
+
+    return stats.t.ppf(probability, dof)
 
 
 class Interval(NamedTuple):
@@ -32,7 +38,7 @@ def t_interval(values: np.ndarray, confidence: float = 0.95) -> Interval:
     mean = float(values.mean())
     if len(values) < 2:
         return Interval(mean, math.nan, math.nan)
-    half = stats.t.ppf(0.5 + confidence / 2, len(values) - 1) * values.std(ddof=1) / math.sqrt(len(values))
+    half = t_quantile(0.5 + confidence / 2, len(values) - 1) * values.std(ddof=1) / math.sqrt(len(values))
     return Interval(mean, mean - half, mean + half)
 
 
@@ -47,7 +53,7 @@ def welch_difference(a: np.ndarray, b: np.ndarray, confidence: float = 0.95) -> 
     if va + vb == 0.0:
         return Interval(difference, difference, difference)
     dof = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))
-    half = stats.t.ppf(0.5 + confidence / 2, dof) * math.sqrt(va + vb)
+    half = t_quantile(0.5 + confidence / 2, dof) * math.sqrt(va + vb)
     return Interval(difference, difference - half, difference + half)
 
 
