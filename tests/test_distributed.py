@@ -12,6 +12,7 @@ import time
 import pytest
 
 pytest.importorskip("ray")
+pytestmark = pytest.mark.xdist_group("ray")  # one pytest worker: actor_pids() sees every Ray actor on the machine
 
 from voidrl.cli import main  # noqa: E402
 from voidrl.io.checkpoint import load_checkpoint  # noqa: E402
