@@ -198,3 +198,15 @@ def test_only_the_recurrent_network_solves_cartpole_without_velocities(tmp_path)
         scores[memory] = greedy_scores(runs, episodes=10)
     assert_majority(scores["lstm"], 300.0)
     assert_majority([-score for score in scores["none"]], -150.0)  # most feed-forward seeds stay below 150
+
+
+@pytest.mark.benchmark
+def test_r2d2_solves_minigrid_empty_with_its_preset(tmp_path):
+    """MiniGrid's one sparse reward below 1 per solved episode: some seed's greedy network must walk the 6-step
+    path (return 0.946; 0.9 allows 11 steps). ~14 min: 3 seeds side by side. Here greedy returns were 0.95,
+    0.95 and 0.00 (that seed reached the goal in 1.5% of its episodes); with the paper's Adam epsilon of 1e-3,
+    whose steps are too small for these gradients (see the preset), 0.00 on all three. One of three, not most:
+    with the working preset one seed in three had still not solved it at 150k steps."""
+    runs = train_seeds(tmp_path, "r2d2", 150_000, env="MiniGrid-Empty-5x5-v0", preset="minigrid")
+    scores = greedy_scores(runs, episodes=3)
+    assert max(scores) >= 0.9, scores
