@@ -3,11 +3,12 @@
 First trains the VAE (``voidrl vae train``, reused when RUN_DIR/vae/vae.pt exists), then measures in this
 process how fast frames render and how fast the VAE encodes them, then trains every (agent, seed) through
 ``voidrl train ppo`` (a finished run is reused, an interrupted one resumed), ``--parallel`` runs at a time
-with one torch thread each. Prints the speed table, the compare table (final return, AUC and early returns
+with ``--torch-threads`` each (1 by default). Prints the speed table, the compare table (final return, AUC and early returns
 with 95% intervals) and each run's steps/s, and writes the learning curves.
 
     python benchmarks/bench_vision.py                                   # 1M steps x 3 seeds (hours per pixel run)
     python benchmarks/bench_vision.py --steps 50000 --out runs/vision   # what fitted on a 2-core CPU
+    python benchmarks/bench_vision.py --parallel 9 --num-envs 4 --torch-threads 3 --device cuda   # a GPU machine
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ AGENTS = {
     "vae-latent": ["--preset", "mujoco", "--vision", "vae:{vae}", "--frame-stack", "3"],
     "pixels-cnn": ["--preset", "mujoco-pixels"],
 }
+ROLLOUT_STEPS = 2048  # the mujoco presets' steps per PPO update
 
 
 def run_logged(command: list[str], log: Path) -> float:
@@ -44,7 +46,11 @@ def train(name: str, seed: int, vae: Path, args: argparse.Namespace) -> tuple[st
     run_dir = Path(args.out) / f"{name}-s{seed}"
     options = [option.format(vae=vae) for option in AGENTS[name]]
     command = [sys.executable, "-m", "voidrl", "train", "ppo", "--env", args.env, *options, "--steps", str(args.steps),
-               "--seed", str(seed), "--run-dir", str(run_dir), "--torch-threads", "1", "--no-progress"]
+               "--seed", str(seed), "--run-dir", str(run_dir), "--torch-threads", str(args.torch_threads), "--no-progress"]
+    if args.num_envs > 1:  # the same 2,048 steps per update, gathered from several environments
+        command += ["--num-envs", str(args.num_envs), "--num-steps", str(ROLLOUT_STEPS // args.num_envs)]
+    if name == "pixels-cnn":  # the MLPs act one step at a time, faster on the CPU
+        command += ["--device", args.device]
     if (run_dir / "checkpoint.pt").exists():
         command.append("--resume")
     return name, seed, run_logged(command, Path(f"{run_dir}.log"))
@@ -119,26 +125,36 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=1_000_000)
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--vae-frames", type=int, default=20_000, help="frames the VAE is trained on")
-    parser.add_argument("--parallel", type=int, default=2, help="runs at a time, one torch thread each")
+    parser.add_argument("--vae-epochs", type=int, default=8, help="passes over those frames")
+    parser.add_argument("--parallel", type=int, default=2, help="runs at a time")
+    parser.add_argument("--torch-threads", type=int, default=1, help="torch CPU threads of each run")
+    parser.add_argument("--num-envs", type=int, default=1,
+                        help="environments per run; each update still learns from 2,048 steps (--num-steps 2048/N)")
+    parser.add_argument("--device", default="cpu", help="torch device of the pixel runs and of the VAE's training")
+    parser.add_argument("--report-only", action="store_true", help="print the tables of the runs as they stand; train nothing")
     parser.add_argument("--out", default="runs/vision")
     args = parser.parse_args()
-    if args.steps < 1 or args.seeds < 1 or args.parallel < 1 or args.vae_frames < 1:
-        parser.error("--steps, --seeds, --vae-frames and --parallel must be positive")
+    if min(args.steps, args.seeds, args.parallel, args.vae_frames, args.vae_epochs, args.torch_threads, args.num_envs) < 1:
+        parser.error("--steps, --seeds, --vae-frames, --vae-epochs, --parallel, --torch-threads and --num-envs must be positive")
+    if ROLLOUT_STEPS % args.num_envs:
+        parser.error(f"--num-envs must divide {ROLLOUT_STEPS}, got {args.num_envs}")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     vae = out / "vae" / "vae.pt"
-    if not vae.exists():
-        run_logged([sys.executable, "-m", "voidrl", "vae", "train", "--env", args.env, "--frames", str(args.vae_frames),
-                    "--run-dir", str(vae.parent), "--no-progress"], out / "vae.log")
+    if not args.report_only:
+        if not vae.exists():
+            run_logged([sys.executable, "-m", "voidrl", "vae", "train", "--env", args.env, "--frames", str(args.vae_frames),
+                        "--epochs", str(args.vae_epochs), "--device", args.device, "--run-dir", str(vae.parent),
+                        "--no-progress"], out / "vae.log")
 
-    print("| stage | frames/s |\n|---|---:|")
-    for stage, speed in throughput(args.env, vae).items():
-        print(f"| {stage} | {speed:.0f} |")
+        print("| stage | frames/s |\n|---|---:|")
+        for stage, speed in throughput(args.env, vae).items():
+            print(f"| {stage} | {speed:.0f} |", flush=True)
 
-    jobs = [(name, seed) for seed in range(args.seeds) for name in args.agents]
-    with ThreadPoolExecutor(args.parallel) as pool:
-        for name, seed, seconds in pool.map(lambda job: train(*job, vae, args), jobs):
-            print(f"{name} seed {seed}: {seconds:.0f} s", flush=True)
+        jobs = [(name, seed) for seed in range(args.seeds) for name in args.agents]
+        with ThreadPoolExecutor(args.parallel) as pool:
+            for name, seed, seconds in pool.map(lambda job: train(*job, vae, args), jobs):
+                print(f"{name} seed {seed}: {seconds:.0f} s", flush=True)
 
     from voidrl.io.report import compare_runs, plot_runs
 

@@ -226,10 +226,11 @@ def test_a_missing_or_changed_vae_file_is_refused_in_one_line(tmp_path, monkeypa
     assert not (tmp_path / "other").exists()
 
 
-def test_vae_train_writes_the_model_its_curves_and_reconstructions(tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no GPU"))])
+def test_vae_train_writes_the_model_its_curves_and_reconstructions(tmp_path, monkeypatch, capsys, device):
     monkeypatch.chdir(tmp_path)
     args = ["vae", "train", "--frames", "40", "--pixels", str(SIZE), "--epochs", "2", "--batch-size", "16",
-            "--keep-probability", "0.5", "--run-dir", "vae", "--no-progress"]
+            "--keep-probability", "0.5", "--run-dir", "vae", "--device", device, "--no-progress"]
     assert main(args) == 0
     written = sorted(path.name for path in (tmp_path / "vae").iterdir())
     assert written == ["config.json", "losses.csv", "reconstructions.png", "training.png", "vae.pt"]
@@ -238,11 +239,15 @@ def test_vae_train_writes_the_model_its_curves_and_reconstructions(tmp_path, mon
     assert len(lines) == 1 + 2 * 3  # 38 training frames in batches of 16, two epochs
     vae, env_id, _ = load_vae(tmp_path / "vae" / "vae.pt")
     assert env_id == "HalfCheetah-v5" and vae.shape == VAEShape(image_size=SIZE)
+    assert {parameter.device.type for parameter in vae.parameters()} == {"cpu"}  # usable where no GPU is
     capsys.readouterr()
     assert main(args) == 2  # a second run into the same directory would overwrite the VAE
     assert "already holds vae.pt" in capsys.readouterr().err
     assert main(["vae", "train", "--env", "CartPole-v1", "--run-dir", "x"]) == 2
     assert "env must be a MuJoCo task" in capsys.readouterr().err
+    assert main(["vae", "train", "--device", "gpu", "--run-dir", "x"]) == 2
+    assert "device must be cpu, cuda, cuda:N or auto, got 'gpu'" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
 
 
 def test_rendering_without_a_headless_gl_backend_is_a_one_line_error(tmp_path):

@@ -17,6 +17,7 @@ from voidrl.envs.gym_backend import make_rendering_env
 from voidrl.io.report import pyplot
 from voidrl.math.elbo import LIKELIHOODS
 from voidrl.nets.vae import VAE, VAEShape, save_vae
+from voidrl.train.agent import resolve_device
 from voidrl.train.seeding import seed_everything
 from voidrl.train.threads import torch_threads
 from voidrl.validation import require_choice, require_positive, require_positive_integers, validate_fraction
@@ -57,6 +58,9 @@ class VAETrainConfig:
     """Share of the frames held out to measure the loss on frames not trained on."""
     seed: int = 0
     """Seeds the rollouts, the shuffle and the network."""
+    device: str = "cpu"
+    """Torch device the VAE trains on: cpu, cuda, cuda:N, or auto (cuda when available); frames are rendered
+    on the CPU either way, and vae.pt is written with CPU tensors."""
     torch_threads: int = 0
     """Torch intra-op CPU threads; 0 keeps torch's default."""
     progress: bool = True
@@ -80,6 +84,7 @@ class VAETrainConfig:
         if self.torch_threads < 0:
             raise ValueError(f"torch_threads must be >= 0, got {self.torch_threads}")
         self.shape().validate()
+        resolve_device(self.device)
         if suite_of(self.env) != "mujoco":
             raise ValueError(f"env must be a MuJoCo task (rendered frames), got {self.env!r} ({suite_of(self.env)})")
         if (Path(self.run_dir) / VAE_NAME).exists():
@@ -143,9 +148,12 @@ def train_vae(config: VAETrainConfig) -> Path:
     frames = frames[torch.randperm(len(frames), generator=generator)]
     held_out = max(1, int(len(frames) * config.validation_fraction))
     validation, training = frames[:held_out], frames[held_out:]
+    device = resolve_device(config.device)
+    validation, training = validation.to(device), training.to(device)
     drift_sample = training[:10]  # the notebook's fixed sample whose latents are watched
+    noise = torch.Generator(device).manual_seed(config.seed)  # the reparameterisation's, on the VAE's device
     with torch_threads(threads):
-        vae = VAE(config.shape())
+        vae = VAE(config.shape()).to(device)
         optimizer = torch.optim.Adam(vae.parameters(), lr=config.learning_rate)
         with torch.no_grad():
             reference = vae.encode(drift_sample)[0]
@@ -154,9 +162,9 @@ def train_vae(config: VAETrainConfig) -> Path:
         bar = tqdm(total=config.epochs * updates_per_epoch, desc="training VAE", unit="update", disable=not config.progress)
         train_started = time.perf_counter()
         for epoch in range(config.epochs):
-            order = torch.randperm(len(training), generator=generator)
+            order = torch.randperm(len(training), generator=generator).to(device)
             for start in range(0, len(training), config.batch_size):
-                loss, parts = vae.loss(training[order[start : start + config.batch_size]], generator)
+                loss, parts = vae.loss(training[order[start : start + config.batch_size]], noise)
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 optimizer.step()
@@ -166,11 +174,12 @@ def train_vae(config: VAETrainConfig) -> Path:
                              "cosine_similarity": similarity, "validation_loss": ""})
                 bar.update()
                 bar.set_postfix(loss=f"{loss.item():.1f}")
-            rows[-1]["validation_loss"] = validation_loss(vae, validation, config.batch_size, generator)
+            rows[-1]["validation_loss"] = validation_loss(vae, validation, config.batch_size, noise)
             bar.write(f"epoch {epoch + 1}/{config.epochs}: training loss {np.mean([r['loss'] for r in rows[-updates_per_epoch:]]):.1f}, "
                       f"held-out loss {rows[-1]['validation_loss']:.1f} (nats per frame)")
         bar.close()
         train_seconds = time.perf_counter() - train_started
+        vae.cpu()
         path = run_dir / VAE_NAME
         sha256 = save_vae(path, vae, config.env)
         with (run_dir / "losses.csv").open("w", newline="") as handle:
@@ -178,7 +187,7 @@ def train_vae(config: VAETrainConfig) -> Path:
             writer.writeheader()
             writer.writerows(rows)
         plot_training(rows, run_dir / "training.png")
-        plot_reconstructions(vae, validation[:8], run_dir / "reconstructions.png")
+        plot_reconstructions(vae, validation[:8].cpu(), run_dir / "reconstructions.png")
     frames_seen = config.epochs * len(training)
     print(f"rendered {len(frames)} frames at {len(frames) / render_seconds:.0f} frames/s (with the env steps between them); "
           f"trained {frames_seen} frames at {frames_seen / train_seconds:.0f} frames/s")
