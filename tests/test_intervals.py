@@ -84,3 +84,7 @@ def test_run_measures_by_hand(tmp_path):
     # grid 10, 20, ..., 100: trailing means 1, 1.5, 2.5, ..., 9.5
     assert measures["auc"] == pytest.approx(np.mean([1.0, *(i - 0.5 for i in range(2, 11))]))
     assert measures["at_10%"] == 1.0 and measures["at_25%"] == 1.5  # at step 25 the latest episode ended at 20
+    # a budget of 55 steps measures only the episodes finished by then, as if the run had stopped there
+    measures = run_measures(tmp_path, total_steps=55, window=2, points=11)
+    assert measures["final"] == 4.5  # episodes ending at 40 and 50
+    assert math.isnan(measures["at_10%"]) and measures["at_25%"] == 1.0  # no episode by 5.5; by 13.75 the first

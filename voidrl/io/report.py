@@ -111,7 +111,8 @@ EARLY_FRACTIONS = (0.1, 0.25)
 
 
 def run_measures(run_dir: str | Path, total_steps: int, window: int = 100, points: int = 100) -> dict[str, float]:
-    """A run's sample-efficiency measures, all from its training episodes:
+    """A run's sample-efficiency measures, all from its training episodes finished within ``total_steps``
+    (so a longer run, or one stopped later, is measured at the same budget):
 
     - ``final``: mean return of the last ``window`` episodes;
     - ``auc``: the area under the learning curve divided by the budget, i.e. the mean over ``points``
@@ -125,7 +126,7 @@ def run_measures(run_dir: str | Path, total_steps: int, window: int = 100, point
     learning_curve = latest_at(steps, means, grid)
     early = latest_at(steps, means, np.array([f * total_steps for f in EARLY_FRACTIONS]))
     return {
-        "final": final_return(run_dir, window),
+        "final": float(learning_curve[-1]),
         "auc": float(np.nanmean(learning_curve)) if np.isfinite(learning_curve).any() else float("nan"),
         **{f"at_{round(100 * f)}%": float(value) for f, value in zip(EARLY_FRACTIONS, early)},
     }
