@@ -28,6 +28,7 @@ AGENTS = {
     "ngu": ("ngu", "minigrid"),
     "agent57": ("agent57", "minigrid"),
 }
+REPLAY_ALGORITHMS = ("r2d2", "ngu", "agent57")
 
 
 def train(name: str, seed: int, args: argparse.Namespace) -> tuple[str, int, float]:
@@ -36,6 +37,8 @@ def train(name: str, seed: int, args: argparse.Namespace) -> tuple[str, int, flo
     run_dir = Path(args.out) / f"{name}-s{seed}"
     command = [sys.executable, "-m", "voidrl", "train", algo, "--env", args.env, "--preset", preset, "--steps", str(args.steps),
                "--seed", str(seed), "--run-dir", str(run_dir), "--torch-threads", "1", "--no-progress"]
+    if args.save_replay and algo in REPLAY_ALGORITHMS:
+        command.append("--save-replay")
     if (run_dir / "checkpoint.pt").exists():
         command.append("--resume")
     started = time.perf_counter()
@@ -61,6 +64,8 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=1_000_000)
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--parallel", type=int, default=2, help="runs at a time, one torch thread each")
+    parser.add_argument("--save-replay", action="store_true",
+                        help="R2D2-family runs also checkpoint their replay, so a run stopped and resumed goes on exactly")
     parser.add_argument("--out", default="runs/exploration")
     args = parser.parse_args()
     if len(args.agents) < 2 or args.steps < 1 or args.seeds < 1 or args.parallel < 1:
