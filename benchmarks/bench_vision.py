@@ -49,7 +49,7 @@ def train(name: str, seed: int, vae: Path, args: argparse.Namespace) -> tuple[st
                "--seed", str(seed), "--run-dir", str(run_dir), "--torch-threads", str(args.torch_threads), "--no-progress"]
     if args.num_envs > 1:  # the same 2,048 steps per update, gathered from several environments
         command += ["--num-envs", str(args.num_envs), "--num-steps", str(ROLLOUT_STEPS // args.num_envs)]
-    if name == "pixels-cnn":  # the MLPs act one step at a time, faster on the CPU
+    if name != "state":  # the CNN and the VAE; the state MLP acts one step at a time, faster on the CPU
         command += ["--device", args.device]
     if (run_dir / "checkpoint.pt").exists():
         command.append("--resume")
@@ -130,7 +130,7 @@ def main() -> int:
     parser.add_argument("--torch-threads", type=int, default=1, help="torch CPU threads of each run")
     parser.add_argument("--num-envs", type=int, default=1,
                         help="environments per run; each update still learns from 2,048 steps (--num-steps 2048/N)")
-    parser.add_argument("--device", default="cpu", help="torch device of the pixel runs and of the VAE's training")
+    parser.add_argument("--device", default="cpu", help="torch device of the pixel and VAE-latent runs and of the VAE's training")
     parser.add_argument("--report-only", action="store_true", help="print the tables of the runs as they stand; train nothing")
     parser.add_argument("--out", default="runs/vision")
     args = parser.parse_args()

@@ -20,6 +20,7 @@ from voidrl.nets.vae import VAE, VAEShape, load_vae, save_vae
 from voidrl.train.loop import Trainer
 
 SIZE = 32  # small frames keep rendering and the VAE fast in tests
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no GPU"))]
 
 
 def test_elbo_matches_a_hand_computed_case():
@@ -166,6 +167,26 @@ def test_the_mean_latent_is_the_encoders_mean(vae_file):
         assert torch.allclose(latent, load_vae(vae_file)[0].encode(frame)[0])
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_the_vae_runs_on_the_runs_device_while_frames_latents_and_noise_stay_on_the_cpu(vae_file, device):
+    config = EnvConfig(num_envs=2, vision=f"vae:{vae_file}", vision_latent="sample", vision_finetune_every=1)
+    on_device, on_cpu = make_env("HalfCheetah-v5", config, device=device), make_env("HalfCheetah-v5", config)
+    try:
+        vision, reference = find_vision(on_device), find_vision(on_cpu)
+        assert {p.device.type for p in vision.vae.parameters()} == {device}
+        first, expected = on_device.reset(0), on_cpu.reset(0)
+        assert first.device.type == "cpu" and first.dtype == torch.float32
+        assert torch.allclose(first, expected, atol=1e-4)  # the same frames and the same posterior noise
+        on_device.step(torch.zeros(2, 6))  # one fine-tuning step on the device
+        state = vision.own_state_dict()
+        reference.load_own_state_dict(state)  # the state a device run saves loads where there is no GPU
+        assert torch.equal(reference.generator.get_state(), vision.generator.get_state())
+        assert {value.device.type for value in state["model"].values()} == {device}
+    finally:
+        on_device.close()
+        on_cpu.close()
+
+
 def find_vision(env):
     while not isinstance(env, VAEVision):
         env = env.env
@@ -226,7 +247,7 @@ def test_a_missing_or_changed_vae_file_is_refused_in_one_line(tmp_path, monkeypa
     assert not (tmp_path / "other").exists()
 
 
-@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no GPU"))])
+@pytest.mark.parametrize("device", DEVICES)
 def test_vae_train_writes_the_model_its_curves_and_reconstructions(tmp_path, monkeypatch, capsys, device):
     monkeypatch.chdir(tmp_path)
     args = ["vae", "train", "--frames", "40", "--pixels", str(SIZE), "--epochs", "2", "--batch-size", "16",

@@ -6,6 +6,7 @@ import warnings
 from dataclasses import dataclass, replace
 
 import gymnasium as gym
+import torch
 
 from voidrl.envs.atari import AtariVecEnv, all_rom_names, rom_name
 from voidrl.envs.base import VecEnv
@@ -166,10 +167,12 @@ def route_mujoco_warnings() -> None:
     mujoco.set_mju_user_warning(lambda message: warnings.warn(f"mujoco: {message}", DeprecationWarning, stacklevel=1))
 
 
-def make_env(env_id: str, config: EnvConfig | None = None, gamma: float = 0.99, seed: int = 0) -> VecEnv:
+def make_env(env_id: str, config: EnvConfig | None = None, gamma: float = 0.99, seed: int = 0,
+             device: torch.device | str = "cpu") -> VecEnv:
     """Build ``config.num_envs`` copies of ``env_id`` as one torch ``VecEnv``.
 
-    ``gamma`` is the discount used by reward normalisation; ``seed`` seeds the vision module's own noise.
+    ``gamma`` is the discount used by reward normalisation; ``seed`` seeds the vision module's own noise;
+    ``device`` is where the vision module's VAE runs (observations stay on the CPU).
     """
     config = config or EnvConfig()
     variant = VARIANTS.get(env_id, Variant(env_id))
@@ -200,7 +203,7 @@ def make_env(env_id: str, config: EnvConfig | None = None, gamma: float = 0.99, 
             pixels = vision[0].shape.image_size
         env = make_gym_vec_env(env_id, config.num_envs, suite, max_steps, pixels)
     if vision is not None:
-        env = VAEVision(env, *vision, config.vision_latent, config.vision_finetune_every, seed)
+        env = VAEVision(env, *vision, config.vision_latent, config.vision_finetune_every, seed, device)
     if config.frame_stack > 1:
         env = FrameStack(env, config.frame_stack)
     if variant.fall_penalty:

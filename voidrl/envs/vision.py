@@ -38,12 +38,16 @@ class VAEVision(VecEnvWrapper):
     seen every ``finetune_every`` vector steps (while ``training``); its weights then live in the
     checkpoint. Either way the checkpoint records the file's sha256, and loading a run whose file has
     changed is refused.
+
+    The VAE runs on ``device`` (the run's: a GPU encodes far faster than the CPU that also steps and renders
+    the environments); frames, latents and the random streams stay on the CPU.
     """
 
     def __init__(self, env: VecEnv, vae: VAE, sha256: str, path: str, latent: str = "mean",
-                 finetune_every: int | None = None, seed: int = 0):
+                 finetune_every: int | None = None, seed: int = 0, device: torch.device | str = "cpu"):
         super().__init__(env)
-        self.vae, self.sha256, self.path = vae, sha256, path
+        self.device = torch.device(device)
+        self.vae, self.sha256, self.path = vae.to(self.device), sha256, path
         size = self.vae.shape.image_size
         if env.single_observation_space.shape != (3, size, size):
             raise VisionFileError(f"vision file {path!r} encodes {size}x{size} RGB frames [3, {size}, {size}]; this "
@@ -63,7 +67,7 @@ class VAEVision(VecEnvWrapper):
 
     @torch.no_grad()
     def encode(self, frames: torch.Tensor) -> torch.Tensor:
-        mean, log_var = self.vae.encode(frames)
+        mean, log_var = (x.cpu() for x in self.vae.encode(frames.to(self.device)))
         return mean if self.latent == "mean" else reparameterize(mean, log_var, self.generator)
 
     def reset(self, seed: int) -> torch.Tensor:
@@ -86,7 +90,7 @@ class VAEVision(VecEnvWrapper):
         self.vector_steps += 1
         if self.vector_steps % self.finetune_every:
             return
-        batch = self.memory[torch.randint(self.memory_size, (FINETUNE_BATCH,), generator=self.generator)]
+        batch = self.memory[torch.randint(self.memory_size, (FINETUNE_BATCH,), generator=self.generator)].to(self.device)
         with torch.enable_grad():
             loss, _ = self.vae.loss(batch, self.generator)
             self.optimizer.zero_grad(set_to_none=True)

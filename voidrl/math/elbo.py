@@ -16,8 +16,10 @@ LIKELIHOODS = ("bernoulli", "gaussian")
 
 def reparameterize(mean: torch.Tensor, log_var: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
     """z = mean + exp(log_var / 2) * eps, eps ~ N(0, I): a sample of q(z|x) through which gradients reach
-    ``mean`` and ``log_var``. ``[B, Z]`` -> ``[B, Z]``."""
-    noise = torch.randn(mean.shape, generator=generator, device=mean.device, dtype=mean.dtype)
+    ``mean`` and ``log_var``. ``[B, Z]`` -> ``[B, Z]``. The noise is drawn on ``generator``'s device (so a CPU
+    generator's stream, and its saved state, do not depend on where the VAE runs) and moved to ``mean``'s."""
+    where = generator.device if generator is not None else mean.device
+    noise = torch.randn(mean.shape, generator=generator, device=where, dtype=mean.dtype).to(mean.device)
     return mean + (0.5 * log_var).exp() * noise
 
 

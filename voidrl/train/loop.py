@@ -104,7 +104,8 @@ class Trainer:
         self.step = self.update = 0
         seed_everything(config.run.seed)
 
-        self.env = make_env(config.run.env, config.env, gamma=getattr(config.algo_config, "gamma", 0.99), seed=config.run.seed)
+        self.env = make_env(config.run.env, config.env, gamma=getattr(config.algo_config, "gamma", 0.99), seed=config.run.seed,
+                            device=self.device)
         try:
             self._build_parts()
             if payload is not None:

@@ -151,7 +151,6 @@ def train_vae(config: VAETrainConfig) -> Path:
     device = resolve_device(config.device)
     validation, training = validation.to(device), training.to(device)
     drift_sample = training[:10]  # the notebook's fixed sample whose latents are watched
-    noise = torch.Generator(device).manual_seed(config.seed)  # the reparameterisation's, on the VAE's device
     with torch_threads(threads):
         vae = VAE(config.shape()).to(device)
         optimizer = torch.optim.Adam(vae.parameters(), lr=config.learning_rate)
@@ -164,7 +163,7 @@ def train_vae(config: VAETrainConfig) -> Path:
         for epoch in range(config.epochs):
             order = torch.randperm(len(training), generator=generator).to(device)
             for start in range(0, len(training), config.batch_size):
-                loss, parts = vae.loss(training[order[start : start + config.batch_size]], noise)
+                loss, parts = vae.loss(training[order[start : start + config.batch_size]], generator)
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 optimizer.step()
@@ -174,7 +173,7 @@ def train_vae(config: VAETrainConfig) -> Path:
                              "cosine_similarity": similarity, "validation_loss": ""})
                 bar.update()
                 bar.set_postfix(loss=f"{loss.item():.1f}")
-            rows[-1]["validation_loss"] = validation_loss(vae, validation, config.batch_size, noise)
+            rows[-1]["validation_loss"] = validation_loss(vae, validation, config.batch_size, generator)
             bar.write(f"epoch {epoch + 1}/{config.epochs}: training loss {np.mean([r['loss'] for r in rows[-updates_per_epoch:]]):.1f}, "
                       f"held-out loss {rows[-1]['validation_loss']:.1f} (nats per frame)")
         bar.close()
