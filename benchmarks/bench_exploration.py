@@ -21,21 +21,23 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 AGENTS = {
-    # name: (algorithm, preset)
-    "ppo": ("ppo", "minigrid"),
-    "ppo-rnd": ("ppo", "minigrid-rnd"),
-    "r2d2": ("r2d2", "minigrid"),
-    "ngu": ("ngu", "minigrid"),
-    "agent57": ("agent57", "minigrid"),
+    # name: (algorithm, preset, further options)
+    "ppo": ("ppo", "minigrid", []),
+    "ppo-rnd": ("ppo", "minigrid-rnd", []),
+    "r2d2": ("r2d2", "minigrid", []),
+    "ngu": ("ngu", "minigrid", []),
+    "agent57": ("agent57", "minigrid", []),
+    # Agent57 whose intrinsic value goes on through a termination, as RND's does in ppo-rnd
+    "agent57-nonepisodic": ("agent57", "minigrid", ["--no-intrinsic-terminates"]),
 }
 REPLAY_ALGORITHMS = ("r2d2", "ngu", "agent57")
 
 
 def train(name: str, seed: int, args: argparse.Namespace) -> tuple[str, int, float]:
     """Train (or resume, or reuse) one run; returns its name, seed and wall seconds."""
-    algo, preset = AGENTS[name]
+    algo, preset, options = AGENTS[name]
     run_dir = Path(args.out) / f"{name}-s{seed}"
-    command = [sys.executable, "-m", "voidrl", "train", algo, "--env", args.env, "--preset", preset, "--steps", str(args.steps),
+    command = [sys.executable, "-m", "voidrl", "train", algo, "--env", args.env, "--preset", preset, *options, "--steps", str(args.steps),
                "--seed", str(seed), "--run-dir", str(run_dir), "--torch-threads", "1", "--no-progress"]
     if args.save_replay and algo in REPLAY_ALGORITHMS:
         command.append("--save-replay")

@@ -219,6 +219,23 @@ def test_agent57_acts_on_q_extrinsic_plus_beta_q_intrinsic(value_rescaling):
     assert torch.allclose(network.combine(q, torch.zeros(3, dtype=torch.long)), q[..., 0, :], atol=1e-5)  # beta_0 = 0: the task alone
 
 
+@pytest.mark.parametrize("intrinsic_terminates", [True, False])
+def test_agent57s_intrinsic_value_ends_at_a_termination_only_if_asked(intrinsic_terminates):
+    agent = small_agent(Agent57, Agent57Config, intrinsic_terminates=intrinsic_terminates, value_rescaling=False)
+    fill_replay(agent)
+    batch = agent.replay.sample(4)
+    batch.terminated[:], batch.truncated[:] = False, False
+    batch.terminated[-1] = True  # every sequence's last step ends its episode
+    acting_q, target_q = torch.randn(5, 4, 3), torch.randn(5, 4, 2, 3)
+    index = batch.start_state[2]
+    targets = agent.head_targets(acting_q, target_q, index, batch)
+    extrinsic, intrinsic = batch.rewards[-1].unbind(-1)
+    bootstrap = target_q[-1, :, 1].gather(-1, acting_q[-1].argmax(-1, keepdim=True)).squeeze(-1)  # q_i(s', greedy a')
+    assert torch.allclose(targets[-1, :, 0], extrinsic)  # the task's value always ends there
+    expected = intrinsic if intrinsic_terminates else intrinsic + agent.policy.gammas[index] * bootstrap
+    assert torch.allclose(targets[-1, :, 1], expected, atol=1e-6)
+
+
 def test_ngu_and_agent57_train_evaluate_and_resume_with_their_bandits(tmp_path, capsys):
     for algo in ("ngu", "agent57"):
         run = ["train", algo, "--env", "MiniGrid-Empty-5x5-v0", "--preset", "minigrid", "--num-envs", "4", "--min-replay", "16",
@@ -245,6 +262,7 @@ def test_ngu_and_agent57_train_evaluate_and_resume_with_their_bandits(tmp_path, 
     (["--gamma-min", "0.999"], "gamma_min must be at most gamma (0.997)"),
     (["--meta-controller", "ucb"], "meta_controller must be one of"),
     (["--actors", "2"], "actors"),
+    (["--no-intrinsic-terminates"], "intrinsic_terminates=False needs split_values=True"),
 ])
 def test_bad_ngu_options_are_one_line_errors(tmp_path, capsys, extra, message):
     assert main(["train", "ngu", "--no-progress", "--run-dir", str(tmp_path / "bad"), *extra]) == 2

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 import gymnasium as gym
@@ -73,6 +73,10 @@ class NGUConfig(R2D2Config):
     """Adam learning rate of the embedding (inverse dynamics) and the RND predictor."""
     split_values: bool = False
     """Separate extrinsic and intrinsic Q networks (Agent57) instead of one network on the mixed reward."""
+    intrinsic_terminates: bool = True
+    """With split_values: the intrinsic value ends where the task's episode terminates, as in the papers.
+    False bootstraps it through a termination as through a time limit (RND's non-episodic intrinsic
+    return), so reaching a terminal goal does not cost the intrinsic reward that would have followed."""
     meta_controller: str = "fixed"
     """fixed (environment i keeps j = i mod N, NGU) or bandit (a sliding-window UCB per environment picks j
     at each episode start from the extrinsic returns it has seen, Agent57)."""
@@ -96,6 +100,8 @@ class NGUConfig(R2D2Config):
             raise ValueError(f"gamma_min must be at most gamma ({self.gamma}), got {self.gamma_min}")
         if self.max_modulation < 1.0:
             raise ValueError(f"max_modulation must be at least 1, got {self.max_modulation}")
+        if not self.intrinsic_terminates and not self.split_values:
+            raise ValueError("intrinsic_terminates=False needs split_values=True (a value of the intrinsic reward alone)")
 
 
 PRESETS: dict[str, dict[str, dict[str, Any]]] = {
@@ -339,15 +345,10 @@ class NGU(R2D2):
         previous_rewards = torch.cat([batch.previous_reward.unsqueeze(0), batch.rewards])
         q = self.unroll_with_burn_in(batch.obs, previous_actions, previous_rewards, (hidden, cell), batch.starts_episode,
                                      policy_index=policy_index)
-        beta, gamma = policy.betas[policy_index], policy.gammas[policy_index]
-        extrinsic, intrinsic = batch.rewards.unbind(-1)
-        head_rewards = [extrinsic + beta * intrinsic] if len(policy.heads) == 1 else [extrinsic, intrinsic]
         with torch.no_grad():
             target_q, _ = self.target.unroll(batch.obs, previous_actions, previous_rewards, (hidden, cell), policy_index)
-            acting_q = policy.combine(q.detach(), policy_index)
-            targets = torch.stack([self.targets(acting_q, target_q[:, :, head], rewards, gamma, batch)
-                                   for head, rewards in enumerate(head_rewards)], dim=-1)
-        taken = q[:-1].gather(-1, batch.actions[:, :, None, None].expand(-1, -1, len(head_rewards), 1)).squeeze(-1)
+            targets = self.head_targets(policy.combine(q.detach(), policy_index), target_q, policy_index, batch)
+        taken = q[:-1].gather(-1, batch.actions[:, :, None, None].expand(-1, -1, targets.shape[-1], 1)).squeeze(-1)
         td = targets - taken
         trained = trained_steps(batch.mask, batch.starts_episode, cfg.burn_in)
         weights = (batch.weights.unsqueeze(0) * trained).unsqueeze(-1)
@@ -360,9 +361,22 @@ class NGU(R2D2):
             self.target.load_state_dict(policy.state_dict())
         metrics = {"train/td_loss": loss.item(), "train/grad_norm": grad_norm.item(),
                    "train/inverse_dynamics_loss": inverse_loss, "train/rnd_loss": rnd_loss}
-        for head, name in enumerate(["q_taken"] if len(head_rewards) == 1 else ["q_extrinsic_taken", "q_intrinsic_taken"]):
+        for head, name in enumerate(["q_taken"] if targets.shape[-1] == 1 else ["q_extrinsic_taken", "q_intrinsic_taken"]):
             metrics[f"train/{name}"] = (taken[..., head].detach() * trained).sum().item() / trained.sum().item()
         return metrics
+
+    def head_targets(self, acting_q: torch.Tensor, target_q: torch.Tensor, policy_index: torch.Tensor,
+                     batch: SequenceBatch) -> torch.Tensor:
+        """``[L, B, H]`` targets of each value head: one on r_e + beta_j r_i, or q_e on r_e and q_i on r_i.
+        ``acting_q [L + 1, B, A]`` picks the greedy actions; ``target_q [L + 1, B, H, A]`` bootstraps."""
+        beta, gamma = self.policy.betas[policy_index], self.policy.gammas[policy_index]
+        extrinsic, intrinsic = batch.rewards.unbind(-1)
+        if target_q.shape[2] == 1:
+            return self.targets(acting_q, target_q[:, :, 0], extrinsic + beta * intrinsic, gamma, batch).unsqueeze(-1)
+        intrinsic_batch = batch if self.config.intrinsic_terminates else replace(
+            batch, terminated=torch.zeros_like(batch.terminated), truncated=batch.terminated | batch.truncated)
+        return torch.stack([self.targets(acting_q, target_q[:, :, 0], extrinsic, gamma, batch),
+                            self.targets(acting_q, target_q[:, :, 1], intrinsic, gamma, intrinsic_batch)], dim=-1)
 
     def train_novelty(self, batch: SequenceBatch) -> tuple[float, float]:
         """One step of inverse dynamics and RND on every valid transition of ``batch``; the two losses."""
