@@ -8,23 +8,25 @@ from __future__ import annotations
 
 import argparse
 import csv
-import math
 import sys
 from pathlib import Path
 
+import numpy as np
 
-def read_rows(path: Path) -> list[dict[str, str]]:
-    with open(path) as handle:
-        return list(csv.DictReader(handle))
-
-
-def mean(values: list[float]) -> float:
-    values = [v for v in values if not math.isnan(v)]
-    return sum(values) / len(values) if values else float("nan")
+from voidrl.io.report import read_episodes
 
 
-def number(text: str | None) -> float:
-    return float(text) if text not in (None, "") else float("nan")
+def read_metrics(path: Path) -> tuple[list[str], list[dict[str, str]]]:
+    """metrics.csv's header and rows (a column is empty in rows that did not log it)."""
+    with open(path, newline="") as handle:
+        reader = csv.DictReader(handle)
+        return list(reader.fieldnames or []), list(reader)
+
+
+def finite_mean(values: np.ndarray) -> float:
+    """Mean of the finite entries; NaN when there are none."""
+    finite = values[np.isfinite(values)]
+    return float(finite.mean()) if len(finite) else float("nan")
 
 
 def main() -> int:
@@ -38,20 +40,23 @@ def main() -> int:
     for run in map(Path, args.runs):
         if not (run / "episodes.csv").is_file():
             parser.error(f"{run} has no episodes.csv (is it a run directory?)")
-        episodes, metrics = read_rows(run / "episodes.csv"), read_rows(run / "metrics.csv")
-        missing = [name for name in args.metrics if metrics and name not in metrics[0]]
+        steps, returns = read_episodes(run)
+        header, metrics = read_metrics(run / "metrics.csv")
+        missing = [name for name in args.metrics if name not in header]
         if missing:
-            parser.error(f"{run}/metrics.csv has no column {', '.join(missing)}; it has {', '.join(metrics[0])}")
+            parser.error(f"{run}/metrics.csv has no column {', '.join(missing)}; it has {', '.join(header)}")
+        metric_steps = np.array([int(row["step"]) for row in metrics], dtype=np.int64)
+        values = {name: np.array([float(row[name] or "nan") for row in metrics]) for name in args.metrics}
         print(f"\n{run}\n| steps | episodes | scored | mean return | " + " | ".join(args.metrics) + " |")
         print("|---:" * (4 + len(args.metrics)) + "|")
-        last = max(int(row["step"]) for row in episodes + metrics) if episodes or metrics else 0
+        last = int(max(steps.max(initial=0), metric_steps.max(initial=0)))
         for start in range(0, last + 1, args.window):
-            inside = [row for row in episodes if start <= int(row["step"]) < start + args.window]
-            returns = [float(row["return"]) for row in inside]
-            rows = [row for row in metrics if start <= int(row["step"]) < start + args.window]
-            cells = [f"{mean([number(row.get(name)) for row in rows]):.4g}" for name in args.metrics]
-            scored = f"{sum(r > 0 for r in returns) / len(returns):.2f}" if returns else "-"
-            print(f"| {start:,}-{start + args.window:,} | {len(returns)} | {scored} | {mean(returns):.3f} | " + " | ".join(cells) + " |")
+            inside = returns[(steps >= start) & (steps < start + args.window)]
+            logged = (metric_steps >= start) & (metric_steps < start + args.window)
+            cells = [f"{finite_mean(values[name][logged]):.4g}" for name in args.metrics]
+            scored = f"{(inside > 0).mean():.2f}" if len(inside) else "-"
+            mean_return = f"{inside.mean():.3f}" if len(inside) else "nan"
+            print(f"| {start:,}-{start + args.window:,} | {len(inside)} | {scored} | {mean_return} | " + " | ".join(cells) + " |")
     return 0
 
 
