@@ -8,6 +8,7 @@ steps/s and the share of its episodes that reached the goal.
 
     python benchmarks/bench_exploration.py                                  # PPO vs PPO+RND, DoorKey-8x8, 1M x 3
     python benchmarks/bench_exploration.py --env MiniGrid-DoorKey-5x5-v0 --agents r2d2 ngu agent57 --steps 500000
+    python benchmarks/bench_exploration.py --seeds 5 --first-seed 5         # a second batch: seeds 5-9
 """
 
 from __future__ import annotations
@@ -64,32 +65,34 @@ def main() -> int:
     parser.add_argument("--agents", nargs="+", default=["ppo", "ppo-rnd"], choices=sorted(AGENTS),
                         help="the first is the plain agent every other one is compared with")
     parser.add_argument("--steps", type=int, default=1_000_000)
-    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--seeds", type=int, default=3, help="how many seeds per agent")
+    parser.add_argument("--first-seed", type=int, default=0, help="the seeds are first-seed, first-seed + 1, ...")
     parser.add_argument("--parallel", type=int, default=2, help="runs at a time, one torch thread each")
     parser.add_argument("--save-replay", action="store_true",
                         help="R2D2-family runs also checkpoint their replay, so a run stopped and resumed goes on exactly")
     parser.add_argument("--out", default="runs/exploration")
     args = parser.parse_args()
-    if len(args.agents) < 2 or args.steps < 1 or args.seeds < 1 or args.parallel < 1:
-        parser.error("need two agents or more and positive --steps, --seeds and --parallel")
+    if len(args.agents) < 2 or args.steps < 1 or args.seeds < 1 or args.parallel < 1 or args.first_seed < 0:
+        parser.error("need two agents or more, positive --steps, --seeds and --parallel, and --first-seed >= 0")
     Path(args.out).mkdir(parents=True, exist_ok=True)
-    jobs = [(name, seed) for seed in range(args.seeds) for name in args.agents]
+    seeds = range(args.first_seed, args.first_seed + args.seeds)
+    jobs = [(name, seed) for seed in seeds for name in args.agents]
     with ThreadPoolExecutor(args.parallel) as pool:
         for name, seed, seconds in pool.map(lambda job: train(*job, args), jobs):
             print(f"{name} seed {seed}: {seconds:.0f} s", flush=True)
 
     from voidrl.io.report import compare_runs, plot_runs
 
-    groups = {name: [Path(args.out) / f"{name}-s{seed}" for seed in range(args.seeds)] for name in args.agents}
+    groups = {name: [Path(args.out) / f"{name}-s{seed}" for seed in seeds] for name in args.agents}
     prefix = Path(args.out) / args.env
     print(*plot_runs(groups, prefix), sep="\n")
     plain = args.agents[0]
     for name in args.agents[1:]:
-        print(f"\n### {name} vs {plain}, {args.env}, {args.steps:,} steps, {args.seeds} seeds\n")
+        print(f"\n### {name} vs {plain}, {args.env}, {args.steps:,} steps, seeds {seeds.start}-{seeds.stop - 1}\n")
         print(compare_runs({name: groups[name], plain: groups[plain]}, args.steps, Path(f"{prefix}-{name}-vs-{plain}")))
     print("\n| agent | seed | steps/s | episodes reaching the goal |\n|---|---:|---:|---:|")
     for name, runs in groups.items():
-        for seed, run_dir in enumerate(runs):
+        for seed, run_dir in zip(seeds, runs):
             speed, solved = summary(run_dir)
             print(f"| {name} | {seed} | {speed:.0f} | {100 * solved:.1f}% |")
     return 0
