@@ -248,6 +248,8 @@ class R2D2(ReplayLearner):
         """Acting in this process (``--actors 0``)."""
         self.updates = 0
         self.update_credit = 0.0
+        self.replay_lost = False
+        """Loaded from a checkpoint without its replay into an empty one; warned about once new data arrives."""
 
     def q_parameters(self) -> Iterator[nn.Parameter]:
         """What the TD loss trains."""
@@ -278,6 +280,11 @@ class R2D2(ReplayLearner):
 
     def credit(self, inserted: int) -> None:
         """Earn the gradient steps ``inserted`` new sequences are worth (none before min_replay are stored)."""
+        if self.replay_lost:
+            self.replay_lost = False
+            warnings.warn(f"this run resumed from a checkpoint without its replay (written without --save-replay): learning "
+                          f"pauses until {self.config.min_replay} new sequences (--min-replay) are stored, and what was replayed "
+                          f"before is lost; resume is exact only with --save-replay", stacklevel=2)
         if len(self.replay) >= self.config.min_replay:
             self.update_credit += inserted * self.config.samples_per_insert / self.config.batch_size
 
@@ -372,7 +379,5 @@ class R2D2(ReplayLearner):
         self.updates, self.update_credit = state["updates"], state["update_credit"]
         if "replay" in state:
             self.replay.load_state_dict(state["replay"])
-        elif not len(self.replay):
-            warnings.warn(f"this checkpoint holds no replay (it was written without --save-replay): learning pauses until "
-                          f"{self.config.min_replay} new sequences (--min-replay) are stored, and what was replayed before is "
-                          f"lost; resume is exact only with --save-replay", stacklevel=2)
+        else:
+            self.replay_lost = not len(self.replay)
