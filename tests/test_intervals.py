@@ -63,6 +63,8 @@ def test_five_seeds_switch_to_rliable():
     four, five = np.arange(4.0), np.arange(5.0)
     assert group_interval(four) == t_interval(four)
     assert group_interval(five) == iqm_interval(five)
+    assert group_interval(five, four) == t_interval(five)  # compared with 4 seeds: the mean, as Welch's difference
+    assert group_interval(five, five + 1) == iqm_interval(five)
     assert difference_interval(four, five) == welch_difference(four, five)
     assert difference_interval(five, five + 1) == iqm_difference(five, five + 1)
 

@@ -87,6 +87,21 @@ def test_plot_table_compares_two_labelled_groups(tmp_path, monkeypatch, capsys):
     assert "--table must be a positive number of steps, got 0" in capsys.readouterr().err
 
 
+def test_plot_table_with_unequal_seed_counts_uses_one_statistic_throughout(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    for seed, level in enumerate([0.0, 0.0, 1.0, 1.0, 10.0]):  # mean 2.4, interquartile mean 0.67
+        write_run(tmp_path / "runs" / f"explore{seed}", episodes=[(100 * k, level) for k in range(1, 31)])
+    for seed, level in enumerate([1.0, 2.0]):
+        write_run(tmp_path / "runs" / f"plain{seed}", episodes=[(100 * k, level) for k in range(1, 31)])
+    assert main(["plot", *(f"runs/explore{s}" for s in range(5)), "runs/plain0", "runs/plain1", "--out", "figs/x",
+                 "--label", "explore=*explore*", "--label", "plain=*plain*", "--table", "3000"]) == 0
+    capsys.readouterr()
+    final = next(line for line in (tmp_path / "figs" / "x-table.md").read_text().splitlines()
+                 if line.startswith("| final return"))
+    estimates = [float(cell.split()[0]) for cell in final.strip("|").split("|")[1:4]]
+    assert estimates == [2.4, 1.5, 0.9]  # with 2 plain seeds: means and Welch's difference of means, not an IQM
+
+
 def test_plot_bad_input_is_one_line_naming_the_path(tmp_path):
     for args, fragment in [(["/nonexistent"], "'/nonexistent' does not exist"),
                            (["empty"], "'empty/episodes.csv' does not exist")]:

@@ -170,7 +170,7 @@ def compare_runs(groups: dict[str, list[Path]], total_steps: int, out_prefix: Pa
         if any(not len(v) for v in finite.values()):
             lines.append(f"| {title} | " + " | ".join("no episode yet" for _ in names) + " |" + " |" * 2 * two)
             continue
-        cells = [_interval(group_interval(finite[name])) for name in names]
+        cells = [_interval(group_interval(finite[name], *finite.values())) for name in names]
         if two:
             difference = difference_interval(finite[names[0]], finite[names[1]])
             cells += [_interval(difference), verdict(difference)]

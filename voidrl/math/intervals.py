@@ -1,7 +1,8 @@
 """Interval estimates over seeds, and the difference between two groups of seeds.
 
-Few seeds (fewer than ``RLIABLE_MIN_SEEDS`` in a group): the mean with a Student-t interval, and the
-difference of means with Welch's interval (unequal variances). From ``RLIABLE_MIN_SEEDS`` seeds on:
+Few seeds (fewer than ``RLIABLE_MIN_SEEDS`` in a group or in any group it is compared with): the mean
+with a Student-t interval, and the difference of means with Welch's interval (unequal variances). From
+``RLIABLE_MIN_SEEDS`` seeds on everywhere:
 the interquartile mean with a stratified bootstrap interval from ``rliable`` (Agarwal et al. 2021),
 and the difference of interquartile means with an independent bootstrap of each group.
 """
@@ -105,9 +106,10 @@ def uses_rliable(*groups: np.ndarray) -> bool:
     return min(len(group) for group in groups) >= RLIABLE_MIN_SEEDS
 
 
-def group_interval(values: np.ndarray) -> Interval:
-    """The group's aggregate with its 95% interval: IQM (rliable) from 5 seeds, else mean and t-interval."""
-    return iqm_interval(values) if uses_rliable(values) else t_interval(values)
+def group_interval(values: np.ndarray, *compared: np.ndarray) -> Interval:
+    """The group's aggregate with its 95% interval: IQM (rliable) when it and every group ``compared`` with
+    it have 5 seeds, else mean and t-interval, so a table's cells use the statistic its difference uses."""
+    return iqm_interval(values) if uses_rliable(values, *compared) else t_interval(values)
 
 
 def difference_interval(a: np.ndarray, b: np.ndarray) -> Interval:
