@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from voidrl.math.intervals import RLIABLE_MIN_SEEDS, Interval, difference_interval, group_interval, t_quantile, verdict
+from voidrl.math.intervals import Interval, difference_interval, group_interval, t_quantile, uses_rliable, verdict
 
 def mean_and_interval(values: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Mean, sample std and half-width of the 95% t-interval of the mean along ``axis``."""
@@ -163,7 +163,7 @@ def compare_runs(groups: dict[str, list[Path]], total_steps: int, out_prefix: Pa
     if two:
         header += [f"{names[0]} - {names[1]}", "verdict"]
     lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(names) + 2 * two)]
-    robust = min(len(run_dirs) for run_dirs in groups.values()) >= RLIABLE_MIN_SEEDS
+    robust = uses_rliable(*groups.values())
     for key, title in titles.items():
         values = {name: np.array([m[key] for m in measures[name]]) for name in names}
         finite = {name: v[np.isfinite(v)] for name, v in values.items()}

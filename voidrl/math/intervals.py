@@ -2,9 +2,9 @@
 
 Few seeds (fewer than ``RLIABLE_MIN_SEEDS`` in a group or in any group it is compared with): the mean
 with a Student-t interval, and the difference of means with Welch's interval (unequal variances). From
-``RLIABLE_MIN_SEEDS`` seeds on everywhere:
-the interquartile mean with a stratified bootstrap interval from ``rliable`` (Agarwal et al. 2021),
-and the difference of interquartile means with an independent bootstrap of each group.
+``RLIABLE_MIN_SEEDS`` seeds in every group: the interquartile mean with a stratified bootstrap interval
+from ``rliable`` (Agarwal et al. 2021), and the difference of interquartile means with an independent
+bootstrap of each group.
 """
 
 from __future__ import annotations
