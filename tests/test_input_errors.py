@@ -174,6 +174,7 @@ COMBINATIONS = [
     (["train", "ppo", "--env", "HalfCheetah-v5", "--vision-latent", "sample"], "need --vision vae:PATH"),
     (["eval", "--checkpoint", "{pre}", "--episodes", "0"], "--episodes must be a positive integer"),
     (["eval", "--checkpoint", "{pre}", "--device", "cuda:7"], "device 'cuda:7' is not available"),
+    (["eval", "--checkpoint", "{pre}", "--member", "1"], "--member applies to ngu and agent57, not to ppo"),
 ]
 
 

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from voidrl.algos import NGU, Agent57, Agent57Config, NGUConfig
-from voidrl.algos.meta_controller import SlidingWindowUCB
+from voidrl.algos.meta_controller import SlidingWindowUCB, best_arm
 from voidrl.algos.ngu import policy_family
 from voidrl.cli import main
 from voidrl.intrinsic.ngu import EpisodicMemory, NoveltyModule
@@ -122,6 +122,26 @@ def test_bandit_plays_every_arm_then_the_best_upper_bound():
     restored = SlidingWindowUCB(3, window=4, epsilon=1.0)
     restored.load_state_dict(uniform.state_dict())
     assert [restored.choose() for _ in range(20)] == [uniform.choose() for _ in range(20)]
+
+
+
+def test_best_arm_is_the_best_mean_over_all_windows_without_the_bonus():
+    # Pooled: arm 0 -> 0 over 1, arm 1 -> 0.4 over 1, arm 2 -> (1 + 0) / 2 = 0.5; arm 3 never played.
+    assert best_arm([[(0, 0.0), (2, 1.0)], [(2, 0.0), (1, 0.4)]], arms=4) == 2
+    assert best_arm([[(3, 0.2), (1, 0.2)]], arms=4) == 1  # a tie goes to the lower beta
+    assert best_arm([[(2, -1.0)]], arms=3) == 2  # an arm played beats arms never played, whatever its mean
+    assert best_arm([[], []], arms=3) == 0
+
+
+def test_evaluation_follows_the_member_it_is_given():
+    network = small_agent(Agent57, Agent57Config).policy
+    obs, start = torch.randn(3, *OBS), torch.ones(3, dtype=torch.bool)
+    _, state = network.act(obs, network.initial_state(3), start, torch.zeros(3), member=2)
+    assert state.policy_index.tolist() == [2, 2, 2]
+    _, state = network.act(obs, state, torch.tensor([True, False, False]), torch.zeros(3))
+    assert state.policy_index.tolist() == [0, 2, 2]  # a new episode takes the default member, 0
+    with pytest.raises(ValueError, match=r"member must be in 0..2"):
+        network.act(obs, state, start, torch.zeros(3), member=3)
 
 
 def test_per_sequence_discounts_equal_each_sequence_on_its_own():
@@ -250,7 +270,20 @@ def test_ngu_and_agent57_train_evaluate_and_resume_with_their_bandits(tmp_path, 
         if bandits is not None:
             assert len(bandits) == 4 and sum(len(b["history"]) for b in bandits) > 0
         assert main([*run, "--steps", "960", "--resume"]) == 0
-        assert main(["eval", "--checkpoint", str(tmp_path / algo / "checkpoint.pt"), "--episodes", "2"]) == 0
+        capsys.readouterr()
+        checkpoint_path = str(tmp_path / algo / "checkpoint.pt")
+        assert main(["eval", "--checkpoint", checkpoint_path, "--episodes", "2"]) == 0
+        bandits = load_checkpoint(checkpoint_path)["algorithm"]["actor"]["bandits"]
+        member = 0 if bandits is None else best_arm([bandit["history"] for bandit in bandits], arms=8)
+        assert f"member j = {member}: beta" in capsys.readouterr().out
+        assert main(["eval", "--checkpoint", checkpoint_path, "--episodes", "1", "--member", "7"]) == 0
+        assert "member j = 7: beta 0.3" in capsys.readouterr().out  # the last member, beta = intrinsic_weight
+        for extra, message in [(["--member", "8"], "--member must be best or an integer in 0..7, got '8'"),
+                               (["--sampled"], f"--sampled applies to policy-gradient agents; {algo} acts greedily")]:
+            assert main(["eval", "--checkpoint", checkpoint_path, *extra]) == 2
+            assert message in capsys.readouterr().err
+    assert main(["eval", "--checkpoint", str(tmp_path / "ngu" / "checkpoint.pt"), "--member", "best"]) == 2
+    assert "--member best needs the bandits of an agent57 run" in capsys.readouterr().err
     metrics = (tmp_path / "agent57" / "metrics.csv").read_text().splitlines()
     header = metrics[0].split(",")
     assert {"ngu/intrinsic", "ngu/episodic", "ngu/modulator", "ngu/memory_size", "train/inverse_dynamics_loss",

@@ -132,7 +132,11 @@ def build_parser() -> Parser:
     evaluate = commands.add_parser("eval", help="evaluate a checkpoint", description="Evaluate a saved agent.")
     evaluate.add_argument("--checkpoint", required=True, help="checkpoint file (RUN_DIR/checkpoint.pt)")
     evaluate.add_argument("--episodes", type=int, default=10, help="episodes to run (default: 10)")
-    evaluate.add_argument("--sampled", action="store_true", help="sample actions instead of acting greedily")
+    evaluate.add_argument("--sampled", action="store_true",
+                          help="sample actions instead of acting greedily (policy-gradient agents; Q-network agents act greedily)")
+    evaluate.add_argument("--member", default=None, metavar="J|best",
+                          help="ngu and agent57: the family member j to play, or best (the one whose training episodes in "
+                               "the bandits' windows paid most); default: best for agent57, 0 (beta = 0) otherwise")
     evaluate.add_argument("--num-envs", type=int, default=None, help="parallel environments (default: as trained)")
     evaluate.add_argument("--seed", type=int, default=12345, help="environment seed (default: 12345)")
     evaluate.add_argument("--device", default="cpu", help="torch device (default: cpu)")
@@ -332,9 +336,14 @@ def command_eval(args: argparse.Namespace) -> int:
         raise CliError(f"voidrl eval: --num-envs must be a positive integer, got {args.num_envs}")
     with usage_errors():
         agent = Agent.load(args.checkpoint, resolve_device(args.device).type)
-    returns = agent.evaluate(args.episodes, deterministic=not args.sampled, num_envs=args.num_envs, seed=args.seed)
+        member = agent.evaluation_member(args.member)
+        agent.check_evaluation(not args.sampled, member)
+    returns = agent.evaluate(args.episodes, deterministic=not args.sampled, num_envs=args.num_envs, seed=args.seed, member=member)
     mean, std = summarize(returns)
     mode = "sampled" if args.sampled else "greedy"
+    if member is not None:
+        beta, gamma = agent.policy.betas[member].item(), agent.policy.gammas[member].item()
+        mode += f", member j = {member}: beta {beta:.3g}, gamma {gamma:.4g}"
     print(f"{agent.config.run.env}: mean return {mean:.2f} +- {std:.2f} over {len(returns)} episodes ({mode} actions)")
     return 0
 

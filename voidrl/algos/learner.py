@@ -24,9 +24,9 @@ from voidrl.rollout.storage import RolloutStorage
 class ReplayLearner(ABC):
     """A learner that decides what to remember and when to train.
 
-    ``policy`` is what a saved agent acts with (evaluation, ``voidrl evaluate``): a module with
-    ``act(obs, deterministic) -> actions``, or, if it has a memory, ``initial_state(N)`` and
-    ``act(obs, state, episode_start, previous_reward, deterministic) -> (actions, state)``; rebuilt by
+    ``policy`` is what a saved agent acts with (evaluation, ``voidrl eval``): a module with
+    ``act(obs, deterministic) -> actions``, or, if it has a memory, ``initial_state(N)`` and greedy
+    ``act(obs, state, episode_start, previous_reward) -> (actions, state)``; rebuilt by
     ``make_policy`` and restored from ``state_dict()["policy"]``.
     """
 

@@ -7,7 +7,8 @@ Garivier & Moulines 2011):
     j = argmax_a  mean_a + beta * sqrt(1 / count_a),
 
 both over the window; an arm absent from the window is played first (lowest index), and with
-probability ``epsilon`` the arm is uniform instead.
+probability ``epsilon`` the arm is uniform instead. ``best_arm`` is the arm to evaluate: the best mean
+return over all actors' windows, without the bonus.
 """
 
 from __future__ import annotations
@@ -57,3 +58,15 @@ class SlidingWindowUCB:
         self.history.clear()
         self.history.extend((int(arm), float(value)) for arm, value in state["history"])
         self.rng.bit_generator.state = state["rng"]
+
+
+def best_arm(histories: list[list[tuple[int, float]]], arms: int) -> int:
+    """The arm whose episodes in ``histories`` (each bandit's ``(arm, episode return)`` window, pooled)
+    have the highest mean return; ties and no episodes at all go to the lowest index (beta = 0)."""
+    counts, sums = np.zeros(arms), np.zeros(arms)
+    for history in histories:
+        for arm, episode_return in history:
+            counts[int(arm)] += 1
+            sums[int(arm)] += episode_return
+    means = np.where(counts > 0, sums / np.maximum(counts, 1), -np.inf)
+    return int(np.argmax(means)) if counts.any() else 0

@@ -148,8 +148,8 @@ class NGUState(NamedTuple):
 class NGUNetwork(nn.Module):
     """The family's Q: one RecurrentQNetwork per value head (one, or extrinsic and intrinsic), each fed
     the observation, a_{t-1}, (r_e, r_i)_{t-1} and one-hot j; the reward networks in ``novelty``; the
-    family's ``betas`` and ``gammas`` as buffers. ``act`` (evaluation) follows j = 0, the task's policy,
-    with the same intrinsic-reward inputs as in training."""
+    family's ``betas`` and ``gammas`` as buffers. ``act`` (evaluation) follows one member, j = 0 (the task's
+    policy) unless told otherwise, with the same intrinsic-reward inputs as in training."""
 
     def __init__(self, obs_shape: tuple[int, ...], num_actions: int, config: NGUConfig):
         super().__init__()
@@ -223,10 +223,13 @@ class NGUNetwork(nn.Module):
 
     @torch.no_grad()
     def act(self, obs: torch.Tensor, state: NGUState, episode_start: torch.Tensor, previous_reward: torch.Tensor,
-            deterministic: bool = True) -> tuple[torch.Tensor, NGUState]:
-        """Greedy actions of policy j = 0 ``[B]`` and the next state (evaluation; statistics stay fixed)."""
+            member: int = 0) -> tuple[torch.Tensor, NGUState]:
+        """Greedy actions ``[B]`` of family member j = ``member`` (0: beta = 0, the task's policy) and the
+        next state (evaluation; statistics stay fixed)."""
+        if not 0 <= member < self.num_policies:
+            raise ValueError(f"member must be in 0..{self.num_policies - 1} (the policy family's size is {self.num_policies}), got {member}")
         start = self.reset_where(state, episode_start)
-        start = start._replace(policy_index=torch.where(episode_start, 0, start.policy_index))
+        start = start._replace(policy_index=torch.where(episode_start, member, start.policy_index))
         q, _, state = self.step(obs, start, previous_reward, learn_statistics=False)
         action = q.argmax(dim=-1)
         return action, state._replace(previous_action=action)

@@ -88,10 +88,9 @@ class RecurrentQNetwork(nn.Module):
                                 (state.hidden, state.cell))
         return q.squeeze(0), RecurrentState(h, c, state.previous_action)
 
-    def act(self, obs: torch.Tensor, state: RecurrentState, episode_start: torch.Tensor, previous_reward: torch.Tensor,
-            deterministic: bool = True) -> tuple[torch.Tensor, RecurrentState]:
-        """Greedy actions ``[B]`` and the next state (``deterministic`` is accepted for the evaluation
-        interface: a Q-network's evaluation policy is greedy)."""
+    def act(self, obs: torch.Tensor, state: RecurrentState, episode_start: torch.Tensor, previous_reward: torch.Tensor
+            ) -> tuple[torch.Tensor, RecurrentState]:
+        """Greedy actions ``[B]`` and the next state (a Q-network's evaluation policy is greedy)."""
         q, state = self.step(obs, self.reset_where(state, episode_start), previous_reward)
         action = q.argmax(dim=-1)
         return action, state._replace(previous_action=action)

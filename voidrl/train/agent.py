@@ -12,6 +12,7 @@ import torch
 
 from voidrl.algos import ALGORITHMS
 from voidrl.algos.learner import Memory
+from voidrl.algos.meta_controller import best_arm
 from voidrl.config import TrainConfig
 from voidrl.envs import VecEnv, make_env, set_training
 from voidrl.io.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
@@ -32,13 +33,19 @@ def resolve_device(name: str) -> torch.device:
 
 
 class Agent:
-    """Acts on observations of the environments returned by ``make_env``."""
+    """Acts on observations of the environments returned by ``make_env``.
 
-    def __init__(self, config: TrainConfig, policy: ActorCritic, env_state: dict[str, Any], step: int = 0):
+    ``best_member``: for a policy family trained with bandits (Agent57), the member j whose training
+    episodes in the bandits' windows brought the highest mean task return; otherwise None.
+    """
+
+    def __init__(self, config: TrainConfig, policy: ActorCritic, env_state: dict[str, Any], step: int = 0,
+                 best_member: int | None = None):
         self.config = config
         self.policy = policy
         self.env_state = env_state
         self.step = step
+        self.best_member = best_member
 
     @classmethod
     def load(cls, path: str | os.PathLike, device: str = "cpu") -> Agent:
@@ -48,9 +55,13 @@ class Agent:
             config = TrainConfig.from_dict(payload["config"])
             policy = build_policy_for(config, resolve_device(device))
             policy.load_state_dict(payload["algorithm"]["policy"])
-        except (KeyError, TypeError, RuntimeError) as error:
+            best_member = payload["algorithm"].get("best_member")
+            bandits = payload["algorithm"].get("actor", {}).get("bandits")
+            if bandits is not None:
+                best_member = best_arm([bandit["history"] for bandit in bandits], policy.num_policies)
+        except (KeyError, TypeError, RuntimeError, AttributeError) as error:
             raise CheckpointError(f"checkpoint {str(path)!r} does not match its config ({type(error).__name__}: {error})") from None
-        agent = cls(config, policy, payload["env"], payload.get("step", 0))
+        agent = cls(config, policy, payload["env"], payload.get("step", 0), best_member)
         if config.env.vision is not None:
             agent.make_env(1).close()  # the vision file must exist and be the run's own: say so now, not mid-evaluation
         return agent
@@ -58,7 +69,7 @@ class Agent:
     def save(self, path: str | os.PathLike) -> None:
         save_checkpoint(path, {
             "config": self.config.to_dict(),
-            "algorithm": {"policy": self.policy.state_dict()},
+            "algorithm": {"policy": self.policy.state_dict(), **({} if self.best_member is None else {"best_member": self.best_member})},
             "env": self.env_state,
             "step": self.step,
         })
@@ -85,20 +96,53 @@ class Agent:
         """A recurrent policy's actions, its state kept in ``memory``."""
         return memory.act(torch.as_tensor(obs).to(next(self.policy.parameters()).device)).cpu()
 
-    def evaluate(self, episodes: int = 10, deterministic: bool = True, num_envs: int | None = None, seed: int = 12345) -> list[float]:
+    def evaluation_member(self, choice: str | None) -> int | None:
+        """The family member j that ``choice`` names: an integer, ``best`` (``best_member``), or None for
+        ``best_member`` where there is one and 0 otherwise; None for an agent without a family."""
+        family = getattr(self.policy, "num_policies", None)
+        if family is None:
+            if choice is not None:
+                raise ValueError(f"--member applies to ngu and agent57, not to {self.config.algo}")
+            return None
+        if choice is None:
+            return 0 if self.best_member is None else self.best_member
+        if choice == "best":
+            if self.best_member is None:
+                raise ValueError(f"--member best needs the bandits of an agent57 run; this {self.config.algo} checkpoint "
+                                 f"has none (give j in 0..{family - 1})")
+            return self.best_member
+        if not choice.isdigit() or int(choice) >= family:
+            raise ValueError(f"--member must be best or an integer in 0..{family - 1}, got {choice!r}")
+        return int(choice)
+
+    def check_evaluation(self, deterministic: bool, member: int | None) -> None:
+        """ValueError unless this agent can evaluate so: Q-network agents act greedily, and only a policy
+        family has members."""
+        if not deterministic and hasattr(self.policy, "initial_state"):
+            raise ValueError(f"--sampled applies to policy-gradient agents; {self.config.algo} acts greedily on its Q-values")
+        if member is not None and not hasattr(self.policy, "num_policies"):
+            raise ValueError(f"--member applies to ngu and agent57, not to {self.config.algo}")
+
+    def evaluate(self, episodes: int = 10, deterministic: bool = True, num_envs: int | None = None, seed: int = 12345,
+                 member: int | None = None) -> list[float]:
         """Returns of ``episodes`` whole episodes, split evenly over the environments.
 
         Each environment contributes a fixed quota, so short episodes are not over-represented.
+        A Q-network agent acts greedily (``deterministic`` must be True); a policy family (NGU, Agent57)
+        follows member j = ``member`` (default 0, beta = 0).
         """
         if episodes < 1:
             raise ValueError(f"episodes must be a positive integer, got {episodes}")
+        self.check_evaluation(deterministic, member)
+        recurrent = hasattr(self.policy, "initial_state")
         num_envs = min(num_envs or self.config.env.num_envs, episodes)
         quota = [episodes // num_envs + (i < episodes % num_envs) for i in range(num_envs)]
         env = self.make_env(num_envs)
         returns: list[float] = []
         memory = None
-        if hasattr(self.policy, "initial_state"):  # a recurrent policy
-            memory = Memory(functools.partial(self.policy.act, deterministic=deterministic), self.policy.initial_state(num_envs), num_envs)
+        if recurrent:
+            act = functools.partial(self.policy.act, member=member) if member is not None else self.policy.act
+            memory = Memory(act, self.policy.initial_state(num_envs), num_envs)
         try:
             obs = env.reset(seed)
             while len(returns) < episodes:
