@@ -340,11 +340,11 @@ def command_eval(args: argparse.Namespace) -> int:
         agent.check_evaluation(not args.sampled, member)
     returns = agent.evaluate(args.episodes, deterministic=not args.sampled, num_envs=args.num_envs, seed=args.seed, member=member)
     mean, std = summarize(returns)
-    mode = "sampled" if args.sampled else "greedy"
+    mode = "sampled actions" if args.sampled else "greedy actions"
     if member is not None:
         beta, gamma = agent.policy.betas[member].item(), agent.policy.gammas[member].item()
-        mode += f", member j = {member}: beta {beta:.3g}, gamma {gamma:.4g}"
-    print(f"{agent.config.run.env}: mean return {mean:.2f} +- {std:.2f} over {len(returns)} episodes ({mode} actions)")
+        mode += f" of member j = {member}: beta {beta:.3g}, gamma {gamma:.4g}"
+    print(f"{agent.config.run.env}: mean return {mean:.2f} +- {std:.2f} over {len(returns)} episodes ({mode})")
     return 0
 
 
