@@ -13,7 +13,9 @@ return over all actors' windows, without the bonus.
 
 from __future__ import annotations
 
+import itertools
 from collections import deque
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -33,10 +35,7 @@ class SlidingWindowUCB:
 
     def scores(self) -> np.ndarray:
         """``[arms]`` the upper bounds; +inf for an arm absent from the window."""
-        counts, sums = np.zeros(self.arms), np.zeros(self.arms)
-        for arm, episode_return in self.history:
-            counts[arm] += 1
-            sums[arm] += episode_return
+        counts, sums = arm_totals(self.history, self.arms)
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(counts > 0, sums / counts + self.beta * np.sqrt(1.0 / counts), np.inf)
 
@@ -60,13 +59,18 @@ class SlidingWindowUCB:
         self.rng.bit_generator.state = state["rng"]
 
 
+def arm_totals(history: Iterable[tuple[int, float]], arms: int) -> tuple[np.ndarray, np.ndarray]:
+    """``[arms]`` episode counts and ``[arms]`` sums of episode returns of ``(arm, episode return)`` pairs."""
+    counts, sums = np.zeros(arms), np.zeros(arms)
+    for arm, episode_return in history:
+        counts[int(arm)] += 1
+        sums[int(arm)] += episode_return
+    return counts, sums
+
+
 def best_arm(histories: list[list[tuple[int, float]]], arms: int) -> int:
     """The arm whose episodes in ``histories`` (each bandit's ``(arm, episode return)`` window, pooled)
     have the highest mean return; ties and no episodes at all go to the lowest index (beta = 0)."""
-    counts, sums = np.zeros(arms), np.zeros(arms)
-    for history in histories:
-        for arm, episode_return in history:
-            counts[int(arm)] += 1
-            sums[int(arm)] += episode_return
+    counts, sums = arm_totals(itertools.chain.from_iterable(histories), arms)
     means = np.where(counts > 0, sums / np.maximum(counts, 1), -np.inf)
     return int(np.argmax(means)) if counts.any() else 0
