@@ -30,6 +30,19 @@ def test_translate_matches_slicing_reference():
         assert torch.equal(shifted[b], slow_crop(x[b], row, col, pad))
 
 
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.float32])
+def test_translate_copies_unshifted_samples_and_gathers_the_rest(dtype):
+    x = frames(batch=10).to(dtype)
+    pad = 4
+    offsets = torch.randint(0, 2 * pad + 1, (10, 2), generator=torch.Generator().manual_seed(6))
+    offsets[::2] = pad  # half the samples stay in place (ATC's shift probability makes this the common case)
+    for chosen in (offsets, torch.full((10, 2), pad)):
+        shifted = translate(x, chosen, pad)
+        assert shifted.dtype == dtype and shifted.data_ptr() != x.data_ptr()
+        for b, (row, col) in enumerate(chosen.tolist()):
+            assert torch.equal(shifted[b], slow_crop(x[b], row, col, pad))
+
+
 def test_random_shift_is_an_exact_translation_per_sample():
     x = frames(batch=32).float() / 255
     pad = 4

@@ -13,7 +13,8 @@ import torch.nn.functional as F
 def translate(x: torch.Tensor, offsets: torch.Tensor, pad: int) -> torch.Tensor:
     """Replicate-pad by ``pad``, then crop each sample back to H x W at its own offset.
 
-    Done as one gather with clamped indices (no padded copy), so it works on uint8.
+    Done as one gather with clamped indices (no padded copy), so it works on uint8; samples left in
+    place (offset ``(pad, pad)``, most of them at ATC's shift probability of 0.1) are copied, not gathered.
 
     Args:
         x: ``[B, C, H, W]`` frames, any dtype.
@@ -22,6 +23,17 @@ def translate(x: torch.Tensor, offsets: torch.Tensor, pad: int) -> torch.Tensor:
     Returns:
         ``[B, C, H, W]`` exact integer-pixel translations (no interpolation), channels-last.
     """
+    moved = (offsets != pad).any(1)
+    if bool(moved.all()):
+        return _gather_shifted(x, offsets, pad)
+    out = x.contiguous(memory_format=torch.channels_last)
+    out = out.clone() if out is x else out
+    if bool(moved.any()):
+        out[moved] = _gather_shifted(x[moved], offsets[moved], pad)
+    return out
+
+
+def _gather_shifted(x: torch.Tensor, offsets: torch.Tensor, pad: int) -> torch.Tensor:
     batch, _, height, width = x.shape
     rows = (offsets[:, 0, None] - pad + torch.arange(height, device=x.device)).clamp(0, height - 1)
     cols = (offsets[:, 1, None] - pad + torch.arange(width, device=x.device)).clamp(0, width - 1)
@@ -38,7 +50,12 @@ def random_shift(x: torch.Tensor, pad: int = 4, generator: torch.Generator | Non
 
 def brighten(x: torch.Tensor, deltas: torch.Tensor) -> torch.Tensor:
     """Add ``deltas [B]`` to each sample of ``x [B, ...]`` (in [0, 1]), clamp to [0, 1]."""
-    return (x + deltas.to(x.dtype).view(-1, *[1] * (x.dim() - 1))).clamp_(0.0, 1.0)
+    return brighten_(x.clone(), deltas)
+
+
+def brighten_(x: torch.Tensor, deltas: torch.Tensor) -> torch.Tensor:
+    """``brighten`` in place (no second copy of a large batch)."""
+    return x.add_(deltas.to(x.dtype).view(-1, *[1] * (x.dim() - 1))).clamp_(0.0, 1.0)
 
 
 def random_brightness(
@@ -78,4 +95,4 @@ def augment(
     pixels), so a batch of 512 Atari stacks never exists as a padded float copy.
     """
     offsets, deltas = view if view is not None else draw_view(frames.shape[0], pad, max_delta, generator, frames.device)
-    return brighten(translate(frames, offsets, pad).float().div_(255.0), deltas)
+    return brighten_(translate(frames, offsets, pad).float().div_(255.0), deltas)
