@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from voidrl.algos import ALGORITHMS
+from voidrl.distributed import collective
 from voidrl.config import PRESETS, RunConfig, TrainConfig, check_field_types, field_docs, field_type, make_config, plugin_options
 from voidrl.envs.factory import EnvConfig, list_env_ids, suite_of
 from voidrl.intrinsic import REWARD_SOURCES
@@ -226,6 +227,11 @@ def command_train(args: argparse.Namespace) -> int:
     from voidrl.train.loop import make_trainer
 
     pin_allocator_thresholds()  # this process is ours: the library itself leaves the allocator alone
+    if collective.launched_by_torchrun():
+        if args.command == "compare":
+            raise CliError("voidrl compare: launch one process; each of its runs trains in one process (torchrun runs "
+                           "train, pretrain and finetune)")
+        collective.init_from_environment()
 
     options = {k: tuple(v) if isinstance(v, list) else v for k, v in vars(args).items()
                if k not in ("command", "algo", "resume", "seeds", "pretrain_steps", "parallel")
@@ -249,6 +255,8 @@ def command_train(args: argparse.Namespace) -> int:
     if args.command == "compare":
         return run_comparison(*plan)
     agent = trainer.train()
+    if not collective.is_main_process():
+        return 0
     run_dir = config.run_dir
     returns = _last_returns(f"{run_dir}/episodes.csv", 20)
     if returns:
@@ -413,7 +421,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = parser.parse_args(argv)
         handler = {"eval": command_eval, "envs": command_envs, "plot": command_plot, "vae": command_vae}.get(args.command, command_train)
-        return handler(args)
+        try:
+            return handler(args)
+        finally:
+            collective.destroy()
     except CliError as error:
         print(error, file=sys.stderr)
         return USAGE_ERROR

@@ -8,10 +8,10 @@ from typing import Any
 import gymnasium as gym
 import torch
 
-from voidrl.algos.base import OnPolicyAlgorithm, PolicyConfig, rollout_gae, validate_discounting
+from voidrl.algos.base import OnPolicyAlgorithm, PolicyConfig, rollout_gae, standardize_advantages, validate_discounting
 from voidrl.validation import require_choice, require_non_negative, require_positive, require_positive_integers, validate_fraction
 from voidrl.nets.flat import adam
-from voidrl.math import entropy_loss, explained_variance, policy_gradient_loss, standardize, value_loss
+from voidrl.math import entropy_loss, explained_variance, policy_gradient_loss, value_loss
 from voidrl.rollout.storage import RolloutStorage
 
 OPTIMIZERS = ("rmsprop", "adam")
@@ -103,7 +103,7 @@ class A2C(OnPolicyAlgorithm):
         cfg = self.config
         advantages, returns = (x.reshape(-1) for x in self.advantages(rollout))
         if cfg.normalize_advantages and advantages.numel() > 1:
-            advantages = standardize(advantages)
+            advantages = standardize_advantages(advantages)
 
         dist, values = self.policy(rollout.flat("obs"))
         policy_loss, metrics = policy_gradient_loss(dist.log_prob(rollout.flat("actions")), advantages)

@@ -10,7 +10,8 @@ from typing import Any, ClassVar
 import gymnasium as gym
 import torch
 
-from voidrl.math import generalized_advantage_estimate, non_episodic_gae
+from voidrl.distributed import collective
+from voidrl.math import generalized_advantage_estimate, non_episodic_gae, standardize
 from voidrl.nets.actor_critic import CONTINUOUS_POLICIES, STD_PARAMETERIZATIONS, ActorCritic
 from voidrl.nets.bodies import NETWORKS
 from voidrl.nets.flat import TrainedParameters
@@ -157,3 +158,12 @@ def two_head_gae(rollout: RolloutStorage, gamma: float, intrinsic_gamma: float, 
     )
     task_weight, intrinsic_weight = rollout.reward_weights
     return task_weight * task_advantages + intrinsic_weight * intrinsic_advantages, task_returns, intrinsic_returns
+
+
+def standardize_advantages(advantages: torch.Tensor) -> torch.Tensor:
+    """``math.standardize`` of a minibatch's advantages; in a data-parallel run over the union of every
+    process's part of the minibatch (one small all-reduce), so the ranks' update is the one-process update."""
+    if not collective.is_distributed():
+        return standardize(advantages)
+    mean, variance = collective.global_moments(advantages)
+    return (advantages - mean.to(advantages.dtype)) / (variance.sqrt().to(advantages.dtype) + 1e-8)

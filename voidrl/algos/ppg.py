@@ -17,9 +17,10 @@ from typing import Any
 import gymnasium as gym
 import torch
 
-from voidrl.algos.base import OnPolicyAlgorithm, rollout_gae, two_head_gae, validate_discounting
+from voidrl.algos.base import OnPolicyAlgorithm, rollout_gae, standardize_advantages, two_head_gae, validate_discounting
+from voidrl.distributed.collective import global_mean
 from voidrl.validation import require_choice, require_non_negative, require_positive, require_positive_integers, validate_fraction, validate_hidden_sizes
-from voidrl.math import clipped_surrogate_loss, entropy_loss, explained_variance, standardize, value_loss
+from voidrl.math import clipped_surrogate_loss, entropy_loss, explained_variance, value_loss
 from voidrl.nets.actor_critic import ActorCritic
 from voidrl.nets.bodies import NETWORKS
 from voidrl.nets.flat import adam
@@ -266,7 +267,7 @@ class PPG(OnPolicyAlgorithm):
             for batch in shuffled_minibatches(fields, cfg.minibatch_size):
                 adv = batch["advantages"]
                 if cfg.normalize_advantages and adv.numel() > 1:
-                    batch["advantages"] = standardize(adv)
+                    batch["advantages"] = standardize_advantages(adv)
                 self.actor.zero_grad()
                 chunk_metrics = []
                 for share, chunk in accumulation_chunks(batch, cfg.chunk_size):
@@ -329,7 +330,7 @@ class PPG(OnPolicyAlgorithm):
                         clone_kl += share * chunk_clone_kl.detach()
                     critic_loss += share * self._critic_backward(obs, chunk_returns, share)
                 if not stopped:
-                    if cfg.aux_kl_stop is not None and clone_kl > cfg.aux_kl_stop:
+                    if cfg.aux_kl_stop is not None and global_mean(clone_kl) > cfg.aux_kl_stop:
                         stopped = True  # this minibatch's policy gradient is dropped, not applied
                     else:
                         self.actor.step(cfg.max_grad_norm)

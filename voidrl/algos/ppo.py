@@ -7,13 +7,13 @@ from typing import Any
 
 import gymnasium as gym
 import torch
-from voidrl.algos.base import OnPolicyAlgorithm, PolicyConfig, rollout_gae, two_head_gae, validate_discounting
+from voidrl.algos.base import OnPolicyAlgorithm, PolicyConfig, rollout_gae, standardize_advantages, two_head_gae, validate_discounting
+from voidrl.distributed.collective import global_mean
 from voidrl.validation import require_non_negative, require_positive, require_positive_integers, validate_fraction
 from voidrl.math import (
     clipped_surrogate_loss,
     entropy_loss,
     explained_variance,
-    standardize,
     value_loss,
 )
 from voidrl.nets.actor_critic import ActorCritic
@@ -177,9 +177,9 @@ class PPO(OnPolicyAlgorithm):
                 log_probs = dist.log_prob(batch["actions"])
                 adv = batch["advantages"]
                 if cfg.normalize_advantages and adv.numel() > 1:
-                    adv = standardize(adv)
+                    adv = standardize_advantages(adv)
                 policy_loss, metrics = clipped_surrogate_loss(log_probs, batch["old_log_probs"], adv, cfg.clip)
-                if cfg.target_kl is not None and metrics["train/approx_kl"] > cfg.target_kl:
+                if cfg.target_kl is not None and global_mean(metrics["train/approx_kl"]) > cfg.target_kl:
                     stopped_early = True
                     break
                 critic_loss, value_metrics = value_loss(values, batch["returns"], batch["old_values"], cfg.clip_value)

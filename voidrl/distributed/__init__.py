@@ -1,1 +1,2 @@
-"""Actors on Ray feeding one learner (``--actors N``)."""
+"""Beyond one process: actors on Ray feeding one learner (``--actors N``, engine.py), and the collectives of
+data-parallel runs launched by ``torchrun`` (collective.py)."""

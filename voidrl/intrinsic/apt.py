@@ -22,6 +22,7 @@ import torch
 from torch import nn
 from torch.nn.utils import parametrize
 
+from voidrl.distributed import collective
 from voidrl.validation import require_choice, require_non_negative, require_positive, require_positive_integers
 from voidrl.intrinsic.augment import View, augment, draw_view
 from voidrl.intrinsic.buffer import RepresentationBuffer
@@ -182,7 +183,7 @@ class APTReward:
         if self.vector_steps % self.config.representation_stride == 0:
             self.buffer.add(next_obs.cpu())
         self.vector_steps += 1
-        self.env_steps += next_obs.shape[0]
+        self.env_steps += next_obs.shape[0] * collective.world_size()
         if self.env_steps >= self.config.contrastive_start:
             self.update_credit += self.config.contrastive_updates_per_step
             while self.update_credit >= 1.0:
@@ -203,17 +204,24 @@ class APTReward:
         return latents, head(latents)
 
     def contrastive_loss(self, projections: list[torch.Tensor], positives: torch.Tensor | None) -> tuple[torch.Tensor, Metrics]:
+        """curl: this process's anchors against every process's positives (in a data-parallel run the other
+        ranks' samples are negatives too, as in one process with the whole batch); nt-xent: this process's
+        batch alone."""
         if self.bilinear is not None:
-            return bilinear_info_nce_loss(projections[0], positives, self.bilinear)
+            first_label = collective.rank() * positives.shape[0]
+            return bilinear_info_nce_loss(projections[0], collective.all_gather_rows(positives), self.bilinear, first_label)
         return nt_xent_loss(projections[0], projections[1], self.config.temperature)
 
-    @torch.enable_grad()  # on_step runs inside the collector's no-grad rollout
     def contrastive_update(self) -> Metrics:
-        """One step on a batch from the representation buffer; returns the loss, its accuracy and
-        ``representation_metrics`` of the first view."""
+        """One step on a batch from the representation buffer (``contrastive_step``)."""
+        frames = self.buffer.sample(self.config.contrastive_batch_size).to(self.device)
+        return self.contrastive_step(frames, self.draw_views(frames.shape[0]))
+
+    @torch.enable_grad()  # on_step runs inside the collector's no-grad rollout
+    def contrastive_step(self, frames: torch.Tensor, views: list[View]) -> Metrics:
+        """One step on uint8 ``frames [B, C, H, W]`` seen through the two ``views``; returns the loss, its
+        accuracy and ``representation_metrics`` of the first view."""
         cfg = self.config
-        frames = self.buffer.sample(cfg.contrastive_batch_size).to(self.device)
-        views = self.draw_views(frames.shape[0])
         # nt-xent back-propagates through both views; curl through the anchors only
         online_views = views if self.bilinear is None else views[:1]
         positives = None

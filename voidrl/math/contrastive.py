@@ -36,19 +36,22 @@ def nt_xent_loss(z1: torch.Tensor, z2: torch.Tensor, temperature: float = 0.1) -
     return loss, {"apt/contrastive_loss": loss.detach(), "apt/contrastive_accuracy": accuracy}
 
 
-def bilinear_info_nce_loss(anchors: torch.Tensor, positives: torch.Tensor, weight: torch.Tensor) -> tuple[torch.Tensor, Metrics]:
+def bilinear_info_nce_loss(anchors: torch.Tensor, positives: torch.Tensor, weight: torch.Tensor,
+                           first_label: int = 0) -> tuple[torch.Tensor, Metrics]:
     """CURL's contrastive loss (Laskin et al. 2020): InfoNCE with a learned bilinear similarity.
 
-    Anchor n's logits are ``anchors[n] W positives[m]^T`` for every m; its positive is m = n and the
-    other samples' positives are its negatives:
+    Anchor n's logits are ``anchors[n] W positives[m]^T`` for every m; its positive is m = n + first_label
+    and the other samples' positives are its negatives:
 
-        l(n) = -log( exp(q_n W k_n) / sum_m exp(q_n W k_m) ),
+        l(n) = -log( exp(q_n W k_{n + first_label}) / sum_m exp(q_n W k_m) ),
 
     averaged over the N anchors. Only anchors -> positives is scored (the loss is asymmetric); the
     positives usually come from a momentum target encoder without gradient.
 
     Args:
-        anchors, positives: ``[N, D]``; row n of each comes from the same sample.
+        anchors: ``[N, D]``; positives ``[M, D]``, M >= N + first_label: row n of the anchors and row
+            n + first_label of the positives come from the same sample (a data-parallel rank's anchors
+            against every rank's positives).
         weight: ``[D, D]`` bilinear W.
     Returns:
         ``(loss, metrics)``; ``apt/contrastive_accuracy`` is the share of anchors whose highest logit is
@@ -56,7 +59,7 @@ def bilinear_info_nce_loss(anchors: torch.Tensor, positives: torch.Tensor, weigh
     """
     logits = anchors @ weight @ positives.T
     logits = logits - logits.detach().amax(1, keepdim=True)  # CURL's shift; the softmax is unchanged
-    labels = torch.arange(anchors.shape[0], device=anchors.device)
+    labels = torch.arange(first_label, first_label + anchors.shape[0], device=anchors.device)
     loss = F.cross_entropy(logits, labels)
     with torch.no_grad():
         accuracy = (logits.argmax(1) == labels).float().mean()

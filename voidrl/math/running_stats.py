@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import torch
 
+from voidrl.distributed.collective import combine_moments
+
 
 class RunningMeanStd:
     """Mean and variance of everything seen so far, per feature of ``shape``.
 
-    Uses float64 so that long runs do not drift. ``update(x)`` takes ``[B, *shape]``.
+    Uses float64 so that long runs do not drift. ``update(x)`` takes ``[B, *shape]``. In a
+    data-parallel run every process calls ``update`` at the same points and each batch is the union of
+    all processes' batches, so the statistics stay equal on every rank.
     """
 
     def __init__(self, shape: tuple[int, ...] = ()):
@@ -17,12 +21,12 @@ class RunningMeanStd:
         self.count = torch.zeros((), dtype=torch.float64)
 
     def update(self, x: torch.Tensor) -> None:
-        x = x.detach().to(torch.float64).reshape(-1, *self.mean.shape)
-        batch_count = x.shape[0]
+        x = x.detach().to(torch.float64).reshape(-1, *self.mean.shape).cpu()
+        batch_count, batch_mean, batch_var = combine_moments(
+            x.shape[0], x.mean(0) if x.shape[0] else torch.zeros(self.mean.shape, dtype=torch.float64),
+            x.var(0, unbiased=False) if x.shape[0] else torch.zeros(self.mean.shape, dtype=torch.float64))
         if batch_count == 0:
             return
-        batch_mean = x.mean(0)
-        batch_var = x.var(0, unbiased=False)
         total = self.count + batch_count
         delta = batch_mean - self.mean
         if self.count == 0:

@@ -14,6 +14,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from voidrl.distributed.collective import all_reduce_mean_
+
 
 class FlatParameters:
     """Re-homes ``parameters`` (already on their final device) into one flat buffer.
@@ -63,7 +65,7 @@ class TrainedParameters(FlatParameters):
     def step(self, max_grad_norm: float | None = None) -> torch.Tensor:
         """Apply the accumulated gradient: average it across processes, clip it to ``max_grad_norm``
         (None: no clipping), take the optimiser step. Returns the global gradient norm before clipping."""
-        average_across_processes(self.flat.grad)
+        all_reduce_mean_(self.flat.grad)
         norm = self.flat.grad.norm() if max_grad_norm is None else self.clip_grad_norm_(max_grad_norm)
         self.optimizer.step()
         return norm
@@ -84,14 +86,6 @@ class TrainedParameters(FlatParameters):
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.optimizer.load_state_dict(state)
-
-
-def average_across_processes(gradient: torch.Tensor) -> None:
-    """Replace ``gradient`` by its mean over the processes of the default ``torch.distributed`` group;
-    nothing to do when there is none (every single-process run)."""
-    if torch.distributed.is_available() and torch.distributed.is_initialized() and torch.distributed.get_world_size() > 1:
-        torch.distributed.all_reduce(gradient)
-        gradient.div_(torch.distributed.get_world_size())
 
 
 def adam(learning_rate: float, eps: float) -> Callable[[nn.Parameter], torch.optim.Adam]:

@@ -8,7 +8,9 @@ fails before any work, and a run directory is only touched by a run that can sta
 
 from __future__ import annotations
 
+import dataclasses
 import resource
+import signal
 import sys
 import tempfile
 import time
@@ -21,6 +23,7 @@ from tqdm import tqdm
 
 from voidrl.algos import ALGORITHMS
 from voidrl.config import TrainConfig
+from voidrl.distributed import collective
 from voidrl.envs import make_env
 from voidrl.intrinsic import REWARD_SOURCES
 from voidrl.io.checkpoint import load_checkpoint, save_checkpoint
@@ -33,7 +36,7 @@ from voidrl.rollout.diagnostics import identical_action_fraction
 from voidrl.train.agent import Agent, resolve_device
 from voidrl.train.evaluation import PeriodicEvaluator
 from voidrl.train.hooks import CheckpointHook, CollapseGuard, EvaluationHook, Hook, LogHook, ProgressHook, UpdateReport
-from voidrl.train.seeding import rng_state, seed_everything, set_rng_state
+from voidrl.train.seeding import rank_seed, rng_state, seed_everything, set_rng_state
 from voidrl.train.signals import GracefulStop, RunStopped
 from voidrl.train.threads import ThreadGovernor, default_threads, torch_threads
 
@@ -47,8 +50,38 @@ LEARNING_STATE = ("algorithm", "env", "intrinsic", "action_noise")
 guard restores these; a resume restores them and also the counters, RNGs and evaluation record."""
 
 
+DATA_PARALLEL_ALGORITHMS = ("ppo", "ppg", "a2c")
+"""Algorithms ``torchrun`` can train data-parallel: fixed-length rollouts and every gradient step through
+``TrainedParameters`` (whose all-reduce averages it)."""
+
+
 class RunDirError(ValueError):
     pass
+
+
+def check_data_parallel(config: TrainConfig) -> None:
+    """Refuse what a data-parallel run (several ``torchrun`` processes) cannot do, naming the option."""
+    if config.algo not in DATA_PARALLEL_ALGORITHMS:
+        raise ValueError(f"torchrun: {config.algo} cannot train data-parallel; choose one of "
+                         f"{', '.join(DATA_PARALLEL_ALGORITHMS)}, or run a single process")
+    if config.run.actors:
+        raise ValueError("torchrun: --actors (Ray) and data-parallel processes do not combine; choose one")
+    if config.run.collapse_entropy is not None:
+        raise ValueError("torchrun: --collapse-entropy is not supported data-parallel (each process would judge its own "
+                         "entropy); run a single process")
+
+
+def merge_episodes(gathered: list[tuple[list[int], list[float], list[int]]], start_step: int) -> tuple[list[int], list[float], list[int]]:
+    """Every process's finished episodes ``(steps, returns, lengths)`` as one list in step order.
+
+    Each process counts the steps of its own environments from ``start_step``; with W processes stepping
+    in lockstep, its k-th local step after ``start_step`` is the run's (W k)-th.
+    """
+    world = len(gathered)
+    episodes = sorted((start_step + (step - start_step) * world, rank, episode_return, length)
+                      for rank, (steps, returns, lengths) in enumerate(gathered)
+                      for step, episode_return, length in zip(steps, returns, lengths))
+    return [e[0] for e in episodes], [e[2] for e in episodes], [e[3] for e in episodes]
 
 
 def peak_rss_mb() -> float:
@@ -94,7 +127,7 @@ class Trainer:
     def __init__(self, config: TrainConfig, resume: bool = False, init_checkpoint: dict[str, Any] | None = None):
         config.validate()
         self.config = config
-        self.device = resolve_device(config.run.device)
+        self.device = collective.local_device(resolve_device(config.run.device))
         self.run_dir = check_run_dir(config, resume)
         checkpoint_path = self.run_dir / CHECKPOINT_NAME
         payload = load_checkpoint(checkpoint_path) if resume and checkpoint_path.is_file() else None
@@ -102,19 +135,28 @@ class Trainer:
         self.starts_over = resume and payload is None and has_run_files(self.run_dir)
         """``resume`` on a directory holding a run that never wrote a checkpoint: its rows are dropped."""
         self.step = self.update = 0
-        seed_everything(config.run.seed)
+        self.rank, self.world_size = collective.rank(), collective.world_size()
+        """This process's place in a data-parallel run (``torchrun``); 0 of 1 otherwise."""
+        if self.world_size > 1:
+            check_data_parallel(config)
+        self.seed = rank_seed(config.run.seed, self.rank)
+        """The seed of this process's environments and sampling (the run's seed on rank 0)."""
+        seed_everything(config.run.seed)  # every rank builds the same networks
 
-        self.env = make_env(config.run.env, config.env, gamma=getattr(config.algo_config, "gamma", 0.99), seed=config.run.seed,
+        self.env = make_env(config.run.env, config.env, gamma=getattr(config.algo_config, "gamma", 0.99), seed=self.seed,
                             device=self.device)
         try:
             self._build_parts()
+            if self.world_size > 1:
+                seed_everything(self.seed)
             if payload is not None:
-                self.load_state(payload)
+                self.load_state(self.own_state(payload))
             elif config.run.init_from is not None:
                 load_parts(self.algo.policy, config.run.init_from, config.run.init_parts, init_checkpoint)
         except BaseException:
             self.env.close()
             raise
+        collective.barrier()  # every rank has checked the run directory before rank 0 writes to it
 
     def _build_parts(self) -> None:
         config, env = self.config, self.env
@@ -124,9 +166,9 @@ class Trainer:
             config.intrinsic_config, obs_shape, self.device)
         persistence = getattr(config.algo_config, "action_persistence", 0.0)
         self.action_noise = PersistentUniforms(
-            env.num_envs, action_space.shape[0], persistence, torch.Generator().manual_seed(config.run.seed),
+            env.num_envs, action_space.shape[0], persistence, torch.Generator().manual_seed(self.seed),
         ) if persistence else None
-        self.evaluator = None if config.run.eval_every is None else PeriodicEvaluator(config, self.run_dir)
+        self.evaluator = None if config.run.eval_every is None or self.rank else PeriodicEvaluator(config, self.run_dir)
         self.collapse_guard = None if config.run.collapse_entropy is None else CollapseGuard(config.run, self.restore_healthy)
         self.threads = config.run.torch_threads or default_threads(obs_shape)
         """The intra-op threads of the run: the fixed ``--torch-threads``, or at most this many, fewer while
@@ -158,8 +200,24 @@ class Trainer:
             set_rng_state(payload["rng"])
             self.step, self.update = payload["step"], payload["update"]
 
+    def own_state(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """This process's state in a checkpoint: the payload itself on rank 0, its ``rank_states`` entry on
+        another rank; a checkpoint of another number of processes is refused."""
+        stored = int(payload.get("world_size", 1))
+        if stored != self.world_size:
+            raise ValueError(f"--resume: the run in {str(self.run_dir)!r} was trained by {stored} process(es); resume it "
+                             f"with as many (torchrun --nproc-per-node {stored}), not {self.world_size}")
+        return payload if self.rank == 0 else payload["rank_states"][self.rank - 1]
+
     def save(self, healthy: bool) -> None:
+        """Write the checkpoint (rank 0); in a data-parallel run every rank calls this at the same point and
+        the other ranks' states (their RNGs, environments' seeds, buffers of their own data) go into it."""
         payload = self.state_dict()
+        if self.world_size > 1:
+            others = collective.gather_to_main(None if self.rank == 0 else payload)
+            if self.rank != 0:
+                return
+            payload |= {"world_size": self.world_size, "rank_states": others[1:]}
         save_checkpoint(self.run_dir / CHECKPOINT_NAME, payload)
         if healthy and self.config.run.collapse_entropy is not None:
             save_checkpoint(self.run_dir / HEALTHY_NAME, payload)
@@ -167,17 +225,20 @@ class Trainer:
     def train(self) -> Agent:
         """Run until ``config.run.steps``; on SIGINT/SIGTERM write a checkpoint and raise ``RunStopped``."""
         config, env, run_dir = self.config, self.env, self.run_dir
-        if self.resume and self.step == 0:
+        writes = self.rank == 0  # in a data-parallel run, rank 0 alone writes the run directory
+        if self.resume and self.step == 0 and writes:
             print(f"voidrl: {run_dir} has no checkpoint"
                   + (" (its run stopped before the first one); starting the run over" if self.starts_over else " yet; starting the run"),
                   file=sys.stderr)
-        run_dir.mkdir(parents=True, exist_ok=True)
-        (run_dir / "config.json").write_text(config.to_json() + "\n")
-        logger = RunLogger(run_dir, config.to_dict(), resume_step=self.step if self.resume else None, wandb=config.run.wandb)
+        logger = None
+        if writes:
+            run_dir.mkdir(parents=True, exist_ok=True)
+            (run_dir / "config.json").write_text(config.to_json() + "\n")
+            logger = RunLogger(run_dir, config.to_dict(), resume_step=self.step if self.resume else None, wandb=config.run.wandb)
         if self.evaluator is not None and self.resume:
             self.evaluator.resume_at(self.step)
         bar = tqdm(total=config.run.steps, initial=min(self.step, config.run.steps), unit="step",
-                   disable=not config.run.progress, dynamic_ncols=True, mininterval=1.0, file=sys.stderr)
+                   disable=not (config.run.progress and writes), dynamic_ncols=True, mininterval=1.0, file=sys.stderr)
         try:
             with torch_threads(self.threads), GracefulStop() as stop:
                 governor = ThreadGovernor(self.threads, adaptive=not config.run.torch_threads)
@@ -185,24 +246,26 @@ class Trainer:
         except RunStopped as stopped:
             if not stopped.forced:
                 self.save(healthy=False)
-            bar.write(f"voidrl: stopped by {stopped.signal_name} at step {self.step}; "
-                      + ("no new checkpoint (second signal); " if stopped.forced else "checkpoint written; ")
-                      + f"continue with --resume --run-dir {run_dir}", file=sys.stderr)
+            if writes:
+                bar.write(f"voidrl: stopped by {stopped.signal_name} at step {self.step}; "
+                          + ("no new checkpoint (second signal); " if stopped.forced else "checkpoint written; ")
+                          + f"continue with --resume --run-dir {run_dir}", file=sys.stderr)
             raise
         finally:
             bar.close()
-            logger.close()
+            if logger is not None:
+                logger.close()
             env.close()
         return Agent(config, self.algo.policy, env.state_dict(), self.step)
 
-    def _loop(self, logger: RunLogger, bar: tqdm, stop: GracefulStop, governor: ThreadGovernor) -> None:
+    def _loop(self, logger: RunLogger | None, bar: tqdm, stop: GracefulStop, governor: ThreadGovernor) -> None:
         """Collect -> plug-in rewards -> update -> hooks, until the step budget is spent."""
         config, env, algo, plugin = self.config, self.env, self.algo, self.plugin
         collector = Collector(env, algo.acting(env.num_envs, self.action_noise), self.device,
                               on_step=None if plugin is None else plugin.on_step)
         if self.step == 0 and hasattr(plugin, "warm_up"):
-            plugin.warm_up(env, env_seed(config.run.seed, self.update) + 1)
-        first_obs = collector.reset(env_seed(config.run.seed, self.update))
+            plugin.warm_up(env, env_seed(self.seed, self.update) + 1)
+        first_obs = collector.reset(env_seed(self.seed, self.update))
         storage = RolloutStorage(
             algo.num_steps, env.num_envs, first_obs.shape[1:], first_obs.dtype,
             env.single_action_space.shape, torch.long if not env.single_action_space.shape else torch.float32, self.device,
@@ -215,14 +278,14 @@ class Trainer:
             """Asked before every vector step: re-choose the threads when due (an APT rollout runs for minutes, so
             a count chosen under another run's load must not last it out), and whether a signal asks to stop."""
             governor.adjust()
-            return stop.requested
+            return collective.any_process(stop.requested)
 
         while self.step < config.run.steps:
             started = time.perf_counter()
             if algo.whole_episodes is not None and self.update > 0:  # every rollout starts from a reset
-                collector.reset(env_seed(config.run.seed, self.update))
+                collector.reset(env_seed(self.seed, self.update))
             stats = collector.collect(storage, self.step, algo.whole_episodes, should_stop=between_steps)
-            stop.check()  # a signal during the collection: stop with the state of the last update
+            stop_everywhere(stop)  # a signal during the collection: stop with the state of the last update
             intrinsic_metrics = {}
             if plugin is not None:
                 intrinsic_rewards, intrinsic_metrics = plugin.intrinsic_rewards(storage)
@@ -230,7 +293,7 @@ class Trainer:
             collected = time.perf_counter()
             metrics = algo.update(storage, progress=self.step / config.run.steps) | intrinsic_metrics
             updated = time.perf_counter()
-            steps_taken = stats.vector_steps * env.num_envs
+            steps_taken = stats.vector_steps * env.num_envs * self.world_size
             metrics.update({
                 "time/sps": steps_taken / (updated - started),
                 "time/env_seconds": stats.env_seconds,
@@ -242,8 +305,14 @@ class Trainer:
             })
             if not env.single_action_space.shape:
                 metrics["rollout/identical_action_fraction"] = identical_action_fraction(storage.actions)
+            if self.world_size > 1:
+                metrics["sys/processes"] = float(self.world_size)
+                gathered = collective.gather_to_main((stats.episode_steps, stats.episode_returns, stats.episode_lengths))
+                if gathered is not None:
+                    stats = dataclasses.replace(stats, **dict(zip(("episode_steps", "episode_returns", "episode_lengths"),
+                                                                  merge_episodes(gathered, self.step))))
             self._close_update(stats, steps_taken, metrics, recent_returns, hooks)
-            stop.check()  # a signal during the update: it has finished, stop now
+            stop_everywhere(stop)  # a signal during the update: it has finished, stop now
 
     def _close_update(self, stats: RolloutStats, steps_taken: int, metrics: dict[str, float], recent_returns: deque[float],
                       hooks: list[Hook]) -> None:
@@ -258,8 +327,11 @@ class Trainer:
         for hook in hooks:
             hook.after_update(report)
 
-    def _hooks(self, logger: RunLogger, bar: tqdm) -> list[Hook]:
-        """The after-update hooks of this run, in order."""
+    def _hooks(self, logger: RunLogger | None, bar: tqdm) -> list[Hook]:
+        """The after-update hooks of this run, in order (a data-parallel rank other than 0 only takes part in
+        the checkpoints)."""
+        if logger is None:
+            return [CheckpointHook(self.config.run.checkpoint_every, self.save)]
         hooks: list[Hook] = []
         if self.collapse_guard is not None:
             hooks.append(self.collapse_guard)
@@ -275,6 +347,13 @@ class Trainer:
             return False
         self.load_state(load_checkpoint(path), LEARNING_STATE)
         return True
+
+
+def stop_everywhere(stop: GracefulStop) -> None:
+    """``stop.check()`` for every process at once: in a data-parallel run a signal to any rank stops all of
+    them at the same point, so their checkpoint is of one state."""
+    if collective.any_process(stop.requested):
+        raise RunStopped(stop.signum or signal.SIGTERM)
 
 
 def make_trainer(config: TrainConfig, resume: bool = False, init_checkpoint: dict[str, Any] | None = None) -> Trainer:

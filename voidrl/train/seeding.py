@@ -14,6 +14,11 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
+def rank_seed(seed: int, rank: int) -> int:
+    """The seed of process ``rank`` of a data-parallel run: the run's own on rank 0, distinct streams on the others."""
+    return seed if rank == 0 else (seed + 100_000_007 * rank) % 2**31
+
+
 def rng_state() -> dict:
     """States of the python, numpy and torch generators as checkpoint-safe values."""
     version, python_state, gauss = random.getstate()

@@ -1,0 +1,244 @@
+"""Data-parallel training (torchrun, gloo on CPU): two ranks, each with half of a batch, end an update where one
+process with the whole batch does (PPO, PPG with its auxiliary phase, APT's contrastive step); normalisers combine
+across ranks; a run's ranks write one run directory, resume their step count and RNG streams, and see different
+episodes."""
+
+from __future__ import annotations
+
+import csv
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+from voidrl.algos import PPG, PPO, PPGConfig, PPOConfig
+from voidrl.distributed import collective
+from voidrl.intrinsic.apt import APTConfig, APTReward
+from voidrl.io.checkpoint import load_checkpoint
+from voidrl.math.running_stats import RunningMeanStd
+from voidrl.rollout.storage import RolloutStorage
+from voidrl.train.loop import merge_episodes
+from tests.test_ppg import DISCRETE
+from tests.test_ppo import random_rollout
+
+T, N = 16, 4
+"""The whole rollout: T steps of N environments; each of the two ranks holds N / 2 of them."""
+FRAMES = (2, 12, 12)
+
+
+def env_slice(storage: RolloutStorage, envs: slice) -> RolloutStorage:
+    """The rollout of environments ``envs`` alone, as a rank that stepped only those would hold it."""
+    part = RolloutStorage(storage.num_steps, len(range(storage.num_envs)[envs]), storage.obs.shape[2:], storage.obs.dtype,
+                          storage.actions.shape[2:], storage.actions.dtype)
+    for name in ("obs", "actions", "log_probs", "values", "next_values", "rewards", "intrinsic_rewards", "intrinsic_values",
+                 "terminated", "truncated", "valid"):
+        getattr(part, name).copy_(getattr(storage, name)[:, envs])
+    part.last_obs.copy_(storage.last_obs[envs])
+    part.intrinsic_bootstrap.copy_(storage.intrinsic_bootstrap[envs])
+    return part
+
+
+def ppo(share: int) -> PPO:
+    """PPO whose one minibatch per epoch is the 1/share of the rollout a process holds."""
+    torch.manual_seed(0)
+    return PPO(PPOConfig(num_steps=T, minibatch_size=T * N // share, epochs=3, learning_rate=1e-3), (5,), DISCRETE)
+
+
+def ppg(share: int) -> PPG:
+    """PPG with an auxiliary phase after every rollout, chunked gradient accumulation, one minibatch per epoch."""
+    torch.manual_seed(0)
+    return PPG(PPGConfig(num_steps=T, minibatch_size=T * N // share, aux_minibatch_size=T * N // share, epochs=2,
+                         policy_iterations=1, aux_epochs=2, chunk_size=8, learning_rate=1e-3), (5,), DISCRETE)
+
+
+def apt() -> APTReward:
+    """APT with a learning rate of 1e-5: Adam moves every element by up to its learning rate whatever the size of
+    its gradient, so an element whose gradient is rounding noise (1e-10) may differ by the learning rate; at 1e-5
+    that stays within the 1e-6 asked of the parameters (the gradients themselves are compared too)."""
+    torch.manual_seed(0)
+    return APTReward(APTConfig(contrastive_batch_size=8, encoder_learning_rate=1e-5), FRAMES)
+
+
+def contrastive_batch() -> tuple[torch.Tensor, list[tuple[torch.Tensor, torch.Tensor]]]:
+    """16 frames and their two views' parameters (shift on every sample, brightness 0.1)."""
+    g = torch.Generator().manual_seed(7)
+    frames = torch.randint(0, 256, (16, *FRAMES), dtype=torch.uint8, generator=g)
+    views = [(torch.randint(0, 3, (16, 2), generator=g), (torch.rand(16, generator=g) - 0.5) * 0.2) for _ in range(2)]
+    return frames, views
+
+
+def apt_tensors(plugin: APTReward) -> torch.Tensor:
+    return torch.cat([p.detach().reshape(-1) for p in (*plugin.encoder.parameters(), *plugin.head.parameters(),
+                                                       plugin.bilinear, *plugin.target_encoder.parameters())])
+
+
+def updated_parameters(share: int, rank: int) -> dict[str, torch.Tensor]:
+    """Every learner's parameters after one update on this process's 1/share of the data (rank ``rank``)."""
+    rollout = random_rollout(T=T, N=N, seed=3)
+    envs = slice(rank * N // share, (rank + 1) * N // share)
+    out = {}
+    for name, make in (("ppo", ppo), ("ppg", ppg)):
+        algo = make(share)
+        algo.update(env_slice(rollout, envs), progress=0.0)
+        out[name] = torch.cat([p.detach().reshape(-1) for p in algo.policy.parameters()])
+    plugin = apt()
+    frames, views = contrastive_batch()
+    rows = slice(rank * 16 // share, (rank + 1) * 16 // share)
+    plugin.contrastive_step(frames[rows], [(offsets[rows], deltas[rows]) for offsets, deltas in views])
+    out["apt"] = apt_tensors(plugin)
+    out["apt_gradient"] = plugin.parameters.flat.grad.clone()
+    return out
+
+
+def rank_worker(rank: int, store: str, out_dir: str) -> None:
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=2)
+    try:
+        results = updated_parameters(2, rank)
+        # normalisers: each rank updates with its own batch; both end with the statistics of the union
+        stats = RunningMeanStd((3,))
+        g = torch.Generator().manual_seed(11)
+        batches = [torch.randn(5 + r, 3, generator=g) * (r + 1) + r for r in range(2)]
+        stats.update(batches[rank])
+        results["normaliser"] = torch.cat([stats.mean, stats.var, stats.count.reshape(1)])
+        mean, variance = collective.global_moments(batches[rank])
+        results["moments"] = torch.stack([mean, variance])
+        results["any_process"] = torch.tensor([collective.any_process(rank == 1), collective.any_process(False)])
+        torch.save(results, Path(out_dir) / f"rank{rank}.pt")
+    finally:
+        dist.destroy_process_group()
+
+
+def run_two_ranks(tmp_path: Path, worker) -> list[dict[str, torch.Tensor]]:
+    mp.start_processes(worker, args=(str(tmp_path / "store"), str(tmp_path)), nprocs=2, start_method="spawn")
+    return [torch.load(tmp_path / f"rank{rank}.pt") for rank in range(2)]
+
+
+def test_two_ranks_with_half_the_batch_each_end_where_one_process_with_all_of_it_does(tmp_path):
+    ranks = run_two_ranks(tmp_path, rank_worker)
+    whole = updated_parameters(1, 0)
+    for name in ("ppo", "ppg", "apt", "apt_gradient"):
+        for rank in ranks:
+            assert torch.allclose(rank[name], whole[name], rtol=0, atol=1e-6), name
+        before = {"ppo": ppo, "ppg": ppg}.get(name)
+        if before is not None:  # the update moved the parameters, by more than the tolerance
+            initial = torch.cat([p.detach().reshape(-1) for p in before(1).policy.parameters()])
+            assert (whole[name] - initial).abs().max() > 1e-3
+    # the halves alone (no all-reduce) would not have matched
+    alone = updated_parameters(2, 0)
+    assert (alone["ppo"] - whole["ppo"]).abs().max() > 1e-4 and (alone["ppg"] - whole["ppg"]).abs().max() > 1e-4
+    assert (alone["apt_gradient"] - whole["apt_gradient"]).abs().max() > 1e-3
+
+    g = torch.Generator().manual_seed(11)
+    union = torch.cat([torch.randn(5 + r, 3, generator=g) * (r + 1) + r for r in range(2)])
+    reference = RunningMeanStd((3,))
+    reference.update(union)
+    expected = torch.cat([reference.mean, reference.var, reference.count.reshape(1)])
+    for rank in ranks:
+        assert torch.allclose(rank["normaliser"], expected, atol=1e-12)
+        assert torch.allclose(rank["moments"], torch.stack([union.double().mean(), union.double().var()]), atol=1e-12)
+        assert rank["any_process"].tolist() == [True, False]
+
+
+def test_episodes_of_every_rank_merge_in_global_step_order():
+    # two ranks of 4 envs each from step 800: a local step k after 800 is the run's 2k-th
+    rank0 = ([804, 812], [1.0, 2.0], [10, 20])
+    rank1 = ([804, 808], [3.0, 4.0], [30, 40])
+    assert merge_episodes([rank0, rank1], 800) == ([808, 808, 816, 824], [1.0, 3.0, 4.0, 2.0], [10, 30, 40, 20])
+    assert merge_episodes([rank0], 800) == rank0
+
+
+PPO_RUN = ["--env", "CartPole-v1", "--num-envs", "2", "--num-steps", "64", "--minibatch-size", "32", "--epochs", "2",
+           "--checkpoint-every", "1", "--torch-threads", "1", "--no-progress"]
+
+
+def torchrun(*args: str) -> subprocess.Popen:
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", "-m", "voidrl", *args]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, start_new_session=True)
+
+
+def rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_a_two_rank_run_writes_one_run_directory_stops_on_sigterm_and_resumes(tmp_path):
+    run_dir = tmp_path / "run"
+    process = torchrun("train", "ppo", *PPO_RUN, "--steps", "200000", "--run-dir", str(run_dir))
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(rows(run_dir / "metrics.csv") if (run_dir / "metrics.csv").exists() else []) < 3:
+        time.sleep(0.5)
+    os.killpg(process.pid, signal.SIGTERM)
+    output, _ = process.communicate(timeout=120)
+    assert "stopped by SIGTERM" in output, output
+    assert output.count("stopped by SIGTERM") == 1  # rank 0 alone speaks
+    stopped = load_checkpoint(run_dir / "checkpoint.pt")
+    assert stopped["world_size"] == 2 and len(stopped["rank_states"]) == 1
+    assert stopped["step"] % 256 == 0 and stopped["step"] >= 3 * 256  # 2 ranks x 2 envs x 64 steps per update
+    rank1 = stopped["rank_states"][0]
+    assert rank1["step"] == stopped["step"]
+    assert not torch.equal(rank1["rng"]["torch"], stopped["rng"]["torch"])  # each rank its own stream
+    for key, value in stopped["algorithm"]["policy"].items():  # one model on both ranks
+        assert torch.equal(value, rank1["algorithm"]["policy"][key]), key
+
+    resumed = torchrun("train", "ppo", *PPO_RUN, "--steps", str(stopped["step"] + 512), "--run-dir", str(run_dir), "--resume")
+    output, _ = resumed.communicate(timeout=120)
+    assert resumed.returncode == 0, output
+    final = load_checkpoint(run_dir / "checkpoint.pt")
+    assert final["step"] == stopped["step"] + 512
+    assert sorted(path.name for path in run_dir.iterdir()) == ["checkpoint.pt", "config.json", "episodes.csv", "metrics.csv",
+                                                              "tensorboard"]
+    steps = [int(row["step"]) for row in rows(run_dir / "metrics.csv")]
+    assert steps == list(range(256, final["step"] + 1, 256))  # one row per update, none twice
+    episode_steps = [int(row["step"]) for row in rows(run_dir / "episodes.csv")]
+    assert episode_steps == sorted(episode_steps) and episode_steps[-1] <= final["step"]
+
+
+def test_ranks_resume_their_own_rng_streams_and_step_different_episodes(tmp_path):
+    mp.start_processes(resume_worker, args=(str(tmp_path / "store"), str(tmp_path)), nprocs=2, start_method="spawn")
+    saved = [torch.load(tmp_path / f"resume{rank}.pt") for rank in range(2)]
+    for rank in saved:
+        assert torch.equal(rank["rng_after_resume"], rank["rng_at_save"])
+        assert rank["step_after_resume"] == 256 and rank["final_step"] == 512
+    assert not torch.equal(saved[0]["rng_at_save"], saved[1]["rng_at_save"])
+    assert not torch.equal(saved[0]["first_obs"], saved[1]["first_obs"])  # each rank its own environment seeds
+
+
+def resume_worker(rank: int, store: str, out_dir: str) -> None:
+    from voidrl.config import make_config
+    from voidrl.train.loop import Trainer, env_seed
+
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=2)
+    try:
+        def config(steps):
+            return make_config("ppo", None, env="CartPole-v1", num_envs=2, num_steps=64, minibatch_size=32, epochs=1,
+                               steps=steps, run_dir=f"{out_dir}/run", progress=False, torch_threads=1)
+        trainer = Trainer(config(256))
+        first_obs = trainer.env.reset(env_seed(trainer.seed, 0)).clone()
+        trainer.train()
+        rng_at_save = torch.get_rng_state()
+        resumed = Trainer(config(512), resume=True)
+        result = {"rng_at_save": rng_at_save, "rng_after_resume": torch.get_rng_state(), "step_after_resume": resumed.step,
+                  "first_obs": first_obs}
+        resumed.train()
+        result["final_step"] = resumed.step
+        torch.save(result, Path(out_dir) / f"resume{rank}.pt")
+    finally:
+        dist.destroy_process_group()
+
+
+def test_bad_data_parallel_settings_are_refused_in_one_line(tmp_path):
+    process = torchrun("train", "r2d2", "--env", "CartPole-v1", "--steps", "1000", "--run-dir", str(tmp_path / "r"), "--no-progress")
+    output, _ = process.communicate(timeout=120)
+    assert process.returncode != 0
+    assert "torchrun: r2d2 cannot train data-parallel; choose one of ppo, ppg, a2c" in output
+    assert not (tmp_path / "r").exists()

@@ -1,0 +1,143 @@
+"""The collectives of a data-parallel run launched by ``torchrun`` (``torch.distributed``).
+
+Every function is a no-op, or the single-process answer, when no process group is initialised, so the
+library's code calls them unconditionally. Each rank steps its own environments; what must agree
+across ranks (the averaged gradient, normaliser statistics, early-stop decisions, the stop on a
+signal) goes through these. Imports nothing of voidrl's.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+
+def is_distributed() -> bool:
+    """A process group of more than one process is running."""
+    return dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1
+
+
+def world_size() -> int:
+    return dist.get_world_size() if dist.is_available() and dist.is_initialized() else 1
+
+
+def rank() -> int:
+    return dist.get_rank() if dist.is_available() and dist.is_initialized() else 0
+
+
+def is_main_process() -> bool:
+    """Rank 0, the one process that writes the run directory (always true without a group)."""
+    return rank() == 0
+
+
+def launched_by_torchrun() -> bool:
+    """This process is one of several that ``torchrun`` started (it sets ``WORLD_SIZE``)."""
+    return int(os.environ.get("WORLD_SIZE", "1")) > 1
+
+
+def init_from_environment() -> None:
+    """Join the process group ``torchrun`` describes in the environment (``RANK``, ``WORLD_SIZE``,
+    ``MASTER_ADDR``...): gloo for CPU tensors, NCCL for CUDA tensors where CUDA is present."""
+    if dist.is_initialized():
+        return
+    if torch.cuda.is_available():
+        torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
+    dist.init_process_group(backend="cpu:gloo,cuda:nccl" if torch.cuda.is_available() else "gloo")
+
+
+def local_device(device: torch.device) -> torch.device:
+    """``cuda`` without an index is this process's own GPU (``LOCAL_RANK``) in a torchrun group."""
+    if device.type == "cuda" and device.index is None and "LOCAL_RANK" in os.environ:
+        return torch.device("cuda", int(os.environ["LOCAL_RANK"]))
+    return device
+
+
+def all_reduce_sum_(tensor: torch.Tensor) -> torch.Tensor:
+    """Replace ``tensor`` by its sum over all processes, in place; returns it."""
+    if is_distributed():
+        dist.all_reduce(tensor)
+    return tensor
+
+
+def all_reduce_mean_(tensor: torch.Tensor) -> torch.Tensor:
+    """Replace ``tensor`` by its mean over all processes, in place; returns it."""
+    if is_distributed():
+        dist.all_reduce(tensor)
+        tensor.div_(dist.get_world_size())
+    return tensor
+
+
+def global_mean(value: torch.Tensor) -> torch.Tensor:
+    """The mean of a scalar over all processes, the same on every rank (``value`` itself without a group):
+    what decides whether every rank stops an update early."""
+    if not is_distributed():
+        return value
+    tensor = torch.as_tensor(value, dtype=torch.float64).detach().cpu().reshape(1).clone()
+    return all_reduce_mean_(tensor)[0]
+
+
+def any_process(flag: bool) -> bool:
+    """True on every rank when ``flag`` is true on any (a stop asked of one process stops all)."""
+    if not is_distributed():
+        return flag
+    tensor = torch.tensor([float(flag)])
+    dist.all_reduce(tensor, op=dist.ReduceOp.MAX)
+    return bool(tensor.item())
+
+
+def global_moments(values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(mean, unbiased variance)`` of ``values`` over every element of every process, float64: one
+    all-reduce of the counts, sums and sums of squares."""
+    flat = values.detach().reshape(-1).to(torch.float64)
+    sums = torch.stack([torch.tensor(float(flat.numel()), dtype=torch.float64, device=flat.device), flat.sum(), flat.pow(2).sum()])
+    count, total, squares = all_reduce_sum_(sums.cpu())
+    mean = total / count
+    return mean, (squares - count * mean.pow(2)) / (count - 1)
+
+
+def combine_moments(count: int, mean: torch.Tensor, variance: torch.Tensor) -> tuple[int, torch.Tensor, torch.Tensor]:
+    """The ``(count, mean, biased variance)`` of the union of every process's batch, from each one's own
+    (float64 CPU tensors of one shape): one all-reduce of the counts, sums and centred sums of squares."""
+    if not is_distributed():
+        return count, mean, variance
+    counts = torch.tensor([float(count)], dtype=torch.float64)
+    dist.all_reduce(counts)
+    total = counts.item()
+    if total == 0:
+        return 0, mean, variance
+    sums = torch.stack([mean * count, (variance + mean.pow(2)) * count])
+    dist.all_reduce(sums)
+    union_mean = sums[0] / total
+    return int(total), union_mean, (sums[1] / total - union_mean.pow(2)).clamp_min(0.0)
+
+
+def all_gather_rows(tensor: torch.Tensor) -> torch.Tensor:
+    """``[B, ...]`` from every process, concatenated in rank order: ``[W B, ...]`` (no gradient flows back;
+    every rank's B must be equal); the tensor itself without a group."""
+    if not is_distributed():
+        return tensor
+    parts = [torch.empty_like(tensor) for _ in range(dist.get_world_size())]
+    dist.all_gather(parts, tensor.detach().contiguous())
+    return torch.cat(parts)
+
+
+def gather_to_main(value: Any) -> list[Any] | None:
+    """Every rank's ``value`` (picklable) in rank order on rank 0, None on the others."""
+    if not is_distributed():
+        return [value]
+    gathered = [None] * dist.get_world_size() if is_main_process() else None
+    dist.gather_object(value, gathered, dst=0)
+    return gathered
+
+
+def barrier() -> None:
+    if is_distributed():
+        dist.barrier()
+
+
+def destroy() -> None:
+    if dist.is_available() and dist.is_initialized():
+        dist.destroy_process_group()
