@@ -242,3 +242,23 @@ def test_bad_data_parallel_settings_are_refused_in_one_line(tmp_path):
     assert process.returncode != 0
     assert "torchrun: r2d2 cannot train data-parallel; choose one of ppo, ppg, a2c" in output
     assert not (tmp_path / "r").exists()
+
+
+def test_a_rank_that_dies_ends_the_group_in_one_line_and_the_run_resumes(tmp_path):
+    run_dir = tmp_path / "run"
+    process = torchrun("train", "ppo", *PPO_RUN, "--steps", "200000", "--checkpoint-every", "2", "--run-dir", str(run_dir))
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (run_dir / "checkpoint.pt").exists():
+        time.sleep(0.5)
+    workers = subprocess.run(["pgrep", "-P", str(process.pid)], capture_output=True, text=True).stdout.split()
+    assert len(workers) == 2
+    os.kill(int(workers[-1]), signal.SIGKILL)
+    output, _ = process.communicate(timeout=120)
+    assert process.returncode != 0
+    assert "another process of the data-parallel group failed" in output and "exitcode  : -9" in output, output
+    stopped = load_checkpoint(run_dir / "checkpoint.pt")["step"]
+    resumed = torchrun("train", "ppo", *PPO_RUN, "--steps", str(stopped + 256), "--checkpoint-every", "2", "--run-dir",
+                       str(run_dir), "--resume")
+    output, _ = resumed.communicate(timeout=120)
+    assert resumed.returncode == 0, output
+    assert load_checkpoint(run_dir / "checkpoint.pt")["step"] == stopped + 256

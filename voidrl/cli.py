@@ -423,6 +423,12 @@ def main(argv: list[str] | None = None) -> int:
         handler = {"eval": command_eval, "envs": command_envs, "plot": command_plot, "vae": command_vae}.get(args.command, command_train)
         try:
             return handler(args)
+        except RuntimeError as error:
+            if not collective.is_group_failure(error):
+                raise
+            print(f"voidrl: rank {collective.rank()}: another process of the data-parallel group failed ({collective.failure_summary(error)}); "
+                  "torchrun's report names it; continue from the last checkpoint with --resume", file=sys.stderr)
+            return 1
         finally:
             collective.destroy()
     except CliError as error:

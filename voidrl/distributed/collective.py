@@ -133,6 +133,18 @@ def gather_to_main(value: Any) -> list[Any] | None:
     return gathered
 
 
+def is_group_failure(error: BaseException) -> bool:
+    """``error`` is a collective's failure because another process of the group went away (gloo's
+    connection errors, torch.distributed's own)."""
+    return is_distributed() and (isinstance(error, getattr(dist, "DistError", ())) or "/gloo/" in str(error))
+
+
+def failure_summary(error: BaseException) -> str:
+    """The gist of a collective's failure: gloo's message without its source location and advice."""
+    text = str(error).split("] ", 1)[-1]
+    return text.split(". ", 1)[0]
+
+
 def barrier() -> None:
     if is_distributed():
         dist.barrier()
