@@ -198,9 +198,12 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     },
     "pretrain": {
         # Reward-free pre-training on Atari (pretrain's default there): the thesis's PPG schedule with
-        # the representation that does not collapse on Ms. Pac-Man (APTConfig's defaults).
+        # the representation that does not collapse on Ms. Pac-Man (APTConfig's defaults), one contrastive
+        # update every 8 vector steps (128 environment steps) instead of every one, back-propagated whole:
+        # 4x the steps/s of one per vector step, the representation still healthy after 100k steps
+        # (benchmarks/RESULTS.md, "Pre-training at 150 steps/s").
         **THESIS_PRETRAIN_SCHEDULE,
-        "intrinsic_config": REWARD_FREE_APT,
+        "intrinsic_config": {**REWARD_FREE_APT, "contrastive_updates_per_step": 0.125, "contrastive_chunk_size": None},
     },
     "thesis-pretrain": {
         # The thesis's reward-free pre-training, literally, with its contrastive set-up (which collapses
