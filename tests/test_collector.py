@@ -1,5 +1,6 @@
 """The collector: storage layout, dtypes, and which value bootstraps each transition."""
 
+import pytest
 import torch
 
 from voidrl.envs import EnvConfig, make_env
@@ -88,3 +89,15 @@ def test_next_obs_are_the_true_successors_and_on_step_sees_them():
     assert torch.equal(torch.stack([t.terminated for t in transitions]), storage.terminated)
     assert torch.equal(torch.stack([t.truncated for t in transitions]), storage.truncated)
     assert storage.final_obs  # episodes did end inside the rollout
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="the pinned-memory path needs CUDA")
+def test_observations_reach_the_gpu_intact_through_the_reused_pinned_buffer():
+    from voidrl.rollout.collector import HostToDevice
+
+    to_device = HostToDevice(torch.device("cuda"))
+    for _ in range(3):  # one buffer, refilled each call; reading the result back waits for its copy, as acting does
+        frame = torch.randint(0, 256, (16, 4, 84, 84), dtype=torch.uint8)
+        on_gpu = to_device(frame)
+        assert on_gpu.device.type == "cuda" and torch.equal(on_gpu.cpu(), frame)
+    assert to_device.pinned.is_pinned()

@@ -114,6 +114,27 @@ class PolicySampling:
             storage.intrinsic_bootstrap.copy_(self.policy.intrinsic_value(last_obs))
 
 
+class HostToDevice:
+    """Moves each vector step's observations ``[N, ...]`` from the environments (CPU) to the device once.
+
+    On CUDA through one reused page-locked (pinned) buffer and a non-blocking copy: the buffer is refilled only
+    at the next step, after that step's actions came back to the CPU, which waits for every copy queued before
+    them. Elsewhere a plain ``.to``.
+    """
+
+    def __init__(self, device: torch.device):
+        self.device = device
+        self.pinned: torch.Tensor | None = None
+
+    def __call__(self, obs: torch.Tensor) -> torch.Tensor:
+        if self.device.type != "cuda":
+            return obs.to(self.device)
+        if self.pinned is None or self.pinned.shape != obs.shape or self.pinned.dtype != obs.dtype:
+            self.pinned = torch.empty(obs.shape, dtype=obs.dtype, pin_memory=True)
+        self.pinned.copy_(obs)
+        return self.pinned.to(self.device, non_blocking=True)
+
+
 class Collector:
     """Keeps the current observation between rollouts; ``collect`` fills one storage."""
 
@@ -131,6 +152,7 @@ class Collector:
         self.device = torch.device(device)
         self.on_step = on_step
         self.obs: torch.Tensor | None = None
+        self.to_device = HostToDevice(self.device)
 
     def reset(self, seed: int) -> torch.Tensor:
         self.obs = self.env.reset(seed)
@@ -183,7 +205,7 @@ class Collector:
                 hook_started = time.perf_counter()
                 self.on_step(Transition(obs, action, step.final_obs, step.terminated, step.truncated))
                 stats.on_step_seconds += time.perf_counter() - hook_started
-            obs = step.obs.to(self.device)
+            obs = self.to_device(step.obs)
             for episode_return, length in zip(step.episode_returns.tolist(), step.episode_lengths.tolist()):
                 stats.episode_steps.append(start_step + (t + 1) * num_envs)
                 stats.episode_returns.append(episode_return)
