@@ -19,6 +19,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from voidrl.algos import PPG, PPO, PPGConfig, PPOConfig
+from voidrl.cli import main
 from voidrl.distributed import collective
 from voidrl.intrinsic.apt import APTConfig, APTReward
 from voidrl.io.checkpoint import load_checkpoint
@@ -170,7 +171,7 @@ def rows(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
-def test_a_two_rank_run_writes_one_run_directory_stops_on_sigterm_and_resumes(tmp_path):
+def test_a_two_rank_run_writes_one_run_directory_stops_on_sigterm_and_resumes(tmp_path, capsys):
     run_dir = tmp_path / "run"
     process = torchrun("train", "ppo", *PPO_RUN, "--steps", "200000", "--run-dir", str(run_dir))
     deadline = time.monotonic() + 120
@@ -188,6 +189,9 @@ def test_a_two_rank_run_writes_one_run_directory_stops_on_sigterm_and_resumes(tm
     assert not torch.equal(rank1["rng"]["torch"], stopped["rng"]["torch"])  # each rank its own stream
     for key, value in stopped["algorithm"]["policy"].items():  # one model on both ranks
         assert torch.equal(value, rank1["algorithm"]["policy"][key]), key
+
+    assert main(["train", "ppo", *PPO_RUN, "--steps", "400000", "--run-dir", str(run_dir), "--resume"]) == 2
+    assert "was trained by 2 process(es); resume it with as many (torchrun --nproc-per-node 2), not 1" in capsys.readouterr().err
 
     resumed = torchrun("train", "ppo", *PPO_RUN, "--steps", str(stopped["step"] + 512), "--run-dir", str(run_dir), "--resume")
     output, _ = resumed.communicate(timeout=120)
