@@ -18,12 +18,12 @@ run:
   within the same pixel radius (negative: often-visited states earn less).
 
     python benchmarks/bench_parallel_envs.py --steps 100000 --run-dir /work/runs/dilemma --torch-threads 1
+    python benchmarks/bench_parallel_envs.py --report-only --run-dir benchmarks/results/pretrain-2026-11-25
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import subprocess
 import sys
@@ -32,6 +32,7 @@ from pathlib import Path
 import torch
 from scipy.stats import spearmanr
 
+from bench_thesis import run_csv_rows
 from representation_probe import collect_frames, near_duplicate_share, reward_against_visits
 from voidrl.intrinsic.apt import APTConfig, APTReward
 from voidrl.io.checkpoint import load_checkpoint
@@ -59,9 +60,7 @@ def train(args: argparse.Namespace, envs: int) -> Path:
 
 
 def final_metrics(run_dir: Path, last: int) -> dict[str, float]:
-    with open(run_dir / "metrics.csv", newline="") as handle:
-        rows = [row for row in csv.DictReader(handle) if row.get("apt/contrastive_accuracy")]
-    rows = rows[-last:]
+    rows = [row for row in run_csv_rows(run_dir, "metrics.csv") if row.get("apt/contrastive_accuracy")][-last:]
     return {name: sum(float(row[name]) for row in rows) / len(rows) for name in METRICS} | {"step": float(rows[-1]["step"])}
 
 
@@ -82,27 +81,31 @@ def main() -> None:
     parser.add_argument("--last", type=int, default=3, help="updates averaged for the final representation metrics")
     parser.add_argument("--torch-threads", type=int, default=1)
     parser.add_argument("--run-dir", required=True, help="the runs go to RUN_DIR/envsN (finished runs are reused)")
+    parser.add_argument("--report-only", action="store_true",
+                        help="train nothing; the buffer and reward columns need the runs' checkpoints (not committed: the "
+                             "gzipped logs under benchmarks/results/pretrain-2026-11-25 rebuild the other columns)")
     args = parser.parse_args()
     for envs in args.envs:
         if args.rollout_states % envs:
             sys.exit(f"--envs {envs} does not divide --rollout-states {args.rollout_states}")
     torch.set_num_threads(max(1, args.torch_threads))
-    run_dirs = {envs: train(args, envs) for envs in args.envs}
-    frames = collect_frames("ALE/MsPacman-v5", 4096, 16, 1, None, seed=0).flatten(0, 1)[:4096]
-    chance = None
+    run_dirs = {envs: run_dir_of(Path(args.run_dir), envs) if args.report_only else train(args, envs) for envs in args.envs}
+    with_checkpoints = all((run_dir / "checkpoint.pt").exists() for run_dir in run_dirs.values())
+    frames = collect_frames("ALE/MsPacman-v5", 4096, 16, 1, None, seed=0).flatten(0, 1)[:4096] if with_checkpoints else None
+    chance = torch.tensor(512.0).log().item()
     lines = ["| envs x steps per rollout | step | loss (chance) | top-1 | eff. rank (of 15) | dead | near-duplicates in a buffer batch "
              "| rho(reward, visits) on random-policy states |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for envs, run_dir in run_dirs.items():
         metrics = final_metrics(run_dir, args.last)
-        plugin = final_plugin(run_dir)
-        chance = torch.tensor(float(plugin.config.contrastive_batch_size)).log().item()
-        duplicates = near_duplicate_share(plugin.buffer.sample(plugin.config.contrastive_batch_size,
-                                                               torch.Generator().manual_seed(0)), 5.0)
-        rewards, visits = reward_against_visits(plugin, frames, 5.0)
-        rho = float(spearmanr(rewards, visits).statistic)
+        duplicates = rho = "-"
+        if with_checkpoints:
+            plugin = final_plugin(run_dir)
+            batch = plugin.buffer.sample(plugin.config.contrastive_batch_size, torch.Generator().manual_seed(0))
+            duplicates = f"{near_duplicate_share(batch, 5.0):.2f}"
+            rho = f"{spearmanr(*reward_against_visits(plugin, frames, 5.0)).statistic:.2f}"
         lines.append(f"| {envs} x {args.rollout_states // envs} | {int(metrics['step']):,} | {metrics['apt/contrastive_loss']:.3f} "
                      f"({chance:.3f}) | {metrics['apt/contrastive_accuracy']:.3f} | {metrics['apt/latent_effective_rank']:.2f} | "
-                     f"{metrics['apt/dead_units']:.2f} | {duplicates:.2f} | {rho:.2f} |")
+                     f"{metrics['apt/dead_units']:.2f} | {duplicates} | {rho} |")
     print(f"Reward-free APT + PPG on Ms. Pac-Man, {args.steps:,} steps per run, one contrastive update per "
           f"{args.env_steps_per_update} environment steps, final metrics averaged over the last {args.last} updates\n")
     print("\n".join(lines))

@@ -23,12 +23,12 @@ Run it alone on the machine::
 
     python benchmarks/bench_pretrain.py --base 4bf82e3
     python benchmarks/bench_pretrain.py --parts health --health-steps 100000
+    python benchmarks/bench_pretrain.py --report-only --run-dir benchmarks/results/pretrain-2026-11-25
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import subprocess
 import sys
@@ -36,7 +36,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_thesis import report
+from bench_thesis import report, run_csv_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 PREVIOUS_SCHEDULE = ["--contrastive-updates-per-step", "1", "--contrastive-chunk-size", "64"]
@@ -59,8 +59,7 @@ def voidrl(args: list[str], tree: Path = ROOT, threads: int = 2, processes: int 
 
 
 def metric_rows(run_dir: Path) -> list[dict[str, str]]:
-    with open(run_dir / "metrics.csv", newline="") as handle:
-        return list(csv.DictReader(handle))
+    return run_csv_rows(run_dir, "metrics.csv")
 
 
 def steady_steps_per_second(run_dir: Path) -> float:
@@ -77,15 +76,18 @@ def speed(args: argparse.Namespace, scratch: Path) -> list[str]:
     variants = {"pretrain preset (today)": (ROOT, []), "previous contrastive schedule, today's code": (ROOT, PREVIOUS_SCHEDULE)}
     lines = [f"## Pre-training speed: `voidrl {' '.join(command)}`, 2 torch threads", ""]
     worktree = None
-    if args.base:
+    if args.report_only:
+        variants.update({f"pretrain preset at {directory.name.removeprefix('speed-pretrain-preset-at-')}": (None, [])
+                         for directory in sorted(scratch.glob("speed-pretrain-preset-at-*"))})
+    elif args.base:
         worktree = scratch / "base"
         subprocess.run(["git", "worktree", "add", "--detach", str(worktree), args.base], cwd=ROOT, check=True, capture_output=True)
         variants[f"pretrain preset at {args.base}"] = (worktree, [])
     try:
         speeds = {}
         for name, (tree, extra) in variants.items():
-            run_dir = scratch / name.replace(" ", "-").replace(",", "").replace("'", "")
-            wall = voidrl(command + extra + ["--run-dir", str(run_dir)], tree)
+            run_dir = scratch / ("speed-" + name.replace(" ", "-").translate(str.maketrans("", "", ",'()")))
+            wall = float("nan") if args.report_only else voidrl(command + extra + ["--run-dir", str(run_dir)], tree)
             block = report("pretrain", run_dir, wall, float("nan"), float("nan"))
             speeds[name] = float(block[2].split("**")[1])
             lines += [f"### {name}{' (' + ' '.join(extra) + ')' if extra else ''}", ""] + block[2:4] + block[5:]
@@ -99,8 +101,8 @@ def speed(args: argparse.Namespace, scratch: Path) -> list[str]:
 
 
 def health(args: argparse.Namespace, scratch: Path) -> list[str]:
-    run_dir = Path(args.health_run) if args.health_run else scratch / "health"
-    if not args.health_run:
+    run_dir = Path(args.health_run) if args.health_run else scratch / "envs16"
+    if not (args.health_run or args.report_only):
         voidrl(["pretrain", "ppg", "--env", "ALE/MsPacman-v5", "--steps", str(args.health_steps), "--run-dir", str(run_dir)])
     rows = [row for row in metric_rows(run_dir) if row.get("apt/contrastive_accuracy")]
     lines = [f"## The representation during pre-training ({run_dir})", "",
@@ -131,8 +133,9 @@ def scaling(args: argparse.Namespace, scratch: Path) -> list[str]:
     for algo, command in SCALING.items():
         measured = []
         for processes, threads in ((1, 2), (1, 1), (2, 1)):
-            run_dir = scratch / f"{algo}-{processes}x{threads}"
-            voidrl(command + ["--steps", str(args.scaling_steps), "--run-dir", str(run_dir)], threads=threads, processes=processes)
+            run_dir = scratch / f"scaling-{algo}-{processes}x{threads}"
+            if not args.report_only:
+                voidrl(command + ["--steps", str(args.scaling_steps), "--run-dir", str(run_dir)], threads=threads, processes=processes)
             measured.append(steady_steps_per_second(run_dir))
         lines.append(f"| {algo} | {measured[0]:,.0f} | {measured[1]:,.0f} | {measured[2]:,.0f} | {measured[2] / (2 * measured[1]):.0%} |")
     return lines + [""]
@@ -147,7 +150,12 @@ def main() -> None:
     parser.add_argument("--health-run", default=None, metavar="DIR", help="read this finished pre-training run instead")
     parser.add_argument("--scaling-steps", type=int, default=24_576)
     parser.add_argument("--run-dir", default=None, help="where the runs go (default: a temporary directory)")
+    parser.add_argument("--report-only", action="store_true",
+                        help="train nothing: rebuild the tables from the runs in --run-dir (e.g. the gzipped logs committed "
+                             "under benchmarks/results/pretrain-2026-11-25)")
     args = parser.parse_args()
+    if args.report_only and not args.run_dir:
+        parser.error("--report-only needs --run-dir")
     scratch = Path(args.run_dir or tempfile.mkdtemp(prefix="bench_pretrain_"))
     parts = {"speed": speed, "health": health, "scaling": scaling}
     for name in args.parts:

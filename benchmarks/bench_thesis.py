@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import gzip
 import os
 import subprocess
 import sys
@@ -61,10 +62,16 @@ def run_cli(args: list[str]) -> tuple[float, float, float]:
     return wall, usage.ru_maxrss / 2**20, load.cores
 
 
+def run_csv_rows(run_dir: Path, name: str) -> list[dict[str, str]]:
+    """The rows of ``run_dir/name``, or of its gzipped copy ``name.gz`` (as committed under benchmarks/results/)."""
+    path = run_dir / name
+    with (open(path, newline="") if path.exists() else gzip.open(f"{path}.gz", "rt", newline="")) as handle:
+        return list(csv.DictReader(handle))
+
+
 def time_split(run_dir: Path) -> tuple[int, dict[str, float]]:
     """(steps, seconds per part of SPLIT summed over the run's updates) from its metrics.csv."""
-    with open(run_dir / "metrics.csv", newline="") as handle:
-        rows = list(csv.DictReader(handle))
+    rows = run_csv_rows(run_dir, "metrics.csv")
 
     def total(column: str) -> float:
         return sum(float(row[column]) for row in rows if row.get(column) not in (None, ""))
