@@ -198,7 +198,7 @@ def test_a_two_rank_run_writes_one_run_directory_stops_on_sigterm_and_resumes(tm
     assert resumed.returncode == 0, output
     final = load_checkpoint(run_dir / "checkpoint.pt")
     assert final["step"] == stopped["step"] + 512
-    assert sorted(path.name for path in run_dir.iterdir()) == ["checkpoint.pt", "config.json", "episodes.csv", "metrics.csv",
+    assert sorted(path.name for path in run_dir.iterdir()) == [".lock", "checkpoint.pt", "config.json", "episodes.csv", "metrics.csv",
                                                               "tensorboard"]
     steps = [int(row["step"]) for row in rows(run_dir / "metrics.csv")]
     assert steps == list(range(256, final["step"] + 1, 256))  # one row per update, none twice

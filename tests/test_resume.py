@@ -104,3 +104,53 @@ def test_the_collapse_guard_restores_the_same_state_as_a_resume(tmp_path):
     assert torch.equal(trainer.action_noise.uniforms, healthy_noise)
     assert all(torch.equal(v, healthy_policy[k]) for k, v in trainer.algo.policy.state_dict().items())
     trainer.close()
+
+
+def test_a_run_killed_mid_line_before_its_first_checkpoint_resumes_with_its_logs_repaired(in_tmp, capsys):
+    # the state of a run killed within its first update: config.json, a header cut short, a metrics row cut short
+    run_dir = in_tmp / "run"
+    assert main([*ORIGINAL, "--steps", "512"]) == 0
+    (run_dir / "checkpoint.pt").unlink()
+    (run_dir / "episodes.csv").write_text("step,ret")
+    (run_dir / "metrics.csv").write_text((run_dir / "metrics.csv").read_text().splitlines()[0] + "\n512,0.1")
+    capsys.readouterr()
+    assert main(["train", "ppo", "--resume", "--run-dir", "run", "--no-progress"]) == 0
+    captured = capsys.readouterr()
+    assert "starting the run over" in captured.err and "episodes.csv: dropped 1 damaged line(s)" in captured.err
+    assert "metrics.csv: dropped 1 damaged line(s)" in captured.err
+    assert "final score: mean return" in captured.out  # reading episodes.csv at the end works (a KeyError before)
+    assert read_rows(run_dir / "episodes.csv")[0].keys() == {"step", "return", "length"}
+    assert metric_steps(run_dir) == [512]
+
+
+def test_temporary_files_a_killed_writer_left_are_removed_when_the_run_resumes(in_tmp, capsys):
+    run_dir = in_tmp / "run"
+    assert main([*ORIGINAL, "--steps", "512"]) == 0
+    leftovers = [run_dir / ".checkpoint.pt.k2j4x9.tmp", run_dir / ".best.pt.a1b2c3.tmp", run_dir / "metrics.tmp"]
+    for path in leftovers:
+        path.write_bytes(b"half a file")
+    capsys.readouterr()
+    assert main([*ORIGINAL, "--steps", "1024", "--resume"]) == 0
+    assert "removed .best.pt.a1b2c3.tmp, .checkpoint.pt.k2j4x9.tmp, metrics.tmp" in capsys.readouterr().err
+    assert not any(path.exists() for path in leftovers)
+    assert metric_steps(run_dir) == [512, 1024]
+
+
+def test_a_second_process_is_refused_the_run_directory_its_owner_trains_in(in_tmp, capsys):
+    owner = subprocess.Popen([*VOIDRL, *ORIGINAL, "--steps", "100000000", "--torch-threads", "1"], cwd=in_tmp,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (in_tmp / "run" / "metrics.csv").exists():
+            time.sleep(0.2)
+        rows_before = len(read_rows(in_tmp / "run" / "metrics.csv"))
+        assert main([*ORIGINAL, "--steps", "100000000", "--resume"]) == 2
+        (line,) = capsys.readouterr().err.strip().splitlines()
+        assert f"is in use by process {owner.pid}, which is training in it" in line
+        assert owner.poll() is None and len(read_rows(in_tmp / "run" / "metrics.csv")) >= rows_before  # untouched
+    finally:
+        owner.send_signal(signal.SIGTERM)
+        owner.wait(timeout=60)
+    # the owner is gone (its lock with it): the directory can be resumed, whatever PID its lock file still names
+    assert (in_tmp / "run" / ".lock").read_text().strip() == str(owner.pid)
+    assert main([*ORIGINAL, "--steps", str(load_checkpoint(in_tmp / "run" / "checkpoint.pt")["step"] + 512), "--resume"]) == 0

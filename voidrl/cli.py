@@ -224,7 +224,8 @@ def command_train(args: argparse.Namespace) -> int:
     from voidrl.io.checkpoint import load_checkpoint
     from voidrl.train.agent import summarize
     from voidrl.train.allocator import pin_allocator_thresholds
-    from voidrl.train.loop import make_trainer
+    from voidrl.io.run_dir import RunDirInUse
+    from voidrl.train.loop import RunDirError, make_trainer
 
     pin_allocator_thresholds()  # this process is ours: the library itself leaves the allocator alone
     if collective.launched_by_torchrun():
@@ -254,7 +255,8 @@ def command_train(args: argparse.Namespace) -> int:
             trainer = make_trainer(config, resume=resume, init_checkpoint=None if resume else source)
     if args.command == "compare":
         return run_comparison(*plan)
-    agent = trainer.train()
+    with usage_errors(RunDirInUse, RunDirError):  # another process took the directory since it was checked
+        agent = trainer.train()
     if not collective.is_main_process():
         return 0
     run_dir = config.run_dir
@@ -408,11 +410,12 @@ def command_envs(_: argparse.Namespace) -> int:
 
 
 @contextlib.contextmanager
-def usage_errors():
-    """Turn the ``ValueError`` of input checks (bad option, env id, run dir, checkpoint) into a ``CliError``."""
+def usage_errors(*kinds: type[Exception]):
+    """Turn the ``ValueError`` of input checks (bad option, env id, run dir, checkpoint), or only the ``kinds`` given,
+    into a ``CliError``."""
     try:
         yield
-    except ValueError as error:
+    except kinds or ValueError as error:
         raise CliError(f"voidrl: error: {error}") from None
 
 

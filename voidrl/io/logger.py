@@ -9,25 +9,52 @@ from __future__ import annotations
 
 import csv
 import math
+import sys
 from pathlib import Path
 from typing import Any
 
 EPISODE_COLUMNS = ["step", "return", "length"]
 
 
-def truncate_csv(path: Path, max_step: int) -> None:
-    """Keep the header and the rows whose ``step`` is at most ``max_step``."""
+def truncate_csv(path: Path, max_step: int, columns: list[str] | None = None) -> int:
+    """Keep the header and the rows whose ``step`` is at most ``max_step``; drop damaged rows (a line a killed run left
+    half-written: the wrong number of fields, or a step that is not a number) and return how many there were.
+
+    The header must start with ``step`` and, with ``columns``, be exactly those; a damaged header is rewritten from
+    ``columns``, or, without them, the file is dropped whole (its rows cannot be read without their names).
+    """
     if not path.exists():
-        return
+        return 0
     with path.open(newline="") as handle:
         rows = list(csv.reader(handle))
     if not rows:
-        return
-    kept = [rows[0]] + [row for row in rows[1:] if row and int(float(row[0])) <= max_step]
+        path.unlink()
+        return 0
+    header, body = rows[0], [row for row in rows[1:] if row]
+    if header[:1] != ["step"] or (columns is not None and header != columns):
+        if columns is None:
+            path.unlink()
+            return len(body) + 1
+        header = columns
+    kept, damaged = [header], 0
+    for row in body:
+        step = _parse_step(row[0]) if len(row) == len(header) else None
+        if step is None:
+            damaged += 1
+        elif step <= max_step:
+            kept.append(row)
     tmp = path.with_suffix(".tmp")
     with tmp.open("w", newline="") as handle:
         csv.writer(handle).writerows(kept)
     tmp.replace(path)
+    return damaged + (header is not rows[0])
+
+
+def _parse_step(text: str) -> int | None:
+    try:
+        return int(float(text))
+    except ValueError:
+        return None
 
 
 class RunLogger:
@@ -37,8 +64,11 @@ class RunLogger:
         self.episodes_path = self.run_dir / "episodes.csv"
         self.metrics_path = self.run_dir / "metrics.csv"
         if resume_step is not None:
-            truncate_csv(self.episodes_path, resume_step)
-            truncate_csv(self.metrics_path, resume_step)
+            for path, columns in ((self.episodes_path, EPISODE_COLUMNS), (self.metrics_path, None)):
+                damaged = truncate_csv(path, resume_step, columns)
+                if damaged:
+                    print(f"voidrl: {path}: dropped {damaged} damaged line(s) (written by a run stopped mid-line)"
+                          + ("" if path.exists() else "; the file starts over"), file=sys.stderr)
         self.metric_columns: list[str] | None = None
         if self.metrics_path.exists() and self.metrics_path.stat().st_size:
             with self.metrics_path.open(newline="") as handle:

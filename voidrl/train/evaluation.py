@@ -53,7 +53,7 @@ class PeriodicEvaluator:
         """Continue a run from a checkpoint at ``step`` (0: start a killed run over): drop the rows after it and
         make ``best.pt`` the best agent of the state loaded (after a kill it may hold a later evaluation's)."""
         self.last_step = step
-        truncate_csv(self.path, step)
+        truncate_csv(self.path, step, EVALUATION_COLUMNS)
         if self.best is None:
             self.best_path.unlink(missing_ok=True)
             return

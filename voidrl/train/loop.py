@@ -28,6 +28,7 @@ from voidrl.envs import make_env
 from voidrl.intrinsic import REWARD_SOURCES
 from voidrl.io.checkpoint import load_checkpoint, save_checkpoint
 from voidrl.io.logger import RunLogger
+from voidrl.io.run_dir import RunDirLock, remove_stale_temporaries
 from voidrl.nets.parts import load_parts
 from voidrl.nets.persistence import PersistentUniforms
 from voidrl.rollout import Collector, RolloutStorage
@@ -226,13 +227,36 @@ class Trainer:
         """Run until ``config.run.steps``; on SIGINT/SIGTERM write a checkpoint and raise ``RunStopped``."""
         config, env, run_dir = self.config, self.env, self.run_dir
         writes = self.rank == 0  # in a data-parallel run, rank 0 alone writes the run directory
+        lock = RunDirLock(run_dir) if writes else None
+        try:
+            if lock is not None:
+                self.claim(lock)
+            return self._train(writes)
+        finally:
+            if lock is not None:
+                lock.release()
+            env.close()
+
+    def claim(self, lock: RunDirLock) -> None:
+        """Own the run directory for the run's life; refuse it when another live process trains there, or when another
+        run wrote it since this one was checked; remove the temporary files a killed run left."""
+        lock.acquire()
+        if not self.resume and ((self.run_dir / CHECKPOINT_NAME).exists() or has_run_files(self.run_dir)):
+            lock.release()
+            raise RunDirError(f"run directory {str(self.run_dir)!r} already holds a run (written since this one was checked); "
+                              "pass --resume to continue it or choose another --run-dir")
+        removed = remove_stale_temporaries(self.run_dir)
+        if removed:
+            print(f"voidrl: removed {', '.join(removed)} from {self.run_dir} (left by a run stopped while writing)", file=sys.stderr)
+
+    def _train(self, writes: bool) -> Agent:
+        config, env, run_dir = self.config, self.env, self.run_dir
         if self.resume and self.step == 0 and writes:
             print(f"voidrl: {run_dir} has no checkpoint"
                   + (" (its run stopped before the first one); starting the run over" if self.starts_over else " yet; starting the run"),
                   file=sys.stderr)
         logger = None
         if writes:
-            run_dir.mkdir(parents=True, exist_ok=True)
             (run_dir / "config.json").write_text(config.to_json() + "\n")
             logger = RunLogger(run_dir, config.to_dict(), resume_step=self.step if self.resume else None, wandb=config.run.wandb)
         if self.evaluator is not None and self.resume:
@@ -255,7 +279,6 @@ class Trainer:
             bar.close()
             if logger is not None:
                 logger.close()
-            env.close()
         return Agent(config, self.algo.policy, env.state_dict(), self.step)
 
     def _loop(self, logger: RunLogger | None, bar: tqdm, stop: GracefulStop, governor: ThreadGovernor) -> None:
