@@ -79,7 +79,7 @@ def n_step_targets(
         reward, value, end = (x[k:] for x in (rewards, bootstrap, ends))
         now_open = open_[: steps - k]
         stops = now_open & (end | (k == n - 1))
-        targets[: steps - k] += gamma**k * (now_open * reward + gamma * stops * value)
+        targets[: steps - k] += gamma**k * (now_open * reward + gamma * stops.to(value.dtype) * value)
         open_[: steps - k] = now_open & ~stops
     return targets if rescale_eps is None else value_rescale(targets, rescale_eps)
 
