@@ -59,6 +59,33 @@ def test_a_killed_actor_is_replaced_the_run_finishes_and_resumes(tmp_path):
     assert resumed["step"] >= 3400 and len(resumed["algorithm"]["replay"]["items"]) > stored
 
 
+def ray_pids():
+    found = subprocess.run(["pgrep", "-f", "ray::"], capture_output=True, text=True).stdout.split()
+    return {int(pid) for pid in found}
+
+
+@pytest.mark.parametrize("algo", ["r2d2"])  # a3c runs the same engine loop
+def test_sigterm_stops_a_ray_run_with_a_checkpoint_and_no_ray_process_left(tmp_path, algo):
+    run_dir = tmp_path / "run"
+    options = SMALL if algo == "r2d2" else ["--env", "CartPole-v1", "--preset", "cartpole", "--torch-threads", "1", "--no-progress"]
+    command = [sys.executable, "-m", "voidrl", "train", algo, *options, "--actors", "2", "--steps", "100000000",
+               "--run-dir", str(run_dir)]
+    before = ray_pids()
+    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 240
+    while len(metric_rows(run_dir)) < 3 and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert run.poll() is None, "the run ended before the signal"
+    run.send_signal(signal.SIGTERM)
+    _, stderr = run.communicate(timeout=120)
+    assert run.returncode == 128 + signal.SIGTERM, stderr  # before: 15, Ray's handler, and no checkpoint
+    assert "stopped by SIGTERM" in stderr and "checkpoint written" in stderr
+    assert load_checkpoint(run_dir / "checkpoint.pt")["step"] >= int(metric_rows(run_dir)[-1]["step"])
+    while ray_pids() - before and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not ray_pids() - before, "Ray processes outlived the run"
+
+
 @pytest.mark.parametrize("extra,message", [
     (["--actors", "1", "--ray-address", "127.0.0.1:1"], "ray_address '127.0.0.1:1': no Ray head answers there"),
     (["--actors", "1", "--ray-address", "nowhere"], "ray_address must be host:port, ray://host:port or auto"),

@@ -241,6 +241,7 @@ class DistributedTrainer(Trainer):
         if started_ray:
             ray.init(address=config.run.ray_address, include_dashboard=False, log_to_driver=False,
                      logging_level="ERROR", configure_logging=False)
+            stop.install()  # Ray's SIGTERM handler would end the run without a checkpoint
         feed = None
         workers: list[Any] = []
         self.pending: dict[Any, Any] = {}

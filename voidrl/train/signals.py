@@ -54,9 +54,15 @@ class GracefulStop:
             raise RunStopped(self.signum)
 
     def __enter__(self) -> GracefulStop:
-        if threading.current_thread() is threading.main_thread():
-            self.previous = {signum: signal.signal(signum, self._handle) for signum in STOP_SIGNALS}
+        self.install()
         return self
+
+    def install(self) -> None:
+        """Install the handlers; again after a library replaced them with its own (``ray.init`` installs a SIGTERM
+        handler that exits at once). ``__exit__`` restores the handlers found by the first call."""
+        if threading.current_thread() is threading.main_thread():
+            for signum in STOP_SIGNALS:
+                self.previous.setdefault(signum, signal.signal(signum, self._handle))
 
     def __exit__(self, *exc_info) -> None:
         for signum, handler in self.previous.items():
