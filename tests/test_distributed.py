@@ -89,6 +89,7 @@ def test_sigterm_stops_a_ray_run_with_a_checkpoint_and_no_ray_process_left(tmp_p
 @pytest.mark.parametrize("extra,message", [
     (["--actors", "1", "--ray-address", "127.0.0.1:1"], "ray_address '127.0.0.1:1': no Ray head answers there"),
     (["--actors", "1", "--ray-address", "nowhere"], "ray_address must be host:port, ray://host:port or auto"),
+    (["--actors", "2", "--ray-address", "auto"], "ray_address auto: no Ray cluster runs on this machine"),
     (["--ray-address", "127.0.0.1:6379"], "ray_address needs actors > 0"),
     (["--actors", "-1"], "actors must be >= 0"),
 ])

@@ -5,6 +5,7 @@ work, and nothing is written."""
 import dataclasses
 import math
 import typing
+from pathlib import Path
 
 import pytest
 import torch
@@ -175,6 +176,12 @@ COMBINATIONS = [
     (["eval", "--checkpoint", "{pre}", "--episodes", "0"], "--episodes must be a positive integer"),
     (["eval", "--checkpoint", "{pre}", "--device", "cuda:7"], "device 'cuda:7' is not available"),
     (["eval", "--checkpoint", "{pre}", "--member", "1"], "--member applies to ngu and agent57, not to ppo"),
+    (["train", "ngu", "--intrinsic", "rnd"], "ngu computes its own novelty reward; a reward plug-in (rnd) would add a second"),
+    (["train", "agent57", "--intrinsic", "apt", "--env", "MinAtar/Breakout-v1"], "agent57 computes its own novelty reward"),
+    (["vae", "train", "--run-dir", "/proc/x"], "run_dir '/proc/x' cannot be written"),
+    (["vae", "train", "--run-dir", "a_file/sub"], "run_dir 'a_file/sub' cannot be created: 'a_file' is a file"),
+    (["vae", "train", "--run-dir", "/dev/full"], "run_dir '/dev/full' cannot be created: '/dev/full' is a file"),
+    (["vae", "train", "--frames", "1", "--epochs", "1", "--pixels", "32", "--run-dir", "v"], "frames must leave at least one training frame"),
 ]
 
 
@@ -198,3 +205,24 @@ def test_finetuning_ppo_with_the_default_parts_loads_every_part_it_has(tmp_path,
     monkeypatch.chdir(tmp_path)
     assert main(["finetune", "ppo", "--from", pretrained, "--steps", "256", "--num-envs", "2", "--num-steps", "128",
                  "--run-dir", "fine", "--no-progress"]) == 0
+
+
+def test_a_file_that_is_not_a_runs_checkpoint_is_refused_where_a_run_is_expected(tmp_path, monkeypatch, capsys):
+    from voidrl.nets.vae import VAE, VAEShape, save_vae
+
+    save_vae(tmp_path / "vae.pt", VAE(VAEShape(image_size=32)), "HalfCheetah-v5")
+    monkeypatch.chdir(tmp_path)
+    for args in (["finetune", "r2d2", "--from", "vae.pt"], ["finetune", "ppo", "--env", "CartPole-v1", "--from", "vae.pt"],
+                 ["eval", "--checkpoint", "vae.pt"]):
+        assert main(args) == 2
+        (line,) = capsys.readouterr().err.strip().splitlines()
+        assert "'vae.pt' holds no training run (a voidrl file of kind 'voidrl-vae'" in line
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["vae.pt"]
+
+
+def test_plot_refuses_an_out_it_cannot_write_before_plotting(tmp_path, monkeypatch, capsys, pretrained):
+    monkeypatch.chdir(tmp_path)
+    assert main(["plot", str(Path(pretrained).parent), "--out", "/proc/x/p"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "--out's folder '/proc/x' cannot be written" in line
+    assert list(tmp_path.iterdir()) == []

@@ -221,11 +221,11 @@ def resume_config(algo: str, options: dict[str, Any]) -> TrainConfig | None:
 
 
 def command_train(args: argparse.Namespace) -> int:
-    from voidrl.io.checkpoint import load_checkpoint
+    from voidrl.io.checkpoint import load_run_checkpoint
     from voidrl.train.agent import summarize
     from voidrl.train.allocator import pin_allocator_thresholds
-    from voidrl.io.run_dir import RunDirInUse
-    from voidrl.train.loop import RunDirError, make_trainer
+    from voidrl.io.run_dir import RunDirError
+    from voidrl.train.loop import make_trainer
 
     pin_allocator_thresholds()  # this process is ours: the library itself leaves the allocator alone
     if collective.launched_by_torchrun():
@@ -244,7 +244,7 @@ def command_train(args: argparse.Namespace) -> int:
             preset = options.pop("preset", None)
             if args.command == "pretrain":
                 preset, options = pretrain_defaults(args.algo, preset, options)
-            source = load_checkpoint(options["init_from"]) if "init_from" in options else None  # loaded once, here
+            source = load_run_checkpoint(options["init_from"]) if "init_from" in options else None  # loaded once, here
             if source is not None and "env" not in options:
                 options["env"] = source["config"]["run"]["env"]  # the pre-trained run's
             if args.command == "compare":
@@ -255,7 +255,7 @@ def command_train(args: argparse.Namespace) -> int:
             trainer = make_trainer(config, resume=resume, init_checkpoint=None if resume else source)
     if args.command == "compare":
         return run_comparison(*plan)
-    with usage_errors(RunDirInUse, RunDirError):  # another process took the directory since it was checked
+    with usage_errors(RunDirError):  # another process took the directory since it was checked
         agent = trainer.train()
     if not collective.is_main_process():
         return 0
@@ -359,9 +359,8 @@ def command_eval(args: argparse.Namespace) -> int:
 
 
 def command_plot(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from voidrl.io.report import compare_runs, group_runs, plot_runs
+    from voidrl.io.run_dir import check_writable_dir
 
     labels = []
     for label in args.label:
@@ -378,6 +377,7 @@ def command_plot(args: argparse.Namespace) -> int:
     if args.table is not None and args.table < 1:
         raise CliError(f"voidrl plot: --table must be a positive number of steps, got {args.table}")
     with usage_errors():
+        check_writable_dir(Path(args.out).parent, "--out's folder")
         groups = group_runs(run_dirs, labels)
         paths = plot_runs(groups, Path(args.out))
         if args.table is not None:

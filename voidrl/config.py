@@ -122,6 +122,9 @@ class TrainConfig:
         self.algo_config.validate()
         if self.intrinsic_config is not None:
             self.intrinsic_config.validate()
+        if self.run.intrinsic is not None and getattr(ALGORITHMS[self.algo], "own_intrinsic_reward", False):
+            raise ValueError(f"intrinsic: {self.algo} computes its own novelty reward; a reward plug-in ({self.run.intrinsic}) "
+                             "would add a second one on top of it; leave --intrinsic out")
         if self.run.collapse_restore and self.run.collapse_entropy is None:
             raise ValueError("collapse_restore needs collapse_entropy (the entropy below which the guard acts)")
         if self.run.ray_address is not None and not self.run.actors:

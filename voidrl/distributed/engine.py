@@ -47,9 +47,18 @@ def import_ray() -> Any:
 
 def check_ray_address(address: str, timeout: float = 3.0) -> None:
     """Refuse at once an address where no Ray head listens (``ray.init`` would wait minutes). Takes
-    ``host:port`` or ``ray://host:port``; ``auto`` (the cluster this machine belongs to) is Ray's to find."""
+    ``host:port``, ``ray://host:port`` or ``auto`` (the cluster this machine belongs to, found as Ray finds it)."""
     if address == "auto":
-        return
+        from ray._private.services import canonicalize_bootstrap_address  # Ray's own lookup (ray is pinned)
+
+        try:
+            found = canonicalize_bootstrap_address("auto")
+        except ConnectionError:
+            found = None
+        if found is None:
+            raise ValueError("ray_address auto: no Ray cluster runs on this machine; start one with `ray start --head`, "
+                             "or leave --ray-address out and this run starts its own")
+        address = found
     host, _, port = address.removeprefix("ray://").rpartition(":")
     if not host or not port.isdigit():
         raise ValueError(f"ray_address must be host:port, ray://host:port or auto, got {address!r}")

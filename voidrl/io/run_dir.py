@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import tempfile
 from pathlib import Path
 from typing import IO
 
@@ -20,8 +21,29 @@ TEMPORARY_PATTERNS = (".*.pt.*.tmp", "episodes.tmp", "metrics.tmp")
 (``truncate_csv``, a widened metrics.csv)."""
 
 
-class RunDirInUse(ValueError):
+class RunDirError(ValueError):
     pass
+
+
+class RunDirInUse(RunDirError):
+    pass
+
+
+def check_writable_dir(directory: str | Path, option: str) -> Path:
+    """``directory`` as a Path, if it exists as a writable directory or can be created; else ``RunDirError`` naming
+    ``option``. Writes nothing that stays."""
+    run_dir = Path(directory)
+    existing = run_dir
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise RunDirError(f"{option} {str(run_dir)!r} cannot be created: {str(existing)!r} is a file")
+    try:
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as error:
+        raise RunDirError(f"{option} {str(run_dir)!r} cannot be written ({error.strerror} in {str(existing)!r})") from None
+    return run_dir
 
 
 class RunDirLock:

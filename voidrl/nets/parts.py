@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from voidrl.io.checkpoint import CheckpointError, load_checkpoint
+from voidrl.io.checkpoint import CheckpointError, load_run_checkpoint
 from voidrl.nets.actor_critic import ActorCritic
 from voidrl.nets.encoders import APTEncoder, plain_encoder_state
 
@@ -55,7 +55,7 @@ def load_parts(policy: torch.nn.Module, path: str, parts: tuple[str, ...] | None
 
     Everything else keeps its fresh initialisation (e.g. leave out the heads to re-initialise them).
     """
-    checkpoint = load_checkpoint(path) if checkpoint is None else checkpoint
+    checkpoint = load_run_checkpoint(path) if checkpoint is None else checkpoint
     saved = dict(checkpoint["algorithm"]["policy"])
     own = policy.state_dict()
     if not isinstance(policy, ActorCritic):

@@ -15,7 +15,7 @@ from voidrl.algos.learner import Memory
 from voidrl.algos.meta_controller import best_arm
 from voidrl.config import TrainConfig
 from voidrl.envs import VecEnv, make_env, set_training
-from voidrl.io.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from voidrl.io.checkpoint import CheckpointError, load_run_checkpoint, save_checkpoint
 from voidrl.nets.actor_critic import ActorCritic
 
 
@@ -50,7 +50,7 @@ class Agent:
     @classmethod
     def load(cls, path: str | os.PathLike, device: str = "cpu") -> Agent:
         """From a training checkpoint or a file written by ``save``."""
-        payload = load_checkpoint(path)
+        payload = load_run_checkpoint(path)
         try:
             config = TrainConfig.from_dict(payload["config"])
             policy = build_policy_for(config, resolve_device(device))

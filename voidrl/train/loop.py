@@ -12,7 +12,6 @@ import dataclasses
 import resource
 import signal
 import sys
-import tempfile
 import time
 from collections import deque
 from pathlib import Path
@@ -28,7 +27,7 @@ from voidrl.envs import make_env
 from voidrl.intrinsic import REWARD_SOURCES
 from voidrl.io.checkpoint import load_checkpoint, save_checkpoint
 from voidrl.io.logger import RunLogger
-from voidrl.io.run_dir import RunDirLock, remove_stale_temporaries
+from voidrl.io.run_dir import RunDirError, RunDirLock, check_writable_dir, remove_stale_temporaries
 from voidrl.nets.parts import load_parts
 from voidrl.nets.persistence import PersistentUniforms
 from voidrl.rollout import Collector, RolloutStorage
@@ -54,10 +53,6 @@ guard restores these; a resume restores them and also the counters, RNGs and eva
 DATA_PARALLEL_ALGORITHMS = ("ppo", "ppg", "a2c")
 """Algorithms ``torchrun`` can train data-parallel: fixed-length rollouts and every gradient step through
 ``TrainedParameters`` (whose all-reduce averages it)."""
-
-
-class RunDirError(ValueError):
-    pass
 
 
 def check_data_parallel(config: TrainConfig) -> None:
@@ -101,17 +96,7 @@ def has_run_files(run_dir: Path) -> bool:
 
 def check_run_dir(config: TrainConfig, resume: bool) -> Path:
     """Refuse a directory that cannot be written, or one that holds a run unless resuming it."""
-    run_dir = Path(config.run_dir)
-    existing = run_dir
-    while not existing.exists():
-        existing = existing.parent
-    if not existing.is_dir():
-        raise RunDirError(f"run_dir {str(run_dir)!r} cannot be created: {str(existing)!r} is a file")
-    try:
-        with tempfile.TemporaryFile(dir=existing):
-            pass
-    except OSError as error:
-        raise RunDirError(f"run_dir {str(run_dir)!r} cannot be written ({error.strerror} in {str(existing)!r})") from None
+    run_dir = check_writable_dir(config.run_dir, "run_dir")
     if not resume and ((run_dir / CHECKPOINT_NAME).exists() or has_run_files(run_dir)):
         raise RunDirError(f"run directory {str(run_dir)!r} already holds a run; pass --resume to continue it or choose another --run-dir")
     return run_dir

@@ -15,6 +15,7 @@ from tqdm import tqdm
 from voidrl.envs.factory import route_mujoco_warnings, suite_of
 from voidrl.envs.gym_backend import make_rendering_env
 from voidrl.io.report import pyplot
+from voidrl.io.run_dir import check_writable_dir
 from voidrl.math.elbo import LIKELIHOODS
 from voidrl.nets.vae import VAE, VAEShape, save_vae
 from voidrl.train.agent import resolve_device
@@ -87,6 +88,10 @@ class VAETrainConfig:
         resolve_device(self.device)
         if suite_of(self.env) != "mujoco":
             raise ValueError(f"env must be a MuJoCo task (rendered frames), got {self.env!r} ({suite_of(self.env)})")
+        if self.frames - max(1, int(self.frames * self.validation_fraction)) < 1:
+            raise ValueError(f"frames must leave at least one training frame beside the held-out "
+                             f"{self.validation_fraction:g} of them, got {self.frames}")
+        check_writable_dir(self.run_dir, "run_dir")
         if (Path(self.run_dir) / VAE_NAME).exists():
             raise ValueError(f"run_dir {self.run_dir!r} already holds {VAE_NAME}; choose another --run-dir")
 
