@@ -64,6 +64,28 @@ def ray_pids():
     return {int(pid) for pid in found}
 
 
+def test_a_dead_replay_server_ends_the_run_in_one_line_with_the_learner_checkpointed(tmp_path):
+    run_dir = tmp_path / "run"
+    options = [option for option in SMALL if option != "--save-replay"]
+    before = ray_pids()
+    run = subprocess.Popen([sys.executable, "-m", "voidrl", "train", "r2d2", *options, "--actors", "2", "--steps", "100000000",
+                            "--run-dir", str(run_dir)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 240
+    while len(metric_rows(run_dir)) < 3 and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    (server,) = subprocess.run(["pgrep", "-f", "ray::ReplayServer"], capture_output=True, text=True).stdout.split()
+    os.kill(int(server), signal.SIGKILL)
+    _, stderr = run.communicate(timeout=180)
+    assert run.returncode == 1, stderr
+    assert "Traceback" not in stderr, stderr  # before: a Ray traceback and no checkpoint
+    line = stderr.strip().splitlines()[-1]  # Ray's own notices may come first
+    assert "the replay server died at step" in line and "the learner's state at step" in line and "--resume" in line
+    assert load_checkpoint(run_dir / "checkpoint.pt")["step"] >= int(metric_rows(run_dir)[-1]["step"])
+    while ray_pids() - before and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not ray_pids() - before, "Ray processes outlived the run"
+
+
 @pytest.mark.parametrize("algo", ["r2d2"])  # a3c runs the same engine loop
 def test_sigterm_stops_a_ray_run_with_a_checkpoint_and_no_ray_process_left(tmp_path, algo):
     run_dir = tmp_path / "run"

@@ -21,7 +21,7 @@ from voidrl.distributed import collective
 from voidrl.config import PRESETS, RunConfig, TrainConfig, check_field_types, field_docs, field_type, make_config, plugin_options
 from voidrl.envs.factory import EnvConfig, list_env_ids, suite_of
 from voidrl.intrinsic import REWARD_SOURCES
-from voidrl.train.signals import RunStopped
+from voidrl.train.signals import RunAborted, RunStopped
 from voidrl.train.vae import VAETrainConfig
 
 USAGE_ERROR = 2
@@ -426,6 +426,9 @@ def main(argv: list[str] | None = None) -> int:
         handler = {"eval": command_eval, "envs": command_envs, "plot": command_plot, "vae": command_vae}.get(args.command, command_train)
         try:
             return handler(args)
+        except RunAborted as aborted:
+            print(f"voidrl: {aborted}", file=sys.stderr)
+            return 1
         except RuntimeError as error:
             if not collective.is_group_failure(error):
                 raise

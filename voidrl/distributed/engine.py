@@ -35,6 +35,7 @@ from voidrl.rollout import Collector, RolloutStorage
 from voidrl.rollout.collector import RolloutStats
 from voidrl.train.loop import Trainer, env_seed, peak_rss_mb
 from voidrl.train.seeding import seed_everything
+from voidrl.train.signals import RunAborted
 
 
 def import_ray() -> Any:
@@ -198,11 +199,20 @@ class SequenceFeed:
         return metrics
 
     def close(self) -> None:
-        """The replay back in this process (its contents when the checkpoint keeps them); the server stopped."""
+        """The replay back in this process (its contents when the checkpoint keeps them); the server stopped. Once."""
+        if self.algo.replay is self.local_replay:
+            return
         self.algo.replay = self.local_replay
-        if self.algo.config.save_replay:
+        if self.algo.config.save_replay and self.server_alive():
             self.local_replay.load_state_dict(self.ray.get(self.server.state_dict.remote()))
         self.ray.kill(self.server)
+
+    def server_alive(self) -> bool:
+        try:
+            self.ray.get(self.server.size.remote(), timeout=30)
+            return True
+        except self.ray.exceptions.RayError:
+            return False
 
 
 class GradientFeed:
@@ -260,6 +270,10 @@ class DistributedTrainer(Trainer):
             workers = [worker_class.remote(config.to_dict(), i, config.run.actors, self.update, *feed.worker_args())
                        for i in range(config.run.actors)]
             self._train_with(feed, workers, logger, bar, stop)
+        except ray.exceptions.RayError:
+            if not isinstance(feed, SequenceFeed) or feed.server_alive():
+                raise
+            self.replay_lost(feed)
         finally:
             ray.wait(list(self.pending), num_returns=len(self.pending), timeout=60)  # no chunk cut off mid-write
             if feed is not None:
@@ -268,6 +282,17 @@ class DistributedTrainer(Trainer):
                 ray.kill(worker)
             if started_ray:
                 ray.shutdown()
+
+    def replay_lost(self, feed: SequenceFeed) -> None:
+        """The replay server died (its contents with it): keep the learner's state and stop in one line. Without
+        --save-replay the checkpoint gets the learner as it is now (it never held the replay); with it the last
+        checkpoint, which holds the replay as it was then, is kept as it is."""
+        feed.close()
+        kept = "the last checkpoint, with its replay, is kept"
+        if not self.config.algo_config.save_replay:
+            self.save(healthy=False)
+            kept = f"the learner's state at step {self.step} is checkpointed"
+        raise RunAborted(f"the replay server died at step {self.step}; {kept}; continue with --resume --run-dir {self.run_dir}")
 
     def _train_with(self, feed: SequenceFeed | GradientFeed, workers: list[Any], logger, bar, stop) -> None:
         ray, config, algo = self.ray, self.config, self.algo

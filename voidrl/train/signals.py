@@ -33,6 +33,10 @@ class RunStopped(KeyboardInterrupt):
         return 128 + self.signum
 
 
+class RunAborted(RuntimeError):
+    """The run cannot go on (e.g. a part it depends on died); the message says what was kept and how to resume."""
+
+
 class GracefulStop:
     """Context manager that records the first SIGINT/SIGTERM and raises ``RunStopped`` on the second.
 
