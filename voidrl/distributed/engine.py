@@ -18,6 +18,7 @@ replaces only its loop.
 
 from __future__ import annotations
 
+import signal
 import socket
 from abc import ABC, abstractmethod
 import time
@@ -35,7 +36,7 @@ from voidrl.rollout import Collector, RolloutStorage
 from voidrl.rollout.collector import RolloutStats
 from voidrl.train.loop import Trainer, env_seed, peak_rss_mb
 from voidrl.train.seeding import seed_everything
-from voidrl.train.signals import RunAborted
+from voidrl.train.signals import RunAborted, RunStopped
 
 
 def import_ray() -> Any:
@@ -258,9 +259,15 @@ class DistributedTrainer(Trainer):
         ray, config = self.ray, self.config
         started_ray = not ray.is_initialized()
         if started_ray:
-            ray.init(address=config.run.ray_address, include_dashboard=False, log_to_driver=False,
-                     logging_level="ERROR", configure_logging=False)
-            stop.install()  # Ray's SIGTERM handler would end the run without a checkpoint
+            try:
+                ray.init(address=config.run.ray_address, include_dashboard=False, log_to_driver=False,
+                         logging_level="ERROR", configure_logging=False)
+                stop.install()  # Ray's SIGTERM handler would end the run without a checkpoint
+            except SystemExit as exit:  # that handler (sys.exit(15)), for a SIGTERM while Ray was starting
+                ray.shutdown()
+                if exit.code != signal.SIGTERM:
+                    raise
+                raise RunStopped(signal.SIGTERM) from None
         feed = None
         workers: list[Any] = []
         self.pending: dict[Any, Any] = {}
