@@ -74,7 +74,7 @@ def load_run_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
     """A training run's checkpoint (its config and agent): ``load_checkpoint``, and a one-line ``CheckpointError`` for
     another voidrl file, such as a VAE written by ``voidrl vae train``."""
     payload = load_checkpoint(path)
-    if "config" not in payload or "algorithm" not in payload:
+    if "algorithm" not in payload:
         kind = payload.get("kind", "unknown")
         raise CheckpointError(f"{str(path)!r} holds no training run (a voidrl file of kind {kind!r}; `voidrl vae train` writes "
                               "'voidrl-vae' files, for --vision vae:PATH); give a run's RUN_DIR/checkpoint.pt")
