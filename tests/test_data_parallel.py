@@ -13,7 +13,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp

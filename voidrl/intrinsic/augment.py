@@ -7,7 +7,6 @@ reproducible draws.
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 
 
 def translate(x: torch.Tensor, offsets: torch.Tensor, pad: int) -> torch.Tensor:

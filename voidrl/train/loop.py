@@ -210,7 +210,7 @@ class Trainer:
 
     def train(self) -> Agent:
         """Run until ``config.run.steps``; on SIGINT/SIGTERM write a checkpoint and raise ``RunStopped``."""
-        config, env, run_dir = self.config, self.env, self.run_dir
+        env, run_dir = self.env, self.run_dir
         writes = self.rank == 0  # in a data-parallel run, rank 0 alone writes the run directory
         lock = RunDirLock(run_dir) if writes else None
         try:
