@@ -53,10 +53,13 @@ def test_a_killed_actor_is_replaced_the_run_finishes_and_resumes(tmp_path):
     rows = metric_rows(run_dir)
     assert int(rows[-1]["step"]) >= 3000 and len(rows) > killed_at + 5
     assert float(rows[-1]["train/updates"]) > 0 and float(rows[-1]["time/actor_sps"]) > 0
-    stored = len(load_checkpoint(run_dir / "checkpoint.pt")["algorithm"]["replay"]["items"])
+    stored = load_checkpoint(run_dir / "checkpoint.pt")["algorithm"]["replay"]["index"]["added"]
+    segments = sorted(tuple(map(int, path.stem.split("-"))) for path in (run_dir / "replay").glob("*.pt"))
+    assert segments[-1][1] == stored > 16 and len(segments) > 1  # a segment a checkpoint, from the replay server
+    assert all(older[1] == newer[0] for older, newer in zip(segments, segments[1:]))
     assert main(["train", "r2d2", *SMALL, "--actors", "0", "--steps", "3400", "--run-dir", str(run_dir), "--resume"]) == 0
     resumed = load_checkpoint(run_dir / "checkpoint.pt")
-    assert resumed["step"] >= 3400 and len(resumed["algorithm"]["replay"]["items"]) > stored
+    assert resumed["step"] >= 3400 and resumed["algorithm"]["replay"]["index"]["added"] > stored
 
 
 def ray_pids():

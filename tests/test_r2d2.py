@@ -100,11 +100,15 @@ def test_a_learning_step_changes_the_priorities_and_counts_updates():
 
 
 @pytest.mark.parametrize("save_replay", [False, True])
-def test_a_checkpoint_without_its_replay_warns_once_when_new_sequences_arrive(save_replay):
+def test_a_checkpoint_without_its_replay_warns_once_when_new_sequences_arrive(save_replay, tmp_path):
     learner = small_learner()
     learner.config.save_replay = save_replay
+    space = gym.spaces.Box(-1, 1, (4,))
+    learner.keep_replay_in(tmp_path, space)
     sequence_batch(learner, False)
     fresh = small_learner()
+    fresh.config.save_replay = save_replay
+    fresh.keep_replay_in(tmp_path, space)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         fresh.load_state_dict(learner.state_dict())
@@ -155,11 +159,13 @@ def test_r2d2_trains_evaluates_greedily_and_resumes_with_its_replay(tmp_path):
     assert float(rows[-1]["train/updates"]) > 0 and float(rows[-1]["train/td_loss"]) >= 0
     assert len(list(csv.DictReader((tmp_path / "run" / "evaluations.csv").open()))) == 2
     saved = load_checkpoint(tmp_path / "run" / "checkpoint.pt")["algorithm"]
-    stored = len(saved["replay"]["items"])
+    stored = saved["replay"]["index"]["added"]
     assert stored > 16 and saved["updates"] == float(rows[-1]["train/updates"])
+    segments = sorted(path.name for path in (tmp_path / "run" / "replay").glob("*.pt"))
+    assert segments[-1].endswith(f"-{stored:012d}.pt") and len(segments) > 1  # one segment per checkpoint
     assert train(tmp_path / "run", "--save-replay", "--steps", "2400", "--resume") == 0
     resumed = load_checkpoint(tmp_path / "run" / "checkpoint.pt")["algorithm"]
-    assert len(resumed["replay"]["items"]) > stored and resumed["updates"] > saved["updates"]
+    assert resumed["replay"]["index"]["added"] > stored and resumed["updates"] > saved["updates"]
 
 
 def test_a_recurrent_checkpoint_starts_r2d2_whole_and_is_refused_by_an_actor_critic(tmp_path, capsys):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -26,6 +27,7 @@ from voidrl.nets.bodies import NETWORKS
 from voidrl.nets.flat import TrainedParameters, adam
 from voidrl.nets.recurrent import RecurrentQNetwork, RecurrentState
 from voidrl.replay import Sequence, SequenceBatch, SequenceReplay, SequenceWriter
+from voidrl.replay.store import ReplayStore, observation_bytes_per_sequence
 from voidrl.rollout.storage import RolloutStorage
 from voidrl.validation import require_choice, require_positive, require_positive_integers, validate_fraction, validate_hidden_sizes
 
@@ -91,7 +93,8 @@ class R2D2Config:
     memory: str = "lstm"
     """lstm, or none: a feed-forward layer of the same width in the LSTM's place (the memoryless ablation)."""
     save_replay: bool = False
-    """Keep the replay in the checkpoint (exact resume; large on Atari: 84 x 84 x 81 bytes = 0.57 MB of frames a sequence)."""
+    """Keep the replay beside the checkpoint, in RUN_DIR/replay/ (exact resume; large on Atari: 84 x 84 x 85 bytes = 0.60 MB
+    of frames a sequence), each checkpoint adding what arrived since the one before."""
 
     def validate(self) -> None:
         require_positive_integers(self, ("num_steps", "sequence_length", "sequence_period", "n_step", "batch_size",
@@ -250,6 +253,14 @@ class R2D2(ReplayLearner):
         self.update_credit = 0.0
         self.replay_lost = False
         """Loaded from a checkpoint without its replay into an empty one; warned about once new data arrives."""
+        self.replay_store: ReplayStore | None = None
+        """Where ``save_replay`` keeps the replay's sequences (``keep_replay_in``); the checkpoint keeps its index."""
+
+    def keep_replay_in(self, directory: Path, observation_space: gym.Space) -> ReplayStore | None:
+        """With ``save_replay``: keep the replay in ``directory`` (the run's), beside the checkpoints; the store, or None."""
+        if self.config.save_replay:
+            self.replay_store = ReplayStore(directory, observation_bytes_per_sequence(observation_space, self.config.sequence_length))
+        return self.replay_store
 
     def q_parameters(self) -> Iterator[nn.Parameter]:
         """What the TD loss trains."""
@@ -369,7 +380,7 @@ class R2D2(ReplayLearner):
             "optimizer": self.parameters.state_dict(),
             "updates": self.updates,
             "update_credit": self.update_credit,
-            **({"replay": self.replay.state_dict()} if self.config.save_replay else {}),
+            **({"replay": self.replay_store.save(self.replay)} if self.replay_store is not None else {}),
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -377,7 +388,9 @@ class R2D2(ReplayLearner):
         self.target.load_state_dict(state["target"])
         self.parameters.load_state_dict(state["optimizer"])
         self.updates, self.update_credit = state["updates"], state["update_credit"]
-        if "replay" in state:
+        if "replay" in state and "items" in state["replay"]:  # written before the replay moved beside the checkpoint
             self.replay.load_state_dict(state["replay"])
+        elif "replay" in state and self.replay_store is not None:
+            self.replay_store.load(self.replay, state["replay"])
         else:
             self.replay_lost = not len(self.replay)

@@ -88,7 +88,7 @@ class RemoteReplay:
         return self.ray.get(self.server.size.remote())
 
     def __getattr__(self, name: str) -> Any:
-        if name not in ("add", "sample", "update_priorities", "state_dict", "load_state_dict"):
+        if name not in ("add", "sample", "update_priorities", "snapshot", "state_dict", "load_state_dict"):
             raise AttributeError(name)
         method = getattr(self.server, name)
         return lambda *args: self.ray.get(method.remote(*args))

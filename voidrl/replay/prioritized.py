@@ -126,18 +126,29 @@ class SequenceReplay:
             self.max_priority = max(self.max_priority, float(priorities.max()))
         self.tree.update(slots, priorities**self.priority_exponent)
 
-    def state_dict(self) -> dict[str, Any]:
-        filled = range(len(self))
+    def index_state(self) -> dict[str, Any]:
+        """Everything but the sequences: priorities, insertion counts, the sampling RNG (small: ``capacity`` numbers)."""
         return {
             "capacity": self.capacity,
-            "items": [self.items[slot] for slot in filled],
-            "obs": [store_state(self.obs[slot]) for slot in filled],
             "tree": self.tree.state_dict(),
             "insertions": torch.from_numpy(self.insertions.copy()),
             "added": self.added,
             "max_priority": self.max_priority,
             "rng": self.rng.bit_generator.state,
         }
+
+    def state_dict(self) -> dict[str, Any]:
+        """The whole replay: ``index_state`` and the sequences by slot."""
+        filled = range(len(self))
+        return self.index_state() | {"items": [self.items[slot] for slot in filled], "obs": [store_state(self.obs[slot]) for slot in filled]}
+
+    def snapshot(self, since: int) -> dict[str, Any]:
+        """The index and the sequences inserted since insertion number ``since`` that the replay still holds, in one
+        call (a replay served to actors takes no insertion in between): ``first`` numbers the oldest of ``items``."""
+        first = max(since, self.added - len(self))
+        slots = [number % self.capacity for number in range(first, self.added)]
+        return {"index": self.index_state(), "first": first, "items": [self.items[slot] for slot in slots],
+                "obs": [store_state(self.obs[slot]) for slot in slots]}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         if state["capacity"] != self.capacity:

@@ -43,6 +43,8 @@ from voidrl.train.threads import ThreadGovernor, default_threads, torch_threads
 CHECKPOINT_NAME = "checkpoint.pt"
 HEALTHY_NAME = "healthy.pt"
 """With the collapse guard on: the last checkpoint written while the policy entropy was healthy."""
+REPLAY_DIR = "replay"
+"""Where a replay learner keeps its replay beside the checkpoints (``--save-replay``)."""
 RUN_FILES = ("episodes.csv", "metrics.csv", "config.json", "tensorboard")
 """What a started run leaves in its directory before its first checkpoint."""
 LEARNING_STATE = ("algorithm", "env", "intrinsic", "action_noise")
@@ -156,6 +158,8 @@ class Trainer:
         ) if persistence else None
         self.evaluator = None if config.run.eval_every is None or self.rank else PeriodicEvaluator(config, self.run_dir)
         self.collapse_guard = None if config.run.collapse_entropy is None else CollapseGuard(config.run, self.restore_healthy)
+        keep_replay = getattr(self.algo, "keep_replay_in", None)
+        self.replay_store = keep_replay(self.run_dir / REPLAY_DIR, env.single_observation_space) if keep_replay else None
         self.threads = config.run.torch_threads or default_threads(obs_shape)
         """The intra-op threads of the run: the fixed ``--torch-threads``, or at most this many, fewer while
         other processes keep the CPUs busy (``ThreadGovernor``)."""
@@ -240,6 +244,8 @@ class Trainer:
             print(f"voidrl: {run_dir} has no checkpoint"
                   + (" (its run stopped before the first one); starting the run over" if self.starts_over else " yet; starting the run"),
                   file=sys.stderr)
+        if self.replay_store is not None and writes:
+            print(f"voidrl: {self.replay_store.describe(self.algo.replay.capacity)}", file=sys.stderr)
         logger = None
         if writes:
             (run_dir / "config.json").write_text(config.to_json() + "\n")
