@@ -8,7 +8,8 @@ finally lets it finish. Then it checks what a user would:
 - every resume started (no traceback, exit status 0, 143 or -9 as caused);
 - ``episodes.csv`` and ``metrics.csv``: no row duplicated (a metrics step twice, or episode steps going back, as
   rows logged again after a resume would), the last metrics row at the budget;
-- nothing left behind: no temporary file in the run directory, no process of the run still alive (Ray's included).
+- nothing left behind: no temporary file in the run directory, no process of the run alive 90 s after it ended (Ray's
+  included; the longest any lingered is reported), and with ``--save-replay`` the replay's files about its capacity.
 
     python benchmarks/bench_faults.py --kills 50
     python benchmarks/bench_faults.py --scenarios ppo-cartpole --kills 10 --seed 3
@@ -42,6 +43,9 @@ STARTUP_SECONDS = {"r2d2-ray-actors": 12.0}
 """Added to a scenario's kill delays: Ray takes this long to start on a busy 2-core machine, and a run killed before it
 acts tests nothing but the start (9 attempts with delays of 2-12 s never got past it)."""
 COMMON = ["--torch-threads", "1", "--no-progress"]
+LINGER_LIMIT = 90.0
+"""Seconds a run's processes may outlive it. After a SIGKILL of the driver, Ray's two per-node agents try for 60 s to
+tell the (dead) GCS that the raylet died (a fixed timeout in Ray's ``publish_error_to_driver``), then exit."""
 
 
 def rows(path: Path) -> list[list[str]]:
@@ -57,22 +61,27 @@ def session_pids(session: int) -> list[int]:
     return [int(pid) for pid in found]
 
 
-def run_until_killed(command: list[str], delay: float, signum: int) -> tuple[int, str, int]:
-    """Run ``command``, send ``signum`` after ``delay`` seconds unless it ended; returns (exit status, stderr, how many
-    of its processes were still alive a minute after it ended, then killed)."""
+def run_until_killed(command: list[str], delay: float, signum: int) -> tuple[int, str, float, int]:
+    """Run ``command``, send ``signum`` after ``delay`` seconds unless it ended; returns (exit status, stderr, seconds
+    until none of its processes was alive, how many were still alive ``LINGER_LIMIT`` seconds after it ended, then killed)."""
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         _, stderr = process.communicate(timeout=delay)
     except subprocess.TimeoutExpired:
         process.send_signal(signum)
         _, stderr = process.communicate(timeout=180)
-    deadline = time.monotonic() + 60
-    while session_pids(process.pid) and time.monotonic() < deadline:
+    ended = time.monotonic()
+    while session_pids(process.pid) and time.monotonic() < ended + LINGER_LIMIT:
         time.sleep(0.5)
+    lingered = time.monotonic() - ended
     left = session_pids(process.pid)
     for pid in left:
         os.kill(pid, signal.SIGKILL)
-    return process.returncode, stderr, len(left)
+    return process.returncode, stderr, lingered, len(left)
+
+
+def replay_megabytes(run_dir: Path) -> float:
+    return sum(path.stat().st_size for path in (run_dir / "replay").glob("*")) / 1e6
 
 
 def check(run_dir: Path, budget: int) -> dict[str, int]:
@@ -83,7 +92,8 @@ def check(run_dir: Path, budget: int) -> dict[str, int]:
         "metric steps out of order": sum(b <= a for a, b in zip(metrics, metrics[1:])),
         "episode steps out of order": sum(int(b[0]) < int(a[0]) for a, b in zip(episodes, episodes[1:])),
         "short of the budget": int(not metrics or metrics[-1] < budget),
-        "temporary files left": len([p for p in run_dir.iterdir() if p.name.endswith(".tmp")]),
+        "temporary files left": len([p for p in run_dir.rglob("*.tmp")]),
+        "replay MB at the end": round(replay_megabytes(run_dir), 1),
     }
 
 
@@ -97,7 +107,7 @@ def main() -> None:
     args = parser.parse_args()
     rng = random.Random(args.seed)
     root = Path(args.run_dir or tempfile.mkdtemp(prefix="bench_faults_"))
-    totals = {name: {"kills": 0, "failed resumes": 0, "processes left": 0} for name in args.scenarios}
+    totals = {name: {"kills": 0, "failed resumes": 0, "processes left": 0, "longest linger (s)": 0.0} for name in args.scenarios}
     per_scenario = [args.kills // len(args.scenarios) + (i < args.kills % len(args.scenarios)) for i in range(len(args.scenarios))]
     for name, kills in zip(args.scenarios, per_scenario):
         run_dir = root / name
@@ -107,8 +117,9 @@ def main() -> None:
             resume = ["--resume"] if attempt else []
             signum = rng.choice([signal.SIGKILL, signal.SIGTERM])
             delay = STARTUP_SECONDS.get(name, 0.0) + rng.uniform(2.0, args.max_delay) if attempt < kills else 3600.0
-            code, stderr, left = run_until_killed(command + resume, delay, signum)
+            code, stderr, lingered, left = run_until_killed(command + resume, delay, signum)
             totals[name]["processes left"] += left
+            totals[name]["longest linger (s)"] = round(max(totals[name]["longest linger (s)"], lingered), 1)
             expected = {0, 128 + signal.SIGTERM, -signal.SIGKILL, -signal.SIGTERM}
             if code not in expected or "Traceback" in stderr:
                 totals[name]["failed resumes"] += 1

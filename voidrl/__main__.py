@@ -1,5 +1,3 @@
-import sys
+from voidrl.cli import run
 
-from voidrl.cli import main
-
-sys.exit(main())
+run()

@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import dataclasses
 import json
+import os
 import sys
 import typing
 from pathlib import Path
@@ -447,5 +448,17 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def run() -> None:
+    """The ``voidrl`` command: ``main``, then exit with its status. After a run on Ray the process ends without the
+    interpreter's teardown, where Ray's threads, still stopping when a signal cut its start short, can crash it
+    (SIGSEGV after the stop checkpoint was written); every file of the run is closed by then."""
+    status = main()
+    if "ray" in sys.modules:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    sys.exit(status)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

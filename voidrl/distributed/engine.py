@@ -18,6 +18,7 @@ replaces only its loop.
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
 from abc import ABC, abstractmethod
@@ -40,6 +41,9 @@ from voidrl.train.signals import RunAborted, RunStopped
 
 
 def import_ray() -> Any:
+    # Ray's C++ failure-signal handler would take over SIGTERM once the driver connects, print a stack trace and abort
+    # (exit -6) after voidrl's own handler has checkpointed; crashes still end the process, only without that trace.
+    os.environ.setdefault("RAY_DISABLE_FAILURE_SIGNAL_HANDLER", "1")
     try:
         import ray
     except ImportError:
