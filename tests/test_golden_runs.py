@@ -33,6 +33,12 @@ RUNS = {
                               "--num-steps", "256", "--policy-iterations", "2", "--minibatch-size", "64",
                               "--contrastive-start", "64", "--contrastive-batch-size", "16",
                               "--contrastive-updates-per-step", "0.25"],
+    "r2d2-cartpole": ["train", "r2d2", "--env", "CartPole-v1", "--preset", "cartpole", "--steps", "2400", "--min-replay", "16",
+                      "--lstm-size", "16", "--head-size", "16", "--batch-size", "8"],
+    "ngu-minigrid": ["train", "ngu", "--env", "MiniGrid-Empty-5x5-v0", "--preset", "minigrid", "--num-envs", "4",
+                     "--min-replay", "16", "--steps", "960"],
+    "agent57-minigrid": ["train", "agent57", "--env", "MiniGrid-Empty-5x5-v0", "--preset", "minigrid", "--num-envs", "4",
+                         "--min-replay", "16", "--steps", "960"],
 }
 VOLATILE = ("time/", "sys/")
 """Metric columns that measure the machine, not the learning."""
