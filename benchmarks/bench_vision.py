@@ -72,7 +72,7 @@ def throughput(env_id: str, vae_path: Path, steps: int = 300) -> dict[str, float
         actions = torch.zeros(1, *env.single_action_space.shape)
         started = time.perf_counter()
         for _ in range(steps):
-            frames = env.step(actions).obs
+            env.step(actions)
         speeds[label] = steps / (time.perf_counter() - started)
         env.close()
     vae = load_vae(vae_path)[0]

@@ -130,7 +130,6 @@ def test_infinite_horizon_constant_reward_converges_to_geometric_value():
 def test_timeout_is_bootstrapped_but_termination_is_not():
     """SB3-style timeout test: the same reward sequence, truncated vs terminated at the last step."""
     r = torch.ones(3, 1)
-    v = torch.zeros(3, 1)
     nv = torch.full((3, 1), 10.0)
     term = torch.tensor([[False], [False], [True]])
     trunc = torch.tensor([[False], [False], [False]])

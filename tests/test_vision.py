@@ -1,7 +1,6 @@
 """The VAE vision module: its ELBO, rendered frames, frame stacks, the --vision wrapper and its file."""
 
 import math
-from dataclasses import replace
 
 import gymnasium as gym
 import numpy as np

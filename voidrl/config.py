@@ -146,9 +146,9 @@ class TrainConfig:
             raise ValueError(f"actors > 0 needs an algorithm with remote actors ({', '.join(remote)}), not {self.algo}")
         if self.run.intrinsic is not None:
             raise ValueError(f"intrinsic {self.run.intrinsic} needs actors 0: Ray actors do not run reward plug-ins")
-        for field in ("normalize_observation", "normalize_reward"):
-            if getattr(self.env, field):
-                raise ValueError(f"{field} needs actors 0: each Ray actor would keep statistics of its own")
+        for name in ("normalize_observation", "normalize_reward"):
+            if getattr(self.env, name):
+                raise ValueError(f"{name} needs actors 0: each Ray actor would keep statistics of its own")
         if getattr(self.algo_config, "action_persistence", 0.0):
             raise ValueError("action_persistence needs actors 0: Ray actors sample fresh noise every step")
 

@@ -178,7 +178,7 @@ def compare_runs(groups: dict[str, list[Path]], total_steps: int, out_prefix: Pa
     method = ("interquartile mean over seeds with a 95% stratified-bootstrap interval (rliable); difference of "
               "interquartile means with an independent bootstrap of each group" if robust else
               "mean over seeds with a 95% Student-t interval; difference of means with Welch's interval "
-              f"(from 5 seeds per group: interquartile means and rliable's bootstrap)")
+              "(from 5 seeds per group: interquartile means and rliable's bootstrap)")
     table = "\n".join(lines)
     note = (f"Each cell: {method}. Verdict: helped or hurt when the difference's interval excludes 0, else within "
             f"noise. AUC is the mean, over 100 evenly spaced steps of the {total_steps:,}-step budget, of the mean "
