@@ -11,7 +11,7 @@ from voidrl.io.checkpoint import load_checkpoint, save_checkpoint
 from voidrl.math import clipped_surrogate_loss, value_loss
 from voidrl.nets import ActorCritic
 from voidrl.rollout import RolloutStorage
-from voidrl.train.seeding import rng_state, set_rng_state
+from voidrl.seeding import rng_state, set_rng_state
 
 DISCRETE = gym.spaces.Discrete(3)
 BOX = gym.spaces.Box(-1.0, 1.0, (2,))

@@ -49,7 +49,7 @@ def test_collector_draws_mixture_actions_from_the_persistent_uniforms():
 
 def test_persistence_state_is_checkpointed_and_resumed(tmp_path):
     from voidrl.io.checkpoint import load_checkpoint
-    from voidrl.train.loop import train_from_config
+    from voidrl.train.runs import train_from_config
 
     options = dict(env="voidrl/InvertedPendulumFall-v5", num_envs=2, num_steps=64, progress=False,
                    continuous_policy="mixture", action_persistence=0.9, run_dir=str(tmp_path))

@@ -226,7 +226,7 @@ def command_train(args: argparse.Namespace) -> int:
     from voidrl.train.agent import summarize
     from voidrl.train.allocator import pin_allocator_thresholds
     from voidrl.io.run_dir import RunDirError
-    from voidrl.train.loop import make_trainer
+    from voidrl.train.runs import make_trainer
 
     pin_allocator_thresholds()  # this process is ours: the library itself leaves the allocator alone
     if collective.launched_by_torchrun():

@@ -53,7 +53,7 @@ class A3C(A2C):
     config_class = A3CConfig
     presets = PRESETS
     remote_actors = "gradients"
-    """What its Ray actors send the learner (``voidrl.distributed.engine``)."""
+    """What its Ray actors send the learner (``voidrl.distributed.engine`` and ``voidrl.train.ray_loop``)."""
 
     def __init__(self, config: A3CConfig, obs_shape: tuple[int, ...], action_space: gym.Space, device="cpu"):
         super().__init__(config, obs_shape, action_space, device)

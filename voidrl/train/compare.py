@@ -16,7 +16,8 @@ from typing import Any
 from voidrl.config import TrainConfig
 from voidrl.io.report import compare_runs
 from voidrl.train.allocator import pin_allocator_thresholds
-from voidrl.train.loop import CHECKPOINT_NAME, has_run_files, make_trainer
+from voidrl.train.loop import CHECKPOINT_NAME, has_run_files
+from voidrl.train.runs import make_trainer
 from voidrl.train.signals import GracefulStop, RunStopped
 from voidrl.train.threads import available_cpus
 

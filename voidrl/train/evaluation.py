@@ -13,7 +13,7 @@ import torch
 from voidrl.config import TrainConfig
 from voidrl.io.logger import truncate_csv
 from voidrl.train.agent import Agent, build_policy_for, summarize
-from voidrl.train.seeding import rng_state, set_rng_state
+from voidrl.seeding import rng_state, set_rng_state
 
 EVALUATIONS_NAME = "evaluations.csv"
 EVALUATION_COLUMNS = ["step", "return_mean", "return_std", "episodes"]

@@ -36,7 +36,7 @@ from voidrl.rollout.diagnostics import identical_action_fraction
 from voidrl.train.agent import Agent, resolve_device
 from voidrl.train.evaluation import PeriodicEvaluator
 from voidrl.train.hooks import CheckpointHook, CollapseGuard, EvaluationHook, Hook, LogHook, ProgressHook, UpdateReport
-from voidrl.train.seeding import rank_seed, rng_state, seed_everything, set_rng_state
+from voidrl.seeding import env_seed, rank_seed, rng_state, seed_everything, set_rng_state
 from voidrl.train.signals import GracefulStop, RunStopped
 from voidrl.train.threads import ThreadGovernor, default_threads, torch_threads
 
@@ -85,11 +85,6 @@ def merge_episodes(gathered: list[tuple[list[int], list[float], list[int]]], sta
 def peak_rss_mb() -> float:
     """This process's peak resident memory so far, in MB (Linux reports ru_maxrss in KiB)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def env_seed(seed: int, update: int) -> int:
-    """Environment reset seed; a resumed run reseeds so it does not replay the first episodes."""
-    return (seed + 1_000_003 * update) % 2**31
 
 
 def has_run_files(run_dir: Path) -> bool:
@@ -368,17 +363,3 @@ def stop_everywhere(stop: GracefulStop) -> None:
     them at the same point, so their checkpoint is of one state."""
     if collective.any_process(stop.requested):
         raise RunStopped(stop.signum or signal.SIGTERM)
-
-
-def make_trainer(config: TrainConfig, resume: bool = False, init_checkpoint: dict[str, Any] | None = None) -> Trainer:
-    """The run's trainer: this process's loop, or the Ray engine's with ``config.run.actors`` > 0."""
-    if config.run.actors:
-        from voidrl.distributed.engine import DistributedTrainer
-
-        return DistributedTrainer(config, resume, init_checkpoint)
-    return Trainer(config, resume, init_checkpoint)
-
-
-def train_from_config(config: TrainConfig, resume: bool = False) -> Agent:
-    """Train as ``config`` says; with ``resume``, continue from ``run_dir/checkpoint.pt`` (or start over without one)."""
-    return make_trainer(config, resume).train()

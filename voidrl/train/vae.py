@@ -19,7 +19,7 @@ from voidrl.io.run_dir import check_writable_dir
 from voidrl.math.elbo import LIKELIHOODS
 from voidrl.nets.vae import VAE, VAEShape, save_vae
 from voidrl.train.agent import resolve_device
-from voidrl.train.seeding import seed_everything
+from voidrl.seeding import seed_everything
 from voidrl.train.threads import torch_threads
 from voidrl.validation import require_choice, require_positive, require_positive_integers, validate_fraction
 

@@ -14,6 +14,11 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
+def env_seed(seed: int, update: int) -> int:
+    """Environment reset seed; a resumed run reseeds so it does not replay the first episodes."""
+    return (seed + 1_000_003 * update) % 2**31
+
+
 def rank_seed(seed: int, rank: int) -> int:
     """The seed of process ``rank`` of a data-parallel run: the run's own on rank 0, distinct streams on the others."""
     return seed if rank == 0 else (seed + 100_000_007 * rank) % 2**31
