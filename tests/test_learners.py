@@ -25,6 +25,8 @@ class ToyQConfig:
     """Vector steps per chunk of experience."""
     batch_size: int = 64
     """Replayed transitions per gradient step."""
+    gamma: float = 0.99
+    """Discount of the one-step target."""
 
     def validate(self) -> None:
         if self.batch_size < 1:
@@ -70,7 +72,7 @@ class ToyQ(ReplayLearner):
         obs, actions, rewards, next_obs, terminated = map(torch.stack, zip(*(
             self.replay[i] for i in torch.randint(len(self.replay), (self.config.batch_size,)))))
         with torch.no_grad():
-            target = rewards + 0.99 * ~terminated * self.policy(next_obs).max(-1).values
+            target = rewards + self.config.gamma * ~terminated * self.policy(next_obs).max(-1).values
         loss = (self.policy(obs).gather(1, actions[:, None]).squeeze(1) - target).pow(2).mean()
         self.optimizer.zero_grad(), loss.backward(), self.optimizer.step()
         return {"train/td_loss": loss.item(), "train/replay_size": float(len(self.replay))}
@@ -103,7 +105,7 @@ def test_a_registered_replay_learner_trains_evaluates_checkpoints_and_resumes(re
     assert all(float(row["train/td_loss"]) >= 0 for row in rows)
     assert (tmp_path / "run" / "evaluations.csv").exists()
     saved = load_checkpoint(tmp_path / "run" / "checkpoint.pt")
-    assert saved["config"]["algo_config"] == {"num_steps": 16, "batch_size": 32}
+    assert saved["config"]["algo_config"] == {"num_steps": 16, "batch_size": 32, "gamma": 0.99}
     assert len(saved["algorithm"]["replay"][0]) == 1024
     assert train(tmp_path / "run", "--batch-size", "32", "--eval-every", "512", "--eval-episodes", "2",
                  "--steps", "2048", "--resume") == 0

@@ -16,6 +16,7 @@ from functools import cache
 from typing import Any
 
 from voidrl.algos import ALGORITHMS
+from voidrl.algos.algorithm import AlgorithmConfig
 from voidrl.validation import require_non_negative, require_positive_integers
 from voidrl.envs.factory import EnvConfig, suite_of
 from voidrl.intrinsic import REWARD_SOURCES
@@ -85,7 +86,8 @@ class TrainConfig:
     algo: str
     run: RunConfig = field(default_factory=RunConfig)
     env: EnvConfig = field(default_factory=EnvConfig)
-    algo_config: Any = None
+    algo_config: AlgorithmConfig = None  # type: ignore[assignment]
+    """The algorithm's own options (its ``config_class``); its defaults when left out."""
     intrinsic_config: Any = None
     """The options of the reward plug-in ``run.intrinsic`` names (its ``config_class``); None without one."""
 
@@ -122,7 +124,7 @@ class TrainConfig:
         self.algo_config.validate()
         if self.intrinsic_config is not None:
             self.intrinsic_config.validate()
-        if self.run.intrinsic is not None and getattr(ALGORITHMS[self.algo], "own_intrinsic_reward", False):
+        if self.run.intrinsic is not None and ALGORITHMS[self.algo].own_intrinsic_reward:
             raise ValueError(f"intrinsic: {self.algo} computes its own novelty reward; a reward plug-in ({self.run.intrinsic}) "
                              "would add a second one on top of it; leave --intrinsic out")
         if self.run.collapse_restore and self.run.collapse_entropy is None:
@@ -131,8 +133,7 @@ class TrainConfig:
             raise ValueError("ray_address needs actors > 0 (--actors N)")
         if self.run.actors:
             self.validate_remote_actors()
-        if getattr(self.algo_config, "intrinsic_gamma", None) is not None and self.run.intrinsic is None:
-            raise ValueError("intrinsic_gamma needs a reward plug-in (--intrinsic), whose rewards its value head learns")
+        ALGORITHMS[self.algo].check_run(self)
         if self.run.init_parts is not None:
             if self.run.init_from is None:
                 raise ValueError("init_parts needs init_from (--from CHECKPOINT)")
@@ -140,8 +141,8 @@ class TrainConfig:
 
     def validate_remote_actors(self) -> None:
         """What Ray actors cannot do: each would keep normalisation statistics of its own, and none runs a
-        reward plug-in or the mixture policy's persistent noise."""
-        remote = sorted(name for name, algo in ALGORITHMS.items() if getattr(algo, "remote_actors", None))
+        reward plug-in (the algorithm refuses the rest in its ``check_run``)."""
+        remote = sorted(name for name, algo in ALGORITHMS.items() if algo.remote_actors)
         if self.algo not in remote:
             raise ValueError(f"actors > 0 needs an algorithm with remote actors ({', '.join(remote)}), not {self.algo}")
         if self.run.intrinsic is not None:
@@ -149,8 +150,6 @@ class TrainConfig:
         for name in ("normalize_observation", "normalize_reward"):
             if getattr(self.env, name):
                 raise ValueError(f"{name} needs actors 0: each Ray actor would keep statistics of its own")
-        if getattr(self.algo_config, "action_persistence", 0.0):
-            raise ValueError("action_persistence needs actors 0: Ray actors sample fresh noise every step")
 
     @property
     def run_dir(self) -> str:

@@ -14,13 +14,16 @@ is applied at once: A2C's step.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 import torch
 
 from voidrl.algos.a2c import A2C, A2CConfig
 from voidrl.rollout.storage import RolloutStorage
+
+if TYPE_CHECKING:
+    from voidrl.config import TrainConfig
 
 
 @dataclass
@@ -53,7 +56,11 @@ class A3C(A2C):
     config_class = A3CConfig
     presets = PRESETS
     remote_actors = "gradients"
-    """What its Ray actors send the learner (``voidrl.distributed.engine`` and ``voidrl.train.ray_loop``)."""
+
+    @classmethod
+    def check_run(cls, config: TrainConfig) -> None:
+        if config.run.actors and config.algo_config.action_persistence:
+            raise ValueError("action_persistence needs actors 0: Ray actors sample fresh noise every step")
 
     def __init__(self, config: A3CConfig, obs_shape: tuple[int, ...], action_space: gym.Space, device="cpu"):
         super().__init__(config, obs_shape, action_space, device)

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import gymnasium as gym
 import torch
 
+from voidrl.algos.algorithm import Algorithm
 from voidrl.distributed import collective
 from voidrl.math import generalized_advantage_estimate, non_episodic_gae, standardize
 from voidrl.nets.actor_critic import CONTINUOUS_POLICIES, STD_PARAMETERIZATIONS, ActorCritic
@@ -21,7 +22,7 @@ from voidrl.rollout.storage import RolloutStorage
 from voidrl.validation import require_choice, require_positive_integers, validate_fraction, validate_hidden_sizes
 
 
-class OnPolicyAlgorithm(ABC):
+class OnPolicyAlgorithm(Algorithm):
     """The skeleton every on-policy algorithm shares; a subclass adds its config, presets and ``update``.
 
     The loop builds it with ``Algo(config, obs_shape, action_space, device)``, reads ``policy`` to act
@@ -29,13 +30,6 @@ class OnPolicyAlgorithm(ABC):
     registers what it trains with ``trained`` (one optimiser each, checkpointed under its name) and
     takes its gradient steps through them (``TrainedParameters.minimize`` / ``step``).
     """
-
-    config_class: ClassVar[type]
-    presets: ClassVar[dict[str, dict[str, dict[str, Any]]]] = {}
-    """Named settings: preset -> config section (run, env, algo_config, intrinsic_config) -> overrides."""
-    whole_episodes: int | None = None
-    """Episodes per environment each rollout gathers from a fresh reset (REINFORCE); None: rollouts of
-    ``num_steps`` that go on across updates."""
 
     def __init__(self, config: Any, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str = "cpu"):
         config.validate()
@@ -56,6 +50,11 @@ class OnPolicyAlgorithm(ABC):
         group = TrainedParameters(parameters, make_optimizer)
         self.optimized[name] = group
         return group
+
+    def action_noise(self, num_envs: int, action_space: gym.Space, generator: torch.Generator) -> PersistentUniforms | None:
+        """The mixture policy's persistent noise (``PolicyConfig.action_persistence`` > 0), else None."""
+        persistence = self.config.action_persistence if isinstance(self.config, PolicyConfig) else 0.0
+        return PersistentUniforms(num_envs, action_space.shape[0], persistence, generator) if persistence else None
 
     def acting(self, num_envs: int, action_noise: PersistentUniforms | None = None) -> PolicySampling:
         """How the collector acts for this algorithm: sampling from ``policy`` (with the mixture policy's

@@ -9,19 +9,20 @@ gradient steps the experience so far allows in ``train_steps``.
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from typing import Any, Callable, ClassVar
+from abc import abstractmethod
+from typing import Any, Callable
 
 import gymnasium as gym
 import torch
 from torch import nn
 
+from voidrl.algos.algorithm import Algorithm
 from voidrl.nets.persistence import PersistentUniforms
 from voidrl.envs.base import Step
 from voidrl.rollout.storage import RolloutStorage
 
 
-class ReplayLearner(ABC):
+class ReplayLearner(Algorithm):
     """A learner that decides what to remember and when to train.
 
     ``policy`` is what a saved agent acts with (evaluation, ``voidrl eval``): a module with
@@ -30,13 +31,6 @@ class ReplayLearner(ABC):
     ``make_policy`` and restored from ``state_dict()["policy"]``.
     """
 
-    config_class: ClassVar[type]
-    presets: ClassVar[dict[str, dict[str, dict[str, Any]]]] = {}
-    """Named settings: preset -> config section (run, env, algo_config, intrinsic_config) -> overrides."""
-    whole_episodes: ClassVar[None] = None
-    num_steps: int
-    """Vector steps in each chunk of experience handed to ``observe``."""
-    policy: nn.Module
 
     @staticmethod
     @abstractmethod
@@ -74,8 +68,7 @@ class ReplayLearner(ABC):
         return self.train_steps(progress)
 
     def acting(self, num_envs: int, action_noise: PersistentUniforms | None = None) -> RecurrentActing:
-        if action_noise is not None:
-            raise ValueError("action_persistence applies to on-policy mixture policies only")
+        """How the collector acts for this learner (``action_noise`` is always None: see ``Algorithm.action_noise``)."""
         return RecurrentActing(self, num_envs)
 
     @abstractmethod

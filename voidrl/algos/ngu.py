@@ -317,10 +317,8 @@ class FamilyActor(EpsilonGreedyActor):
 class NGU(R2D2):
     config_class = NGUConfig
     presets = PRESETS
-    remote_actors = None
-    """In-process actors only: the episodic memories and reward statistics live with the acting network."""
+    remote_actors = None  # in-process actors only: the episodic memories and reward statistics live with the acting network
     own_intrinsic_reward = True
-    """Its novelty reward is part of the algorithm: a reward plug-in (--intrinsic) would add a second one."""
 
     def __init__(self, config: NGUConfig, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str = "cpu"):
         super().__init__(config, obs_shape, action_space, device)

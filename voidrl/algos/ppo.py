@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 import torch
@@ -20,6 +20,9 @@ from voidrl.nets.actor_critic import ActorCritic
 from voidrl.nets.flat import adam
 from voidrl.rollout.minibatches import shuffled_minibatches
 from voidrl.rollout.storage import RolloutStorage
+
+if TYPE_CHECKING:
+    from voidrl.config import TrainConfig
 
 
 @dataclass
@@ -141,6 +144,11 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
 class PPO(OnPolicyAlgorithm):
     config_class = PPOConfig
     presets = PRESETS
+
+    @classmethod
+    def check_run(cls, config: TrainConfig) -> None:
+        if config.algo_config.intrinsic_gamma is not None and config.run.intrinsic is None:
+            raise ValueError("intrinsic_gamma needs a reward plug-in (--intrinsic), whose rewards its value head learns")
 
     def __init__(self, config: PPOConfig, obs_shape: tuple[int, ...], action_space: gym.Space, device="cpu"):
         super().__init__(config, obs_shape, action_space, device)

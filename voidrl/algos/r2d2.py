@@ -234,7 +234,6 @@ class R2D2(ReplayLearner):
     config_class = R2D2Config
     presets = PRESETS
     remote_actors = "sequences"
-    """What its Ray actors send the learner (``voidrl.distributed.engine`` and ``voidrl.train.ray_loop``)."""
 
     def __init__(self, config: R2D2Config, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str = "cpu"):
         config.validate()

@@ -107,7 +107,7 @@ class ActorWorker(ABC):
         self.config = TrainConfig.from_dict(config)
         run = self.config.run
         seed_everything(run.seed + 7919 * (index + 1))
-        self.env = make_env(run.env, self.config.env, gamma=getattr(self.config.algo_config, "gamma", 0.99))
+        self.env = make_env(run.env, self.config.env, gamma=self.config.algo_config.gamma)
         space = self.env.single_action_space
         self.policy, acting = self.make_acting(ALGORITHMS[self.config.algo], index, num_actors)
         self.collector = Collector(self.env, acting)

@@ -82,7 +82,7 @@ class Agent:
         env_config = dataclasses.replace(self.config.env, num_envs=num_envs or self.config.env.num_envs)
         if evaluation:
             env_config.episodic_life = False
-        env = make_env(self.config.run.env, env_config, gamma=getattr(self.config.algo_config, "gamma", 0.99),
+        env = make_env(self.config.run.env, env_config, gamma=self.config.algo_config.gamma,
                        device=next(self.policy.parameters()).device)
         env.load_state_dict(self.env_state)
         set_training(env, False)

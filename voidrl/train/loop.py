@@ -29,7 +29,6 @@ from voidrl.io.checkpoint import load_checkpoint, save_checkpoint
 from voidrl.io.logger import RunLogger
 from voidrl.io.run_dir import RunDirError, RunDirLock, check_writable_dir, remove_stale_temporaries
 from voidrl.nets.parts import load_parts
-from voidrl.nets.persistence import PersistentUniforms
 from voidrl.rollout import Collector, RolloutStorage
 from voidrl.rollout.collector import RolloutStats
 from voidrl.rollout.diagnostics import identical_action_fraction
@@ -126,7 +125,7 @@ class Trainer:
         """The seed of this process's environments and sampling (the run's seed on rank 0)."""
         seed_everything(config.run.seed)  # every rank builds the same networks
 
-        self.env = make_env(config.run.env, config.env, gamma=getattr(config.algo_config, "gamma", 0.99), seed=self.seed,
+        self.env = make_env(config.run.env, config.env, gamma=config.algo_config.gamma, seed=self.seed,
                             device=self.device)
         try:
             self._build_parts()
@@ -147,14 +146,10 @@ class Trainer:
         self.algo = ALGORITHMS[config.algo](config.algo_config, obs_shape, action_space, self.device)
         self.plugin = None if config.run.intrinsic is None else REWARD_SOURCES[config.run.intrinsic](
             config.intrinsic_config, obs_shape, self.device)
-        persistence = getattr(config.algo_config, "action_persistence", 0.0)
-        self.action_noise = PersistentUniforms(
-            env.num_envs, action_space.shape[0], persistence, torch.Generator().manual_seed(self.seed),
-        ) if persistence else None
+        self.action_noise = self.algo.action_noise(env.num_envs, action_space, torch.Generator().manual_seed(self.seed))
         self.evaluator = None if config.run.eval_every is None or self.rank else PeriodicEvaluator(config, self.run_dir)
         self.collapse_guard = None if config.run.collapse_entropy is None else CollapseGuard(config.run, self.restore_healthy)
-        keep_replay = getattr(self.algo, "keep_replay_in", None)
-        self.replay_store = keep_replay(self.run_dir / REPLAY_DIR, env.single_observation_space) if keep_replay else None
+        self.replay_store = self.algo.keep_replay_in(self.run_dir / REPLAY_DIR, env.single_observation_space)
         self.threads = config.run.torch_threads or default_threads(obs_shape)
         """The intra-op threads of the run: the fixed ``--torch-threads``, or at most this many, fewer while
         other processes keep the CPUs busy (``ThreadGovernor``)."""
