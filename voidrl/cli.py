@@ -353,8 +353,7 @@ def command_eval(args: argparse.Namespace) -> int:
     mean, std = summarize(returns)
     mode = "sampled actions" if args.sampled else "greedy actions"
     if member is not None:
-        beta, gamma = agent.policy.betas[member].item(), agent.policy.gammas[member].item()
-        mode += f" of member j = {member}: beta {beta:.3g}, gamma {gamma:.4g}"
+        mode += " of " + ALGORITHMS[agent.config.algo].describe_member(agent.policy, member)
     print(f"{agent.config.run.env}: mean return {mean:.2f} +- {std:.2f} over {len(returns)} episodes ({mode})")
     return 0
 

@@ -58,6 +58,17 @@ class Algorithm(ABC):
         """The persistent exploration noise the run keeps (and checkpoints) for this algorithm's sampling; None: none."""
         return None
 
+    @classmethod
+    def best_member(cls, state: dict[str, Any], policy: nn.Module) -> int | None:
+        """Of a policy family: the member j of ``policy`` to evaluate when none is named, read from the algorithm's
+        checkpointed ``state``; None where the agent has no family or no preference among its members."""
+        return None
+
+    @staticmethod
+    def describe_member(policy: nn.Module, member: int) -> str:
+        """How ``voidrl eval`` names member j of ``policy``'s family."""
+        return f"member j = {member}"
+
     def keep_replay_in(self, directory: Path, observation_space: gym.Space) -> ReplayStore | None:
         """Keep the replay beside the run's checkpoints, in ``directory``, where the algorithm has one to keep: the
         store, or None (the default: nothing kept apart from the checkpoint)."""

@@ -25,7 +25,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from voidrl.algos.meta_controller import SlidingWindowUCB
+from voidrl.algos.meta_controller import SlidingWindowUCB, best_arm
 from voidrl.algos.r2d2 import PRESETS as R2D2_PRESETS
 from voidrl.algos.r2d2 import R2D2, EpsilonGreedyActor, R2D2Config, trained_steps
 from voidrl.envs.base import Step
@@ -319,6 +319,17 @@ class NGU(R2D2):
     presets = PRESETS
     remote_actors = None  # in-process actors only: the episodic memories and reward statistics live with the acting network
     own_intrinsic_reward = True
+
+    @classmethod
+    def best_member(cls, state: dict[str, Any], policy: nn.Module) -> int | None:
+        """With bandits (Agent57): the member whose training episodes in the bandits' windows brought the highest mean
+        task return."""
+        bandits = state.get("actor", {}).get("bandits")
+        return None if bandits is None else best_arm([bandit["history"] for bandit in bandits], policy.num_policies)
+
+    @staticmethod
+    def describe_member(policy: nn.Module, member: int) -> str:
+        return f"member j = {member}: beta {policy.betas[member].item():.3g}, gamma {policy.gammas[member].item():.4g}"
 
     def __init__(self, config: NGUConfig, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str = "cpu"):
         super().__init__(config, obs_shape, action_space, device)

@@ -12,7 +12,6 @@ import torch
 
 from voidrl.algos import ALGORITHMS
 from voidrl.algos.learner import Memory
-from voidrl.algos.meta_controller import best_arm
 from voidrl.config import TrainConfig
 from voidrl.envs import VecEnv, make_env, set_training
 from voidrl.io.checkpoint import CheckpointError, load_run_checkpoint, save_checkpoint
@@ -55,10 +54,9 @@ class Agent:
             config = TrainConfig.from_dict(payload["config"])
             policy = build_policy_for(config, resolve_device(device))
             policy.load_state_dict(payload["algorithm"]["policy"])
-            best_member = payload["algorithm"].get("best_member")
-            bandits = payload["algorithm"].get("actor", {}).get("bandits")
-            if bandits is not None:
-                best_member = best_arm([bandit["history"] for bandit in bandits], policy.num_policies)
+            best_member = payload["algorithm"].get("best_member")  # a file written by save()
+            if best_member is None:
+                best_member = ALGORITHMS[config.algo].best_member(payload["algorithm"], policy)
         except (KeyError, TypeError, RuntimeError, AttributeError) as error:
             raise CheckpointError(f"checkpoint {str(path)!r} does not match its config ({type(error).__name__}: {error})") from None
         agent = cls(config, policy, payload["env"], payload.get("step", 0), best_member)
