@@ -72,7 +72,7 @@ def test_episodic_rewards_match_a_brute_force_loop_and_memories_empty_at_episode
     obs[7] = obs[2]  # a revisited state: a neighbour at distance 0
     got, errors = [], []
     for o in obs:  # RND's error of each state, under the observation statistics of the steps before it
-        errors.append(module.prediction_errors(o.unsqueeze(0)).item())
+        errors.append(module.rnd.errors(o.unsqueeze(0)).item())
         got.append(module.rewards(o.unsqueeze(0), memory, learn_statistics=True)["intrinsic"].item())
     with torch.no_grad():
         embeddings = module.embedding(obs)
@@ -211,7 +211,8 @@ def test_the_q_loss_does_not_train_the_embedding_and_inverse_dynamics_does():
     del agent.train_novelty
     agent.learn(agent.replay.sample(4))
     changed = {name.split(".")[0] for name, p in novelty.named_parameters() if not torch.equal(before[name], p)}
-    assert changed == {"embedding", "inverse_head", "rnd_predictor"}  # the RND target stays fixed
+    assert changed == {"embedding", "inverse_head", "rnd"}
+    assert not any(name.startswith("rnd.target") for name, p in novelty.named_parameters() if not torch.equal(before[name], p))
 
 
 def test_inverse_dynamics_loss_is_the_cross_entropy_of_the_taken_action():
@@ -222,6 +223,27 @@ def test_inverse_dynamics_loss_is_the_cross_entropy_of_the_taken_action():
     logits = module.inverse_head(torch.cat([module.embedding(obs), module.embedding(next_obs)], -1))
     expected = [-torch.log_softmax(logits[i], -1)[a].item() for i, a in enumerate(actions.tolist())]
     assert inverse.tolist() == pytest.approx(expected, rel=1e-5)
+
+
+def test_a_novelty_module_saved_before_rnd_moved_into_its_own_part_loads_the_same():
+    torch.manual_seed(0)
+    module = NoveltyModule(OBS, 3, "mlp", (16,), embedding_size=4)
+    module.rnd.observation_stats.update(torch.randn(50, *OBS))
+    module.error_stats.update(torch.rand(50))
+    saved = module.state_dict()
+    old = {key.replace("rnd.target.", "rnd_target.").replace("rnd.predictor.", "rnd_predictor."): value
+           for key, value in saved.items() if key != "rnd._extra_state"}
+    old["_extra_state"] = saved["_extra_state"] | saved["rnd._extra_state"]  # the layout of the earlier checkpoints
+    loaded = NoveltyModule(OBS, 3, "mlp", (16,), embedding_size=4)
+    loaded.load_state_dict(old)
+    for key, value in loaded.state_dict().items():
+        if key.endswith("_extra_state"):
+            assert {name: {k: v.tolist() for k, v in stats.items()} for name, stats in value.items()} == {
+                name: {k: v.tolist() for k, v in stats.items()} for name, stats in saved[key].items()}
+        else:
+            assert torch.equal(value, saved[key]), key
+    obs = torch.randn(4, *OBS)
+    assert torch.equal(loaded.rnd.errors(obs), module.rnd.errors(obs))
 
 
 @pytest.mark.parametrize("value_rescaling", [False, True])
@@ -264,7 +286,8 @@ def test_ngu_and_agent57_train_evaluate_and_resume_with_their_bandits(tmp_path, 
         checkpoint = load_checkpoint(tmp_path / algo / "checkpoint.pt")
         bandits = checkpoint["algorithm"]["actor"]["bandits"]
         assert (bandits is None) == (algo == "ngu")
-        statistics = checkpoint["algorithm"]["policy"]["novelty._extra_state"]  # RND's normalisers and d_m^2
+        policy = checkpoint["algorithm"]["policy"]
+        statistics = policy["novelty._extra_state"] | policy["novelty.rnd._extra_state"]  # RND's normalisers and d_m^2
         assert {name: float(stats["count"]) > 0 for name, stats in statistics.items()} == {
             "observation_stats": True, "error_stats": True, "distance_stats": True}
         if bandits is not None:

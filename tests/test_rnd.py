@@ -63,7 +63,7 @@ def test_warm_up_fits_the_observation_statistics_to_random_steps_and_normalize_m
     np.testing.assert_allclose(rnd.observation_stats.var.numpy(), observed.var(0), rtol=1e-10)
     x = torch.randn(16, 4) * 3
     expected = np.clip((x.double().numpy() - observed.mean(0)) / np.sqrt(observed.var(0)), -5, 5)
-    np.testing.assert_allclose(rnd.normalize(x).numpy(), expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(rnd.distillation.standardize(x).numpy(), expected, rtol=1e-5, atol=1e-5)
     counted = float(rnd.observation_stats.count)
     rnd.warm_up(make_env("CartPole-v1", EnvConfig(num_envs=4)), seed=3)
     assert float(rnd.observation_stats.count) == counted, "a second warm-up (a resumed run) must not add steps"
@@ -77,7 +77,7 @@ def test_rewards_are_prediction_errors_over_the_std_of_their_running_discounted_
         rollout = rollout_of(torch.randn(32, 4, generator=torch.Generator().manual_seed(seed)))
         before = copy.deepcopy(rnd)
         with torch.no_grad():
-            errors = before.prediction_errors(before.normalize(rollout.next_obs(0, 8).flatten(0, 1))).view(8, 4)
+            errors = before.distillation.errors(rollout.next_obs(0, 8).flatten(0, 1)).view(8, 4)
         rewards, metrics = rnd.intrinsic_rewards(rollout)
         for t in range(8):  # the slow way: one step at a time
             previous = 0.9 * previous + errors[t]
@@ -95,15 +95,15 @@ def test_states_the_predictor_has_trained_on_earn_less_than_new_ones():
 
     def errors(states):
         with torch.no_grad():
-            return rnd.prediction_errors(rnd.normalize(states)).mean()
+            return rnd.distillation.errors(states).mean()
 
     familiar_before, novel_before = errors(familiar), errors(novel)
-    target_before = copy.deepcopy(rnd.target.state_dict())
+    target_before = copy.deepcopy(rnd.distillation.target.state_dict())
     for _ in range(30):
         rnd.intrinsic_rewards(rollout_of(familiar))
     familiar_drop, novel_drop = errors(familiar) / familiar_before, errors(novel) / novel_before
     assert familiar_drop < 0.2 and familiar_drop < 0.5 * novel_drop, (familiar_drop, novel_drop)
-    assert all(torch.equal(target_before[name], value) for name, value in rnd.target.state_dict().items()), "the target stays fixed"
+    assert all(torch.equal(target_before[name], value) for name, value in rnd.distillation.target.state_dict().items()), "the target stays fixed"
 
 
 def test_two_heads_combine_an_episodic_task_gae_and_a_non_episodic_intrinsic_gae():

@@ -335,7 +335,7 @@ class NGU(R2D2):
         super().__init__(config, obs_shape, action_space, device)
         self.actor = FamilyActor(self.policy, config, seed=int(torch.randint(2**31, ())))
         novelty = self.policy.novelty
-        trained = [*novelty.embedding.parameters(), *novelty.inverse_head.parameters(), *novelty.rnd_predictor.parameters()]
+        trained = [*novelty.embedding.parameters(), *novelty.inverse_head.parameters(), *novelty.rnd.predictor.parameters()]
         self.novelty_parameters = TrainedParameters(trained, adam(config.novelty_learning_rate, 1e-8))
 
     @staticmethod

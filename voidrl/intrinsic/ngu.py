@@ -19,7 +19,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from voidrl.intrinsic.rnd import rnd_network
+from voidrl.intrinsic.rnd import Distillation
 from voidrl.math.knn import episodic_novelty, lifelong_modulator
 from voidrl.math.running_stats import RunningMeanStd
 from voidrl.nets.bodies import make_body, orthogonal_init
@@ -69,8 +69,8 @@ class NoveltyModule(nn.Module):
 
     - ``embedding``: f, a torso (``make_body``) and a linear layer to ``embedding_size`` (32 in NGU);
       ``inverse_head`` classifies a_t from ``[f(s_t), f(s_t+1)]`` through one hidden layer.
-    - ``rnd_target`` (fixed) and ``rnd_predictor`` on observations standardised by running per-element
-      statistics; alpha standardises the error by its running mean and std.
+    - ``rnd``: RND's target (fixed) and predictor on standardised observations (``intrinsic.rnd.Distillation``);
+      alpha standardises its error by the error's running mean and std.
     - the running mean of the k-NN squared distances (d_m^2).
     The statistics travel in ``state_dict`` (``get_extra_state``).
     """
@@ -84,27 +84,13 @@ class NoveltyModule(nn.Module):
         self.embedding = nn.Sequential(torso, orthogonal_init(nn.Linear(torso.out_features, embedding_size), 1.0))
         self.inverse_head = nn.Sequential(orthogonal_init(nn.Linear(2 * embedding_size, 128)), nn.ReLU(),
                                           orthogonal_init(nn.Linear(128, num_actions), 0.01))
-        self.rnd_target = rnd_network(obs_shape, rnd_embedding_size, rnd_hidden_size, predictor=False).requires_grad_(False)
-        self.rnd_predictor = rnd_network(obs_shape, rnd_embedding_size, rnd_hidden_size, predictor=True)
+        self.rnd = Distillation(obs_shape, rnd_embedding_size, rnd_hidden_size, observation_clip)
         self.embedding_size, self.episodic_neighbours = embedding_size, episodic_neighbours
         self.kernel = dict(kernel_eps=kernel_eps, pseudo_count=pseudo_count, cluster_distance=cluster_distance,
                            max_similarity=max_similarity)
-        self.max_modulation, self.observation_clip = max_modulation, observation_clip
-        self.observation_stats = RunningMeanStd(tuple(obs_shape))
+        self.max_modulation = max_modulation
         self.error_stats = RunningMeanStd(())
         self.distance_stats = RunningMeanStd(())
-
-    def standardize(self, obs: torch.Tensor) -> torch.Tensor:
-        """``[B, ...]`` -> float32 ``(obs - mean) / std`` clipped to +-observation_clip (RND's input)."""
-        device = self.rnd_target[0].weight.device
-        mean = self.observation_stats.mean.to(device, torch.float32)
-        std = self.observation_stats.var.to(device, torch.float32).sqrt().clamp_min(1e-4)
-        return ((obs.float() - mean) / std).clamp(-self.observation_clip, self.observation_clip)
-
-    def prediction_errors(self, obs: torch.Tensor) -> torch.Tensor:
-        """RND's squared error ``[B]`` (mean over the embedding) on raw observations ``[B, ...]``."""
-        standardized = self.standardize(obs)
-        return (self.rnd_predictor(standardized) - self.rnd_target(standardized)).pow(2).mean(-1)
 
     @torch.no_grad()
     def rewards(self, obs: torch.Tensor, memory: EpisodicMemory, learn_statistics: bool) -> dict[str, torch.Tensor]:
@@ -116,11 +102,11 @@ class NoveltyModule(nn.Module):
         embeddings = self.embedding(obs)
         squared = memory.nearest_squared_distances(embeddings, self.episodic_neighbours)
         known = torch.isfinite(squared)
-        errors = self.prediction_errors(obs)
+        errors = self.rnd.errors(obs)
         if learn_statistics:
             self.distance_stats.update(squared[known])
             self.error_stats.update(errors)
-            self.observation_stats.update(obs)
+            self.rnd.observation_stats.update(obs)
         mean_squared = self.distance_stats.mean.to(squared).clamp_min(1e-8)
         episodic = episodic_novelty(squared, mean_squared, **self.kernel) * known.any(-1)
         error_std = self.error_stats.std.to(errors).clamp_min(1e-8)
@@ -133,11 +119,23 @@ class NoveltyModule(nn.Module):
         prediction error, each ``[B]``, for ``obs``, ``next_obs`` ``[B, ...]`` and ``actions [B]``."""
         both = self.embedding(torch.cat([obs, next_obs]))
         logits = self.inverse_head(torch.cat(both.chunk(2), dim=-1))
-        return F.cross_entropy(logits, actions, reduction="none"), self.prediction_errors(next_obs)
+        return F.cross_entropy(logits, actions, reduction="none"), self.rnd.errors(next_obs)
 
     def get_extra_state(self) -> dict[str, Any]:
-        return {name: getattr(self, name).state_dict() for name in ("observation_stats", "error_stats", "distance_stats")}
+        return {"error_stats": self.error_stats.state_dict(), "distance_stats": self.distance_stats.state_dict()}
 
     def set_extra_state(self, state: dict[str, Any]) -> None:
-        for name, stats in state.items():
-            getattr(self, name).load_state_dict(stats)
+        self.error_stats.load_state_dict(state["error_stats"])
+        self.distance_stats.load_state_dict(state["distance_stats"])
+
+    def _load_from_state_dict(self, state_dict: dict[str, Any], prefix: str, *args: Any) -> None:
+        """Checkpoints written before RND's networks moved into ``rnd`` (``rnd_target.*``, ``rnd_predictor.*``, the
+        observation statistics among this module's) load as they are."""
+        for old, new in (("rnd_target.", "rnd.target."), ("rnd_predictor.", "rnd.predictor.")):
+            for key in [key for key in state_dict if key.startswith(prefix + old)]:
+                state_dict[prefix + new + key[len(prefix + old):]] = state_dict.pop(key)
+        extra = state_dict.get(prefix + "_extra_state")
+        if extra is not None and "observation_stats" in extra:
+            state_dict[prefix + "rnd._extra_state"] = {"observation_stats": extra["observation_stats"]}
+            state_dict[prefix + "_extra_state"] = {name: stats for name, stats in extra.items() if name != "observation_stats"}
+        super()._load_from_state_dict(state_dict, prefix, *args)

@@ -97,6 +97,37 @@ def rnd_network(obs_shape: tuple[int, ...], feature_dim: int, hidden_size: int, 
     return nn.Sequential(*layers)
 
 
+class Distillation(nn.Module):
+    """RND's two networks, the fixed random ``target`` and the trained ``predictor``, on observations standardised
+    by running per-element statistics and clipped to +-``observation_clip`` (the paper's input). Shared by the RND
+    plug-in and NGU's life-long novelty; the statistics travel in ``state_dict`` (``get_extra_state``)."""
+
+    def __init__(self, obs_shape: tuple[int, ...], embedding_size: int, hidden_size: int, observation_clip: float):
+        super().__init__()
+        self.target = rnd_network(obs_shape, embedding_size, hidden_size, predictor=False).requires_grad_(False)
+        self.predictor = rnd_network(obs_shape, embedding_size, hidden_size, predictor=True)
+        self.observation_clip = observation_clip
+        self.observation_stats = RunningMeanStd(tuple(obs_shape))
+
+    def standardize(self, obs: torch.Tensor) -> torch.Tensor:
+        """Observations ``[B, ...]`` (any dtype, any device) -> float32 ``(obs - mean) / std``, clipped, on the networks' device."""
+        device = self.target[0].weight.device
+        mean = self.observation_stats.mean.to(device, torch.float32)
+        std = self.observation_stats.var.to(device, torch.float32).sqrt().clamp_min(1e-4)
+        return ((obs.to(device).float() - mean) / std).clamp(-self.observation_clip, self.observation_clip)
+
+    def errors(self, obs: torch.Tensor) -> torch.Tensor:
+        """The predictor's squared error ``[B]`` (mean over the embedding) on raw observations ``[B, ...]``."""
+        standardized = self.standardize(obs)
+        return (self.predictor(standardized) - self.target(standardized)).pow(2).mean(-1)
+
+    def get_extra_state(self) -> dict[str, Any]:
+        return {"observation_stats": self.observation_stats.state_dict()}
+
+    def set_extra_state(self, state: dict[str, Any]) -> None:
+        self.observation_stats.load_state_dict(state["observation_stats"])
+
+
 class RNDReward:
     """RND's intrinsic reward, its normalisers and its predictor's training."""
 
@@ -105,11 +136,9 @@ class RNDReward:
     def __init__(self, config: RNDConfig, obs_shape: tuple[int, ...], device: torch.device | str = "cpu"):
         config.validate()
         self.config, self.device = config, torch.device(device)
-        self.target = rnd_network(obs_shape, config.embedding_size, config.vector_hidden_size, predictor=False).to(self.device)
-        self.target.requires_grad_(False)
-        self.predictor = rnd_network(obs_shape, config.embedding_size, config.vector_hidden_size, predictor=True).to(self.device)
-        self.parameters = TrainedParameters(self.predictor.parameters(), adam(config.predictor_learning_rate, 1e-8))
-        self.observation_stats = RunningMeanStd(tuple(obs_shape))
+        self.distillation = Distillation(obs_shape, config.embedding_size, config.vector_hidden_size, config.observation_clip).to(self.device)
+        self.parameters = TrainedParameters(self.distillation.predictor.parameters(), adam(config.predictor_learning_rate, 1e-8))
+        self.observation_stats = self.distillation.observation_stats
         self.return_stats = RunningMeanStd(())
         self.running_sums: torch.Tensor | None = None
         """``[N]`` each environment's discounted sum of intrinsic rewards so far (across episodes)."""
@@ -133,17 +162,6 @@ class RNDReward:
             actions = torch.as_tensor([space.sample() for _ in range(env.num_envs)])
             self.observation_stats.update(env.step(actions).obs)
 
-    def normalize(self, obs: torch.Tensor) -> torch.Tensor:
-        """Observations ``[B, ...]`` -> ``(obs - mean) / std`` clipped to +-observation_clip, float32."""
-        mean = self.observation_stats.mean.to(self.device, torch.float32)
-        std = self.observation_stats.var.to(self.device, torch.float32).sqrt().clamp_min(1e-4)
-        clip = self.config.observation_clip
-        return ((obs.to(self.device).float() - mean) / std).clamp(-clip, clip)
-
-    def prediction_errors(self, normalized: torch.Tensor) -> torch.Tensor:
-        """Mean squared error of the predictor's embedding ``[B]`` of normalised observations ``[B, ...]``."""
-        return (self.predictor(normalized) - self.target(normalized)).pow(2).mean(-1)
-
     def intrinsic_rewards(self, rollout: RolloutStorage) -> tuple[torch.Tensor, dict[str, float]]:
         """Normalised prediction errors ``[T, N]`` of the rollout's true next observations; then the predictor
         trains on them and the statistics take them in. Observations stay in their dtype (uint8 frames) and
@@ -153,7 +171,7 @@ class RNDReward:
         next_obs = rollout.next_obs(0, T).flatten(0, 1)
         chunks = next_obs.split(self.config.predictor_minibatch_size)
         with torch.no_grad():
-            errors = torch.cat([self.prediction_errors(self.normalize(chunk)) for chunk in chunks]).view(T, N)
+            errors = torch.cat([self.distillation.errors(chunk) for chunk in chunks]).view(T, N)
         if self.running_sums is None:
             self.running_sums = torch.zeros(N, device=errors.device)
         sums = discounted_running_sums(errors, self.running_sums, self.config.return_gamma)
@@ -181,15 +199,15 @@ class RNDReward:
                 kept = torch.rand(batch["obs"].shape[0], device=observations.device) < cfg.predictor_update_proportion
                 if not kept.any():
                     continue
-                loss = self.prediction_errors(self.normalize(batch["obs"][kept])).mean()
+                loss = self.distillation.errors(batch["obs"][kept]).mean()
                 self.parameters.minimize(loss)
                 losses.append(loss.item())
         return sum(losses) / len(losses) if losses else float("nan")
 
     def state_dict(self) -> dict[str, Any]:
         return {
-            "target": self.target.state_dict(),
-            "predictor": self.predictor.state_dict(),
+            "target": self.distillation.target.state_dict(),
+            "predictor": self.distillation.predictor.state_dict(),
             "optimizer": self.parameters.state_dict(),
             "observation_stats": self.observation_stats.state_dict(),
             "return_stats": self.return_stats.state_dict(),
@@ -197,8 +215,8 @@ class RNDReward:
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.target.load_state_dict(state["target"])
-        self.predictor.load_state_dict(state["predictor"])
+        self.distillation.target.load_state_dict(state["target"])
+        self.distillation.predictor.load_state_dict(state["predictor"])
         self.parameters.load_state_dict(state["optimizer"])
         self.observation_stats.load_state_dict(state["observation_stats"])
         self.return_stats.load_state_dict(state["return_stats"])
