@@ -67,23 +67,33 @@ def ray_pids():
     return {int(pid) for pid in found}
 
 
-def replay_server_pids():
+def replay_server_pids(driver: int) -> set[int]:
+    """The replay servers of the run whose driver is ``driver`` (the local cluster it started is its descendant)."""
+    import psutil
+
     found = subprocess.run(["pgrep", "-f", "ray::ReplayServer"], capture_output=True, text=True).stdout.split()
-    return {int(pid) for pid in found}
+    ours = set()
+    for pid in map(int, found):
+        try:
+            if driver in {parent.pid for parent in psutil.Process(pid).parents()}:
+                ours.add(pid)
+        except psutil.NoSuchProcess:
+            pass
+    return ours
 
 
 def test_a_dead_replay_server_ends_the_run_in_one_line_with_the_learner_checkpointed(tmp_path):
     run_dir = tmp_path / "run"
     options = [option for option in SMALL if option != "--save-replay"]
-    before, servers_before = ray_pids(), replay_server_pids()  # another run's Ray may still be shutting down
+    before = ray_pids()  # another run's Ray may still be shutting down
     run = subprocess.Popen([sys.executable, "-m", "voidrl", "train", "r2d2", *options, "--actors", "2", "--steps", "100000000",
                             "--run-dir", str(run_dir)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 240
-        while (len(metric_rows(run_dir)) < 3 or not replay_server_pids() - servers_before) and run.poll() is None \
+        while (len(metric_rows(run_dir)) < 3 or not replay_server_pids(run.pid)) and run.poll() is None \
                 and time.monotonic() < deadline:
             time.sleep(0.2)
-        (server,) = replay_server_pids() - servers_before
+        (server,) = replay_server_pids(run.pid)
         os.kill(server, signal.SIGKILL)
         _, stderr = run.communicate(timeout=180)
     finally:
