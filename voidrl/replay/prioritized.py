@@ -23,31 +23,12 @@ _STEP_FIELDS = ("actions", "rewards", "behaviour_probs", "terminated", "truncate
 
 
 @dataclass
-class SequenceBatch:
-    """``B`` sampled sequences, time-major. ``L`` = the sequences' length."""
+class SequenceBatch(Sequence):
+    """``B`` sampled sequences, time-major: every field of ``Sequence`` with a batch axis, after the time axis for the
+    per-step fields (``obs [L + 1, B, ...]``, ``actions``, ``rewards``, ``behaviour_probs``, ``terminated``,
+    ``truncated``, ``mask`` ``[L, B, ...]``) and first for the others (``start_state`` tensors and
+    ``previous_action`` ``[B, ...]``, ``previous_reward [B]``, ``starts_episode [B]`` bool); and what sampling adds."""
 
-    obs: torch.Tensor
-    """``[L + 1, B, ...]``."""
-    actions: torch.Tensor
-    """``[L, B, ...]``."""
-    rewards: torch.Tensor
-    """``[L, B]``."""
-    behaviour_probs: torch.Tensor
-    """``[L, B]``: mu(a_t | s_t) of the actions taken."""
-    terminated: torch.Tensor
-    """``[L, B]`` bool."""
-    truncated: torch.Tensor
-    """``[L, B]`` bool."""
-    mask: torch.Tensor
-    """``[L, B]`` bool: valid steps."""
-    start_state: tuple[torch.Tensor, ...]
-    """Each ``[B, ...]``."""
-    previous_action: torch.Tensor
-    """``[B, ...]``."""
-    previous_reward: torch.Tensor
-    """``[B]``."""
-    starts_episode: torch.Tensor
-    """``[B]`` bool."""
     weights: torch.Tensor
     """``[B]`` importance weights, at most 1."""
     keys: torch.Tensor
