@@ -27,10 +27,10 @@ from torch.nn import functional as F
 
 from voidrl.algos.meta_controller import SlidingWindowUCB, best_arm
 from voidrl.algos.r2d2 import PRESETS as R2D2_PRESETS
-from voidrl.algos.r2d2 import R2D2, EpsilonGreedyActor, R2D2Config, trained_steps
+from voidrl.algos.r2d2 import R2D2, EpsilonGreedyActor, R2D2Config
 from voidrl.envs.base import Step
 from voidrl.intrinsic.ngu import EpisodicMemory, NoveltyModule
-from voidrl.math import inverse_value_rescale, sequence_priorities, value_rescale
+from voidrl.math import inverse_value_rescale, value_rescale
 from voidrl.math.off_policy import R2D2_RESCALE_EPS
 from voidrl.nets.flat import TrainedParameters, adam
 from voidrl.nets.recurrent import RecurrentQNetwork
@@ -348,36 +348,24 @@ class NGU(R2D2):
     def train_steps(self, progress: float) -> dict[str, float]:
         return {**super().train_steps(progress), **self.actor.metrics()}
 
-    def learn(self, sampled: SequenceBatch) -> dict[str, float]:
-        """One gradient step of each value head on its reward (the mixed one, or r_e and r_i), then one of
-        the embedding and RND predictor on the batch's transitions."""
-        cfg, batch, policy = self.config, sampled.to(self.device), self.policy
-        if self.updates == 0:
-            self.target.load_state_dict(policy.state_dict())
+    def unroll_start(self, batch: SequenceBatch) -> tuple[tuple[torch.Tensor, ...], dict[str, Any]]:
+        """The LSTM state, and the member j each sequence was acted by (every unroll takes it)."""
         hidden, cell, policy_index = batch.start_state
-        previous_actions = torch.cat([batch.previous_action.unsqueeze(0), batch.actions])
-        previous_rewards = torch.cat([batch.previous_reward.unsqueeze(0), batch.rewards])
-        q = self.unroll_with_burn_in(batch.obs, previous_actions, previous_rewards, (hidden, cell), batch.starts_episode,
-                                     policy_index=policy_index)
-        with torch.no_grad():
-            target_q, _ = self.target.unroll(batch.obs, previous_actions, previous_rewards, (hidden, cell), policy_index)
-            targets = self.head_targets(policy.combine(q.detach(), policy_index), target_q, policy_index, batch)
-        taken = q[:-1].gather(-1, batch.actions[:, :, None, None].expand(-1, -1, targets.shape[-1], 1)).squeeze(-1)
-        td = targets - taken
-        trained = trained_steps(batch.mask, batch.starts_episode, cfg.burn_in)
-        weights = (batch.weights.unsqueeze(0) * trained).unsqueeze(-1)
-        loss = 0.5 * (weights * td.pow(2)).sum() / trained.sum()
-        grad_norm = self.parameters.minimize(loss, cfg.max_grad_norm)
-        self.replay.update_priorities(batch.keys, sequence_priorities(td.detach().abs().sum(-1), trained, cfg.priority_eta).cpu())
+        return (hidden, cell), {"policy_index": policy_index}
+
+    def head_values(self, q: torch.Tensor) -> torch.Tensor:
+        return q
+
+    def value_targets(self, online_q: torch.Tensor, target_q: torch.Tensor, batch: SequenceBatch,
+                      context: dict[str, Any]) -> torch.Tensor:
+        """Each value head on its reward (the mixed one, or r_e and r_i)."""
+        policy_index = context["policy_index"]
+        return self.head_targets(self.policy.combine(online_q, policy_index), target_q, policy_index, batch)
+
+    def after_learning(self, batch: SequenceBatch) -> dict[str, float]:
+        """One step of the embedding and the RND predictor on the batch's transitions."""
         inverse_loss, rnd_loss = self.train_novelty(batch)
-        self.updates += 1
-        if self.updates % cfg.target_update_period == 0:
-            self.target.load_state_dict(policy.state_dict())
-        metrics = {"train/td_loss": loss.item(), "train/grad_norm": grad_norm.item(),
-                   "train/inverse_dynamics_loss": inverse_loss, "train/rnd_loss": rnd_loss}
-        for head, name in enumerate(["q_taken"] if targets.shape[-1] == 1 else ["q_extrinsic_taken", "q_intrinsic_taken"]):
-            metrics[f"train/{name}"] = (taken[..., head].detach() * trained).sum().item() / trained.sum().item()
-        return metrics
+        return {"train/inverse_dynamics_loss": inverse_loss, "train/rnd_loss": rnd_loss}
 
     def head_targets(self, acting_q: torch.Tensor, target_q: torch.Tensor, policy_index: torch.Tensor,
                      batch: SequenceBatch) -> torch.Tensor:

@@ -318,27 +318,51 @@ class R2D2(ReplayLearner):
         return metrics
 
     def learn(self, sampled: SequenceBatch) -> dict[str, float]:
-        """One gradient step on a batch of sequences; updates their priorities."""
+        """One gradient step of every value head on a batch of sequences; updates their priorities. The family's
+        members differ in ``unroll_start``, ``head_values``, ``value_targets`` and ``after_learning``."""
         cfg, batch = self.config, sampled.to(self.device)
         if self.updates == 0:  # the target starts from the online network as the run begins (after any --from)
             self.target.load_state_dict(self.policy.state_dict())
         previous_actions = torch.cat([batch.previous_action.unsqueeze(0), batch.actions])
         previous_rewards = torch.cat([batch.previous_reward.unsqueeze(0), batch.rewards])
-        q = self.unroll_with_burn_in(batch.obs, previous_actions, previous_rewards, batch.start_state, batch.starts_episode)
+        start_state, context = self.unroll_start(batch)
+        q = self.unroll_with_burn_in(batch.obs, previous_actions, previous_rewards, start_state, batch.starts_episode, **context)
         with torch.no_grad():
-            target_q, _ = self.target.unroll(batch.obs, previous_actions, previous_rewards, batch.start_state)
-            targets = self.targets(q.detach(), target_q, batch.rewards, cfg.gamma, batch)
-        taken = q[:-1].gather(-1, batch.actions.unsqueeze(-1)).squeeze(-1)
+            target_q, _ = self.target.unroll(batch.obs, previous_actions, previous_rewards, start_state, **context)
+            targets = self.value_targets(q.detach(), target_q, batch, context)
+        heads = self.head_values(q[:-1])
+        taken = heads.gather(-1, batch.actions[:, :, None, None].expand(-1, -1, heads.shape[2], 1)).squeeze(-1)
         td = targets - taken
         trained = trained_steps(batch.mask, batch.starts_episode, cfg.burn_in)
-        loss = 0.5 * (batch.weights.unsqueeze(0) * trained * td.pow(2)).sum() / trained.sum()
+        loss = 0.5 * ((batch.weights.unsqueeze(0) * trained).unsqueeze(-1) * td.pow(2)).sum() / trained.sum()
         grad_norm = self.parameters.minimize(loss, cfg.max_grad_norm)
-        self.replay.update_priorities(batch.keys, sequence_priorities(td.detach(), trained, cfg.priority_eta).cpu())
+        self.replay.update_priorities(batch.keys, sequence_priorities(td.detach().abs().sum(-1), trained, cfg.priority_eta).cpu())
+        metrics = {"train/td_loss": loss.item(), "train/grad_norm": grad_norm.item(), **self.after_learning(batch)}
         self.updates += 1
         if self.updates % cfg.target_update_period == 0:
             self.target.load_state_dict(self.policy.state_dict())
-        return {"train/td_loss": loss.item(), "train/q_taken": (taken.detach() * trained).sum().item() / trained.sum().item(),
-                "train/grad_norm": grad_norm.item()}
+        names = ["q_taken"] if heads.shape[2] == 1 else ["q_extrinsic_taken", "q_intrinsic_taken"]
+        for head, name in enumerate(names):
+            metrics[f"train/{name}"] = (taken[..., head].detach() * trained).sum().item() / trained.sum().item()
+        return metrics
+
+    def unroll_start(self, batch: SequenceBatch) -> tuple[tuple[torch.Tensor, ...], dict[str, Any]]:
+        """The LSTM state ``(h, c)`` each sequence starts from, and what else every unroll takes (nothing here)."""
+        return batch.start_state, {}
+
+    def head_values(self, q: torch.Tensor) -> torch.Tensor:
+        """The online Q ``[L, B, A]`` as values per head ``[L, B, H, A]`` (one head here)."""
+        return q.unsqueeze(2)
+
+    def value_targets(self, online_q: torch.Tensor, target_q: torch.Tensor, batch: SequenceBatch,
+                      context: dict[str, Any]) -> torch.Tensor:
+        """``[L, B, H]`` regression targets of each head, from the online Q ``[L + 1, B, A]`` (greedy actions) and the
+        target network's ``[L + 1, B, A]`` (bootstraps)."""
+        return self.targets(online_q, target_q, batch.rewards, self.config.gamma, batch).unsqueeze(-1)
+
+    def after_learning(self, batch: SequenceBatch) -> dict[str, float]:
+        """What else one learning step trains on ``batch``, after the value heads; its metrics (nothing here)."""
+        return {}
 
     def targets(self, online_q: torch.Tensor, target_q: torch.Tensor, rewards: torch.Tensor, gamma: float | torch.Tensor,
                 batch: SequenceBatch) -> torch.Tensor:
