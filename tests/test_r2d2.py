@@ -126,7 +126,7 @@ def test_a_checkpoint_without_its_replay_warns_once_when_new_sequences_arrive(sa
 
 def test_retrace_on_greedy_actions_with_lambda_one_is_the_double_q_return_to_the_sequence_end():
     torch.manual_seed(1)
-    retrace = R2D2(R2D2Config(**SMALL, target="retrace", trace_lambda=1.0), (4,), gym.spaces.Discrete(3))
+    retrace = R2D2(R2D2Config(**SMALL, td_target="retrace", trace_lambda=1.0), (4,), gym.spaces.Discrete(3))
     n_step = R2D2(R2D2Config(**SMALL, n_step=SMALL["sequence_length"]), (4,), gym.spaces.Discrete(3))
     batch = sequence_batch(retrace, starts_episode=False)
     online_q, target_q = torch.randn(9, 6, 3), torch.randn(9, 6, 3)
@@ -224,3 +224,16 @@ def test_r2d2_solves_minigrid_empty_with_its_preset(tmp_path):
     runs = train_seeds(tmp_path, "r2d2", 150_000, env="MiniGrid-Empty-5x5-v0", preset="minigrid")
     scores = greedy_scores(runs, episodes=3)
     assert max(scores) >= 0.9, scores
+
+
+def test_the_td_target_keeps_its_old_name_as_a_flag_and_in_stored_configs(tmp_path, capsys):
+    import voidrl
+    from voidrl.config import TrainConfig
+
+    stored = voidrl.make_config("r2d2", env="CartPole-v1").to_dict()
+    stored["algo_config"]["target"] = stored["algo_config"].pop("td_target")
+    stored["algo_config"]["target"] = "retrace"  # a config.json written before the rename
+    assert TrainConfig.from_dict(stored).algo_config.td_target == "retrace"
+    for flag in ("--td-target", "--target"):
+        assert main(["train", "r2d2", "--env", "CartPole-v1", flag, "lambda", "--run-dir", str(tmp_path / "bad")]) == 2
+        assert "td_target must be one of" in capsys.readouterr().err and not (tmp_path / "bad").exists()

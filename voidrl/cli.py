@@ -19,7 +19,8 @@ from typing import Any, NoReturn
 
 from voidrl.algos import ALGORITHMS
 from voidrl.distributed import collective
-from voidrl.config import PRESETS, RunConfig, TrainConfig, check_field_types, field_docs, field_type, make_config, plugin_options
+from voidrl.config import (PRESETS, RENAMED_FIELDS, RunConfig, TrainConfig, check_field_types, field_docs, field_type, make_config,
+                           plugin_options)
 from voidrl.envs.factory import EnvConfig, list_env_ids, suite_of
 from voidrl.intrinsic import REWARD_SOURCES
 from voidrl.train.signals import RunAborted, RunStopped
@@ -63,20 +64,20 @@ def add_dataclass_options(parser: argparse.ArgumentParser, cls: type, title: str
     for field in dataclasses.fields(cls):
         if field.name in skip:
             continue
-        flag = "--" + field.name.replace("_", "-")
+        flags = ["--" + name.replace("_", "-") for name in (field.name, *(old for old, new in RENAMED_FIELDS.items() if new == field.name))]
         base, optional = field_type(cls, field.name)
         default = getattr(defaults, field.name)
         help_text = f"{docs.get(field.name, '')} (default: {default})"
         common = {"dest": field.name, "default": argparse.SUPPRESS, "help": help_text}
         if base is bool:
-            group.add_argument(flag, action=argparse.BooleanOptionalAction, **common)
+            group.add_argument(*flags, action=argparse.BooleanOptionalAction, **common)
         elif typing.get_origin(base) is tuple:
             element = typing.get_args(base)[0]
-            group.add_argument(flag, type=element, nargs="+", metavar=element.__name__.upper(), **common)
+            group.add_argument(*flags, type=element, nargs="+", metavar=element.__name__.upper(), **common)
         else:
             parse = _parse_optional(base) if optional else base
             metavar = base.__name__.upper() + ("|none" if optional else "")
-            group.add_argument(flag, type=parse, metavar=metavar, **common)
+            group.add_argument(*flags, type=parse, metavar=metavar, **common)
 
 
 def add_plugin_options(parser: argparse.ArgumentParser) -> None:

@@ -180,7 +180,7 @@ class TrainConfig:
             run=_build(RunConfig, data["run"]),
             env=_build(EnvConfig, data["env"]),
             algo_config=_build(ALGORITHMS[algo].config_class, {
-                name: RENAMED_VALUES.get((name, value), value) if isinstance(value, str) else value
+                RENAMED_FIELDS.get(name, name): RENAMED_VALUES.get((name, value), value) if isinstance(value, str) else value
                 for name, value in data["algo_config"].items()}),
             # runs without a plug-in once stored APT's defaults here: ignored
             intrinsic_config=None if intrinsic is None else _build(intrinsic_config_class(intrinsic), data.get("intrinsic_config") or {}),
@@ -205,6 +205,8 @@ def plugin_options() -> dict[str, tuple[str, ...]]:
 
 RENAMED_VALUES = {("network", "thesis"): "dqn2013", ("critic_network", "thesis"): "dqn2013"}
 """Option values renamed since; the configs and checkpoints of runs written before still load."""
+RENAMED_FIELDS = {"target": "td_target"}
+"""Algorithm options renamed since (old -> new): the old flag still works, and configs written before still load."""
 
 
 def _build(cls: type, values: dict[str, Any]):

@@ -43,7 +43,7 @@ from voidrl.validation import require_choice, require_non_negative, require_posi
 class NGUConfig(R2D2Config):
     """NGU hyperparameters on top of R2D2's (``gamma`` is the family's largest discount, gamma_max)."""
 
-    target: str = "retrace"
+    td_target: str = "retrace"
     """n-step or retrace; NGU and Agent57 learn by transformed Retrace."""
     num_policies: int = 8
     """N, the policy family's size (32 in the paper; its environments take j = i mod N)."""

@@ -49,8 +49,8 @@ class R2D2Config:
     """Steps of reward before bootstrapping."""
     gamma: float = 0.997
     """Discount factor."""
-    target: str = "n-step"
-    """n-step (double-Q n-step returns, R2D2) or retrace (Retrace(lambda) towards the greedy policy, with
+    td_target: str = "n-step"
+    """The TD target (``--target`` before): n-step (double-Q n-step returns, R2D2) or retrace (Retrace(lambda) towards the greedy policy, with
     traces cut where the actor took another action: off-policy correct at any n)."""
     trace_lambda: float = 0.95
     """Retrace's lambda."""
@@ -102,7 +102,7 @@ class R2D2Config:
         require_positive(self, ("learning_rate", "adam_eps", "max_grad_norm", "samples_per_insert", "epsilon_alpha"))
         require_choice(self, "network", NETWORKS)
         require_choice(self, "memory", ("lstm", "none"))
-        require_choice(self, "target", ("n-step", "retrace"))
+        require_choice(self, "td_target", ("n-step", "retrace"))
         validate_hidden_sizes(self.hidden_sizes)
         validate_discounting(self)
         for name in ("priority_eta", "epsilon_base"):
@@ -371,7 +371,7 @@ class R2D2(ReplayLearner):
         shape) picks the greedy actions."""
         cfg = self.config
         rescale_eps = R2D2_RESCALE_EPS if cfg.value_rescaling else None
-        if cfg.target == "n-step":
+        if cfg.td_target == "n-step":
             next_values = double_q_bootstrap(online_q[1:], target_q[1:])
             return n_step_targets(rewards, next_values, batch.terminated, batch.truncated, gamma, cfg.n_step, rescale_eps)
         greedy = F.one_hot(online_q.argmax(-1), online_q.shape[-1]).to(target_q.dtype)  # pi: greedy in the online Q
