@@ -29,6 +29,10 @@ SCENARIOS = {
     "ppo-atari": ["ppo", "--env", "ALE/MsPacman-v5", "--preset", "atari", "--steps", "8192"],
     "ppg-minatar": ["ppg", "--env", "MinAtar/Breakout-v1", "--preset", "minatar", "--steps", "36864"],
     "ppg-apt-minatar": ["ppg", "--env", "MinAtar/Breakout-v1", "--preset", "minatar", "--intrinsic", "apt", "--steps", "8192"],
+    "r2d2-cartpole": ["r2d2", "--env", "CartPole-v1", "--preset", "cartpole", "--steps", "20000"],
+    "r2d2-minatar": ["r2d2", "--env", "MinAtar/Breakout-v1", "--preset", "minatar", "--steps", "20000"],
+    "ngu-minigrid": ["ngu", "--env", "MiniGrid-Empty-5x5-v0", "--preset", "minigrid", "--steps", "8000"],
+    "r2d2-cartpole-ray": ["r2d2", "--env", "CartPole-v1", "--preset", "cartpole", "--steps", "20000", "--actors", "2"],
 }
 """Name -> ``voidrl train`` arguments. PPG's minatar preset runs an auxiliary phase every 16,384 steps."""
 
