@@ -258,7 +258,8 @@ class R2D2(ReplayLearner):
     def keep_replay_in(self, directory: Path, observation_space: gym.Space) -> ReplayStore | None:
         """With ``save_replay``: keep the replay in ``directory`` (the run's), beside the checkpoints; the store, or None."""
         if self.config.save_replay:
-            self.replay_store = ReplayStore(directory, observation_bytes_per_sequence(observation_space, self.config.sequence_length))
+            self.replay_store = ReplayStore(directory, observation_bytes_per_sequence(observation_space, self.config.sequence_length),
+                                            self.config.replay_capacity)
         return self.replay_store
 
     def q_parameters(self) -> Iterator[nn.Parameter]:

@@ -49,20 +49,21 @@ class ReplayStore:
     """The segment files of one run's replay, in ``directory``.
 
     Args:
-        directory: ``RUN_DIR/replay``; bytes_per_sequence: the expected size of a stored sequence (for ``describe``).
+        directory: ``RUN_DIR/replay``; bytes_per_sequence, capacity: the expected size of a stored sequence and how
+            many the replay keeps (for ``describe``).
     """
 
-    def __init__(self, directory: str | Path, bytes_per_sequence: int):
+    def __init__(self, directory: str | Path, bytes_per_sequence: int, capacity: int):
         self.directory = Path(directory)
-        self.bytes_per_sequence = bytes_per_sequence
+        self.bytes_per_sequence, self.capacity = bytes_per_sequence, capacity
         self.saved = 0
         """Insertions before this number are in segments (as of the last checkpoint written or loaded)."""
         self.needed_from = 0
         """The oldest insertion the checkpoint on disk needs: segments ending at or before it are dead."""
 
-    def describe(self, capacity: int) -> str:
-        full = capacity * self.bytes_per_sequence
-        return (f"--save-replay keeps up to {capacity:,} sequences in {self.directory} (about {size_text(self.bytes_per_sequence)} "
+    def describe(self) -> str:
+        full = self.capacity * self.bytes_per_sequence
+        return (f"--save-replay keeps up to {self.capacity:,} sequences in {self.directory} (about {size_text(self.bytes_per_sequence)} "
                 f"of observations each, {size_text(full)} when full), adding at each checkpoint what arrived since the last")
 
     def segments(self) -> list[tuple[int, int, Path]]:

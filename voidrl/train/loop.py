@@ -32,10 +32,10 @@ from voidrl.nets.parts import load_parts
 from voidrl.rollout import Collector, RolloutStorage
 from voidrl.rollout.collector import RolloutStats
 from voidrl.rollout.diagnostics import identical_action_fraction
+from voidrl.seeding import env_seed, rank_seed, rng_state, seed_everything, set_rng_state
 from voidrl.train.agent import Agent, resolve_device
 from voidrl.train.evaluation import PeriodicEvaluator
 from voidrl.train.hooks import CheckpointHook, CollapseGuard, EvaluationHook, Hook, LogHook, ProgressHook, UpdateReport
-from voidrl.seeding import env_seed, rank_seed, rng_state, seed_everything, set_rng_state
 from voidrl.train.signals import GracefulStop, RunStopped
 from voidrl.train.threads import ThreadGovernor, default_threads, torch_threads
 
@@ -235,7 +235,7 @@ class Trainer:
                   + (" (its run stopped before the first one); starting the run over" if self.starts_over else " yet; starting the run"),
                   file=sys.stderr)
         if self.replay_store is not None and writes:
-            print(f"voidrl: {self.replay_store.describe(self.algo.replay.capacity)}", file=sys.stderr)
+            print(f"voidrl: {self.replay_store.describe()}", file=sys.stderr)
         logger = None
         if writes:
             (run_dir / "config.json").write_text(config.to_json() + "\n")
