@@ -50,8 +50,8 @@ class R2D2Config:
     gamma: float = 0.997
     """Discount factor."""
     td_target: str = "n-step"
-    """The TD target (``--target`` before): n-step (double-Q n-step returns, R2D2) or retrace (Retrace(lambda) towards the greedy policy, with
-    traces cut where the actor took another action: off-policy correct at any n)."""
+    """The TD target (``--target`` before): n-step (double-Q n-step returns, R2D2) or retrace (Retrace(lambda)
+    towards the greedy policy, with traces cut where the actor took another action: off-policy correct at any n)."""
     trace_lambda: float = 0.95
     """Retrace's lambda."""
     value_rescaling: bool = True
