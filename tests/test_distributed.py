@@ -27,7 +27,7 @@ def metric_rows(run_dir):
 
 
 def actor_pids():
-    found = subprocess.run(["pgrep", "-f", "ray::SequenceActor"], capture_output=True, text=True).stdout.split()
+    found = subprocess.run(["pgrep", "-f", "ray::ActorWorker"], capture_output=True, text=True).stdout.split()
     return {int(pid) for pid in found}
 
 
@@ -71,7 +71,7 @@ def replay_server_pids(driver: int) -> set[int]:
     """The replay servers of the run whose driver is ``driver`` (the local cluster it started is its descendant)."""
     import psutil
 
-    found = subprocess.run(["pgrep", "-f", "ray::ReplayServer"], capture_output=True, text=True).stdout.split()
+    found = subprocess.run(["pgrep", "-f", "ray::Hosted"], capture_output=True, text=True).stdout.split()
     ours = set()
     for pid in map(int, found):
         try:
@@ -158,7 +158,47 @@ def test_bad_engine_options_are_one_line_errors_before_anything_is_written(tmp_p
 
 def test_actors_need_a_learner_that_has_them(tmp_path, capsys):
     assert main(["train", "ppo", "--actors", "2", "--no-progress", "--run-dir", str(tmp_path / "bad")]) == 2
-    assert "actors > 0 needs an algorithm with remote actors (a3c, r2d2), not ppo" in capsys.readouterr().err
+    assert "actors > 0 needs an algorithm with remote actors (a3c, agent57, ngu, r2d2), not ppo" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("algo", ["ngu", "agent57"])
+def test_the_policy_family_trains_on_ray_actors_stops_resumes_and_is_evaluated(tmp_path, capsys, algo):
+    """Each actor keeps its episodic memories, reward statistics and (Agent57) bandits; its bandits come back
+    to the checkpoint with its sequences' deliveries and go back to it on resume."""
+    run_dir = tmp_path / algo
+    options = ["--env", "MiniGrid-Empty-5x5-v0", "--preset", "minigrid", "--num-envs", "4", "--min-replay", "16",
+               "--lstm-size", "32", "--head-size", "32", "--checkpoint-every", "5", "--torch-threads", "1", "--no-progress",
+               "--run-dir", str(run_dir)]
+    run = subprocess.Popen([sys.executable, "-m", "voidrl", "train", algo, *options, "--actors", "2", "--steps", "100000000"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 240
+        while len(metric_rows(run_dir)) < 12 and run.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert run.poll() is None, "the run ended before the signal"
+        run.send_signal(signal.SIGTERM)
+        _, stderr = run.communicate(timeout=120)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 128 + signal.SIGTERM and "checkpoint written" in stderr, stderr
+    rows = metric_rows(run_dir)
+    assert float(rows[-1]["train/updates"]) > 0 and float(rows[-1]["ngu/intrinsic"]) > 0
+    saved = load_checkpoint(run_dir / "checkpoint.pt")
+    actors = saved["algorithm"]["actors"]
+    assert len(actors) == 2
+    if algo == "agent57":
+        assert all(len(actor["bandits"]) == 4 and any(bandit["history"] for bandit in actor["bandits"]) for actor in actors)
+    statistics = saved["algorithm"]["policy"]["novelty._extra_state"]["error_stats"]
+    assert float(statistics["count"]) > 100, "the learner's network carries the actors' reward statistics"
+    steps = int(saved["step"])
+    assert main(["train", algo, *options, "--actors", "2", "--steps", str(steps + 640), "--resume"]) == 0
+    resumed = load_checkpoint(run_dir / "checkpoint.pt")
+    assert resumed["step"] >= steps + 640 and resumed["algorithm"]["updates"] > saved["algorithm"]["updates"]
+    member = "best" if algo == "agent57" else "1"
+    capsys.readouterr()
+    assert main(["eval", "--checkpoint", str(run_dir / "checkpoint.pt"), "--episodes", "2", "--member", member]) == 0
+    assert "member j = " in capsys.readouterr().out
 
 
 def test_a3c_actor_learners_send_gradients_of_older_parameters_and_the_run_resumes_in_one_process(tmp_path):

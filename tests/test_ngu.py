@@ -284,7 +284,7 @@ def test_ngu_and_agent57_train_evaluate_and_resume_with_their_bandits(tmp_path, 
                "--torch-threads", "1", "--no-progress", "--run-dir", str(tmp_path / algo), "--seed", "3"]
         assert main([*run, "--steps", "640"]) == 0
         checkpoint = load_checkpoint(tmp_path / algo / "checkpoint.pt")
-        bandits = checkpoint["algorithm"]["actor"]["bandits"]
+        bandits = checkpoint["algorithm"]["actors"][0]["bandits"]
         assert (bandits is None) == (algo == "ngu")
         policy = checkpoint["algorithm"]["policy"]
         statistics = policy["novelty._extra_state"] | policy["novelty.rnd._extra_state"]  # RND's normalisers and d_m^2
@@ -296,7 +296,7 @@ def test_ngu_and_agent57_train_evaluate_and_resume_with_their_bandits(tmp_path, 
         capsys.readouterr()
         checkpoint_path = str(tmp_path / algo / "checkpoint.pt")
         assert main(["eval", "--checkpoint", checkpoint_path, "--episodes", "2"]) == 0
-        bandits = load_checkpoint(checkpoint_path)["algorithm"]["actor"]["bandits"]
+        bandits = load_checkpoint(checkpoint_path)["algorithm"]["actors"][0]["bandits"]
         member = 0 if bandits is None else best_arm([bandit["history"] for bandit in bandits], arms=8)
         assert f"member j = {member}: beta" in capsys.readouterr().out
         assert main(["eval", "--checkpoint", checkpoint_path, "--episodes", "1", "--member", "7"]) == 0
@@ -317,7 +317,6 @@ def test_ngu_and_agent57_train_evaluate_and_resume_with_their_bandits(tmp_path, 
     (["--num-policies", "0"], "num_policies must be a positive integer"),
     (["--gamma-min", "0.999"], "gamma_min must be at most gamma (0.997)"),
     (["--meta-controller", "ucb"], "meta_controller must be one of"),
-    (["--actors", "2"], "actors"),
     (["--no-intrinsic-terminates"], "intrinsic_terminates=False needs split_values=True"),
 ])
 def test_bad_ngu_options_are_one_line_errors(tmp_path, capsys, extra, message):

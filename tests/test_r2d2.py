@@ -113,8 +113,10 @@ def test_a_checkpoint_without_its_replay_warns_once_when_new_sequences_arrive(sa
         warnings.simplefilter("always")
         fresh.load_state_dict(learner.state_dict())
         on_load, loaded = [str(w.message) for w in caught], len(fresh.replay)
-        fresh.insert(random_sequences(fresh, False))
-        fresh.insert(random_sequences(fresh, False))
+        fresh.replay.add(random_sequences(fresh, False))
+        fresh.replay.add(random_sequences(fresh, False))
+        fresh.train_steps(0.0)
+        fresh.train_steps(0.0)
     messages = [str(w.message) for w in caught]
     assert on_load == []  # a finished run reloaded (e.g. reused by a benchmark) learns nothing more: no warning
     if save_replay:

@@ -142,7 +142,7 @@ class TrainConfig:
     def validate_remote_actors(self) -> None:
         """What Ray actors cannot do: each would keep normalisation statistics of its own, and none runs a
         reward plug-in (the algorithm refuses the rest in its ``check_run``)."""
-        remote = sorted(name for name, algo in ALGORITHMS.items() if algo.remote_actors)
+        remote = sorted(name for name, algo in ALGORITHMS.items() if algo.builder_class is not None)
         if self.algo not in remote:
             raise ValueError(f"actors > 0 needs an algorithm with remote actors ({', '.join(remote)}), not {self.algo}")
         if self.run.intrinsic is not None:

@@ -20,6 +20,7 @@ import gymnasium as gym
 import torch
 
 from voidrl.algos.a2c import A2C, A2CConfig
+from voidrl.algos.roles import Builder
 from voidrl.rollout.storage import RolloutStorage
 
 if TYPE_CHECKING:
@@ -50,12 +51,38 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
 }
 
 
+class ActorLearner:
+    """A Ray actor of A3C: its own copy of the algorithm samples actions and turns each rollout into a gradient."""
+
+    def __init__(self, learner: A3C):
+        self.learner, self.policy = learner, learner.policy
+
+    def acting(self, num_envs: int) -> Any:
+        return self.learner.acting(num_envs)
+
+    def deliver(self, chunk: RolloutStorage) -> dict[str, Any]:
+        gradient, metrics = self.learner.gradient(chunk)
+        return {"gradient": gradient, "metrics": metrics}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Nothing of its own to resume."""
+
+
+class A3CBuilder(Builder):
+    """Actor-learners, each with an ``A3C`` of its own; no replay. Each waits for the parameters its gradient leads to."""
+
+    waits_for_weights = True
+
+    def make_actor(self, index: int, num_actors: int, num_envs: int, replay: None) -> ActorLearner:
+        return ActorLearner(A3C(self.config, self.obs_shape, self.action_space, "cpu"))
+
+
 class A3C(A2C):
     """A2C's loss, split into the actor-learner's ``gradient`` and the holder's ``apply_gradient``."""
 
     config_class = A3CConfig
     presets = PRESETS
-    remote_actors = "gradients"
+    builder_class = A3CBuilder
 
     @classmethod
     def check_run(cls, config: TrainConfig) -> None:
@@ -82,6 +109,12 @@ class A3C(A2C):
         norm = self.parameters.step(self.config.max_grad_norm)
         self.updates += 1
         return {"train/grad_norm": norm.item(), "train/updates": float(self.updates)}
+
+    def receive(self, delivery: dict[str, Any], progress: float, steps: int) -> dict[str, float]:
+        """An actor-learner's gradient, applied as it comes, however many steps others have moved the parameters
+        since its copy (``train/gradient_staleness``)."""
+        staleness = self.updates - delivery["version"]
+        return delivery["metrics"] | self.apply_gradient(delivery["gradient"]) | {"train/gradient_staleness": float(staleness)}
 
     def update(self, rollout: RolloutStorage, progress: float) -> dict[str, float]:
         """One actor-learner in this process: its gradient, applied at once."""

@@ -18,6 +18,7 @@ from torch import nn
 from voidrl.nets.persistence import PersistentUniforms
 
 if TYPE_CHECKING:
+    from voidrl.algos.roles import Builder
     from voidrl.config import TrainConfig
     from voidrl.replay.store import ReplayStore
 
@@ -39,8 +40,8 @@ class Algorithm(ABC):
     config_class: ClassVar[type]
     presets: ClassVar[dict[str, dict[str, dict[str, Any]]]] = {}
     """Named settings: preset -> config section (run, env, algo_config, intrinsic_config) -> overrides."""
-    remote_actors: ClassVar[str | None] = None
-    """What its Ray actors send the learner (a feed of ``voidrl.distributed.engine``); None: it has no Ray actors."""
+    builder_class: ClassVar[type[Builder] | None] = None
+    """What makes its Ray actors (``--actors N``, ``voidrl.algos.roles.Builder``); None: it has none."""
     own_intrinsic_reward: ClassVar[bool] = False
     """It computes a novelty reward of its own (NGU), so a reward plug-in would add a second one."""
     whole_episodes: int | None = None
@@ -49,6 +50,8 @@ class Algorithm(ABC):
     config: AlgorithmConfig
     policy: nn.Module
     num_steps: int
+    updates: int
+    """Of an algorithm with Ray actors: the gradient steps taken, the version of the weights its actors act with."""
 
     @classmethod
     def check_run(cls, config: TrainConfig) -> None:
@@ -72,4 +75,21 @@ class Algorithm(ABC):
     def keep_replay_in(self, directory: Path, observation_space: gym.Space) -> ReplayStore | None:
         """Keep the replay beside the run's checkpoints, in ``directory``, where the algorithm has one to keep: the
         store, or None (the default: nothing kept apart from the checkpoint)."""
+        return None
+
+    def receive(self, delivery: dict[str, Any], progress: float, steps: int) -> dict[str, float]:
+        """What one of its Ray actors delivered for a chunk (``deliver``'s result, with the actor's ``index`` and the
+        weights' ``version`` it acted with): learn from it; the metrics. ``steps``: environment steps so far."""
+        raise NotImplementedError(f"{type(self).__name__} has no Ray actors")
+
+    def shared_replay(self) -> Any | None:
+        """The replay its Ray actors write into, served to them for the run (None: they send everything)."""
+        return None
+
+    def use_replay(self, replay: Any) -> None:
+        """Sample ``replay`` from now on: a Ray handle on ``shared_replay()`` while actors write into it, a replay in
+        this process after."""
+
+    def remote_actor_state(self, index: int) -> dict[str, Any] | None:
+        """The state Ray actor ``index`` starts from (a resumed run's); None: a fresh one."""
         return None

@@ -4,21 +4,27 @@ The loop is the same for both: it steps the environments for ``num_steps`` vecto
 the reward plug-in add its rewards, and calls ``update``. An on-policy algorithm learns from
 that rollout and forgets it; a ``ReplayLearner`` acts through ``act`` with a recurrent state of
 its own, keeps what it wants of each chunk in ``observe`` (a replay memory) and takes the
-gradient steps the experience so far allows in ``train_steps``.
+gradient steps the experience so far allows in ``train_steps``. A ``SequenceLearner`` does this with
+the roles of ``voidrl.algos.roles``: its builder's actor, adder and rate-limited replay, its own ``learn``.
 """
 
 from __future__ import annotations
 
+import warnings
 from abc import abstractmethod
-from typing import Any, Callable
+from pathlib import Path
+from typing import Any, ClassVar
 
 import gymnasium as gym
 import torch
 from torch import nn
 
 from voidrl.algos.algorithm import Algorithm
-from voidrl.nets.persistence import PersistentUniforms
+from voidrl.algos.roles import Actor, RecurrentActing, SequenceBuilder
 from voidrl.envs.base import Step
+from voidrl.nets.persistence import PersistentUniforms
+from voidrl.replay import SequenceBatch
+from voidrl.replay.store import ReplayStore, observation_bytes_per_sequence
 from voidrl.rollout.storage import RolloutStorage
 
 
@@ -79,42 +85,118 @@ class ReplayLearner(Algorithm):
     def load_state_dict(self, state: dict[str, Any]) -> None: ...
 
 
-class Memory:
-    """A recurrent state carried across vector steps: ``act(obs, state, episode_start, previous_reward)
-    -> (actions, state)`` is called with the state reset where episodes begin and each environment's
-    last reward (0 at an episode's start)."""
+class SequenceLearner(ReplayLearner):
+    """A recurrent learner fed by the roles its ``builder_class`` makes: in this process one ``Actor`` (``actor``) writes
+    into ``replay``; with Ray actors each writes into the same replay, served to them, and sends what else it has in
+    ``deliver``'s result (``receive``). ``train_steps`` takes every batch the replay's rate limiter allows through
+    ``learn``, the one gradient step a subclass writes.
 
-    def __init__(self, act: Callable[..., tuple[torch.Tensor, Any]], state: Any, num_envs: int):
-        self._act, self.state = act, state
-        self.episode_start = torch.ones(num_envs, dtype=torch.bool)
-        self.previous_reward = torch.zeros(num_envs)
+    A subclass's ``__init__`` makes ``builder``, ``policy``, ``replay`` and ``actor`` (``make_local_actor``) and sets ``updates``;
+    its config has ``min_replay``, ``sequence_length``, ``batch_size``, ``save_replay``.
+    """
 
-    def act(self, obs: torch.Tensor) -> torch.Tensor:
-        action, self.state = self._act(obs, self.state, self.episode_start.to(obs.device), self.previous_reward.to(obs.device))
-        return action
+    builder_class: ClassVar[type[SequenceBuilder]]
+    builder: SequenceBuilder
+    actor: Actor
+    replay: Any
+    """The replay (``SequenceReplay`` with a rate limiter), or a Ray actor's handle on it while actors write into it."""
+    updates: int
+    """Gradient steps taken."""
+
+    @classmethod
+    def make_policy(cls, config: Any, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str) -> nn.Module:
+        return cls.builder_class(config, obs_shape, action_space).make_policy(device)
+
+    def make_local_actor(self) -> Actor:
+        """The actor of this process (``--actors 0``): every environment, acting with the learner's own network."""
+        self.replay_lost = False
+        """Loaded from a checkpoint without its replay into an empty one; warned about once new data arrives."""
+        self.replay_store: ReplayStore | None = None
+        """Where ``save_replay`` keeps the replay's sequences (``keep_replay_in``); the checkpoint keeps its index."""
+        self.actor_states: dict[int, dict[str, Any]] = {}
+        """The latest state each Ray actor delivered (its bandits), by index: checkpointed, handed back on resume."""
+        self.actor_metrics: dict[str, float] = {}
+        return Actor(self.builder.make_core(self.policy, 0, None), self.builder.make_adder(), self.replay)
+
+    @abstractmethod
+    def learn(self, batch: SequenceBatch) -> dict[str, float]:
+        """One gradient step on ``batch``; its metrics (``train/...``). Updates the batch's priorities."""
+
+    def initial_state(self, num_envs: int) -> Any:
+        return self.actor.core.initial_state(num_envs)
+
+    def act(self, obs: torch.Tensor, state: Any, episode_start: torch.Tensor, previous_reward: torch.Tensor) -> tuple[torch.Tensor, Any]:
+        return self.actor.core.act(obs, state, episode_start, previous_reward)
 
     def after_step(self, step: Step) -> None:
-        self.episode_start = (step.terminated | step.truncated).cpu()
-        self.previous_reward = torch.where(self.episode_start, 0.0, step.reward.float().cpu())
+        self.actor.core.after_step(step)
 
+    def acting(self, num_envs: int, action_noise: PersistentUniforms | None = None) -> RecurrentActing:
+        return self.actor.acting(num_envs)
 
-class RecurrentActing:
-    """The collector's way of acting for a ``ReplayLearner``: its ``Memory`` of the learner's state."""
+    def observe(self, chunk: RolloutStorage) -> None:
+        self.actor_metrics = self.actor.deliver(chunk)["metrics"]
 
-    def __init__(self, learner: ReplayLearner, num_envs: int):
-        self.learner = learner
-        self.num_envs = num_envs
-        self.reset()
+    def train_steps(self, progress: float) -> dict[str, float]:
+        if self.replay_lost and len(self.replay):
+            self.replay_lost = False
+            warnings.warn(f"this run resumed from a checkpoint without its replay (written without --save-replay): learning "
+                          f"pauses until {self.config.min_replay} new sequences (--min-replay) are stored, and what was replayed "
+                          f"before is lost; resume is exact only with --save-replay", stacklevel=2)
+        totals: dict[str, float] = {}
+        count = 0
+        while (batch := self.replay.sample_due()) is not None:
+            for name, value in self.learn(batch).items():
+                totals[name] = totals.get(name, 0.0) + value
+            count += 1
+        metrics = {name: value / count for name, value in totals.items()}
+        metrics.update({"train/replay_size": float(len(self.replay)), "train/updates": float(self.updates)})
+        return metrics | self.actor_metrics
 
-    def reset(self) -> None:
-        self.memory = Memory(self.learner.act, self.learner.initial_state(self.num_envs), self.num_envs)
+    def receive(self, delivery: dict[str, Any], progress: float, steps: int) -> dict[str, float]:
+        """What Ray actor ``delivery["index"]`` delivered for a chunk (its sequences already in the replay): train on what
+        the replay now allows. ``steps``: environment steps so far, the chunk's included."""
+        self.actor_metrics = delivery["metrics"]
+        self.actor_states[delivery["index"]] = delivery["state"]
+        cfg = self.config
+        return self.train_steps(progress) | {"time/actor_write_seconds": delivery["write_seconds"],
+                                             "train/replay_ratio": self.updates * cfg.batch_size * cfg.sequence_length / steps}
 
-    def act(self, obs: torch.Tensor, t: int, storage: RolloutStorage) -> torch.Tensor:
-        return self.memory.act(obs)
+    def remote_actor_state(self, index: int) -> dict[str, Any] | None:
+        """The state Ray actor ``index`` resumes from: its own last one, or (a run that had no Ray actors) this process's
+        actor's for actor 0; None: a fresh actor."""
+        if self.actor_states:
+            return self.actor_states.get(index)
+        return self.actor.core.state_dict() if index == 0 else None
 
-    def after_step(self, step: Step, t: int, storage: RolloutStorage) -> None:
-        self.memory.after_step(step)
-        self.learner.after_step(step)
+    def shared_replay(self) -> Any:
+        return self.replay
 
-    def finish(self, storage: RolloutStorage, last_obs: torch.Tensor) -> None:
-        """Nothing to bootstrap: the learner computes its own targets."""
+    def use_replay(self, replay: Any) -> None:
+        self.replay = self.actor.replay = replay
+
+    def keep_replay_in(self, directory: Path, observation_space: gym.Space) -> ReplayStore | None:
+        """With ``save_replay``: keep the replay in ``directory`` (the run's), beside the checkpoints; the store, or None."""
+        if self.config.save_replay:
+            self.replay_store = ReplayStore(directory, observation_bytes_per_sequence(observation_space, self.config.sequence_length),
+                                            self.config.replay_capacity)
+        return self.replay_store
+
+    def roles_state_dict(self) -> dict[str, Any]:
+        """The checkpoint's part of the roles: the rate limiter's credit, the actors' states, the replay's index (with
+        ``save_replay``)."""
+        actors = self.actor_states or {0: self.actor.core.state_dict()}
+        return {"update_credit": self.replay.due_credit(), "actors": [actors.get(i, {}) for i in range(max(actors) + 1)],
+                **({"replay": self.replay_store.save(self.replay)} if self.replay_store is not None else {})}
+
+    def load_roles_state_dict(self, state: dict[str, Any]) -> None:
+        self.replay.set_due_credit(state["update_credit"])
+        actors = state["actors"] if "actors" in state else [state.get("actor", {})]  # "actor": written before Ray actors
+        self.actor.core.load_state_dict(actors[0])
+        self.actor_states = dict(enumerate(actors)) if len(actors) > 1 else {}
+        if "replay" in state and "items" in state["replay"]:  # written before the replay moved beside the checkpoint
+            self.replay.load_state_dict(state["replay"])
+        elif "replay" in state and self.replay_store is not None:
+            self.replay_store.load(self.replay, state["replay"])
+        else:
+            self.replay_lost = not len(self.replay)

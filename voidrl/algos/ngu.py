@@ -27,7 +27,7 @@ from torch.nn import functional as F
 
 from voidrl.algos.meta_controller import SlidingWindowUCB, best_arm
 from voidrl.algos.r2d2 import PRESETS as R2D2_PRESETS
-from voidrl.algos.r2d2 import R2D2, EpsilonGreedyActor, R2D2Config
+from voidrl.algos.r2d2 import R2D2, EpsilonGreedyCore, R2D2Builder, R2D2Config
 from voidrl.envs.base import Step
 from voidrl.intrinsic.ngu import EpisodicMemory, NoveltyModule
 from voidrl.math import inverse_value_rescale, value_rescale
@@ -35,7 +35,6 @@ from voidrl.math.off_policy import R2D2_RESCALE_EPS
 from voidrl.nets.flat import TrainedParameters, adam
 from voidrl.nets.recurrent import RecurrentQNetwork
 from voidrl.replay import SequenceBatch
-from voidrl.rollout.storage import RolloutStorage
 from voidrl.validation import require_choice, require_non_negative, require_positive, require_positive_integers, validate_fraction
 
 
@@ -235,18 +234,18 @@ class NGUNetwork(nn.Module):
         return action, state._replace(previous_action=action)
 
 
-class FamilyActor(EpsilonGreedyActor):
-    """NGU's acting side: epsilon-greedy in the values of each environment's policy j, the intrinsic
-    reward of every state it acts on recorded for the sequences, j fixed (NGU) or chosen per episode by
-    a bandit (Agent57). The sequences carry rewards ``[L, 2]`` (extrinsic, intrinsic) and j in their state."""
+class FamilyCore(EpsilonGreedyCore):
+    """NGU's actor core: epsilon-greedy in the values of each environment's policy j, the intrinsic reward of
+    every state it acts on recorded for the sequences (``rewards [L, 2]``: extrinsic, intrinsic), j in the recorded
+    state; j fixed per environment (NGU: environment i of all actors' follows j = i mod N) or chosen at each
+    episode start by the environment's bandit (Agent57)."""
 
-    def __init__(self, policy: NGUNetwork, config: NGUConfig, seed: int):
-        super().__init__(policy, config)
+    def __init__(self, policy: NGUNetwork, config: NGUConfig, seed: int, first_env: int = 0, total_envs: int | None = None):
+        super().__init__(policy, config, first_env, total_envs)
         self.seed = seed
         self.bandits: list[SlidingWindowUCB] | None = None
         self.policy_index: torch.Tensor | None = None
         """``[N]`` j of each environment's current episode."""
-        self.intrinsic: list[torch.Tensor] = []
         self.totals: dict[str, float] = {}
 
     def make_bandits(self, count: int) -> list[SlidingWindowUCB]:
@@ -257,7 +256,7 @@ class FamilyActor(EpsilonGreedyActor):
     def choose_policies(self, episode_start: torch.Tensor) -> torch.Tensor:
         num_envs, cfg = len(episode_start), self.config
         if self.policy_index is None:
-            self.policy_index = torch.arange(num_envs) % cfg.num_policies
+            self.policy_index = (self.first_env + torch.arange(num_envs)) % cfg.num_policies
         if cfg.meta_controller == "bandit":
             if self.bandits is None:
                 self.bandits = self.make_bandits(num_envs)
@@ -271,8 +270,7 @@ class FamilyActor(EpsilonGreedyActor):
         start = self.policy.reset_where(state, episode_start)
         start = start._replace(policy_index=self.choose_policies(episode_start).to(obs.device))
         q, rewards, state = self.policy.step(obs, start, previous_reward, learn_statistics=True)
-        action = self.epsilon_greedy(q, start)
-        self.intrinsic.append(rewards["intrinsic"].cpu())
+        action = self.epsilon_greedy(q, (start.hidden, start.cell, start.policy_index), rewards["intrinsic"].unsqueeze(-1))
         for name, value in rewards.items():
             self.totals[name] = self.totals.get(name, 0.0) + value.mean().item()
         self.totals["memory_size"] = self.totals.get("memory_size", 0.0) + state.memory.sizes.float().mean().item()
@@ -285,14 +283,6 @@ class FamilyActor(EpsilonGreedyActor):
             return
         for env, episode_return in zip(step.episode_envs.tolist(), step.episode_returns.tolist()):
             self.bandits[env].observe(int(self.policy_index[env]), episode_return)
-
-    def replay_fields(self, t: int, rewards: torch.Tensor, state: NGUState) -> tuple[torch.Tensor, tuple[torch.Tensor, ...]]:
-        return torch.stack([rewards, self.intrinsic[t]], dim=-1), (state.hidden.cpu(), state.cell.cpu(), state.policy_index.cpu())
-
-    def sequences(self, chunk: RolloutStorage) -> list:
-        sequences = super().sequences(chunk)
-        self.intrinsic.clear()
-        return sequences
 
     def metrics(self) -> dict[str, float]:
         """Means over the steps acted since the last call: ``ngu/intrinsic``, ``ngu/episodic``, ``ngu/modulator``,
@@ -308,24 +298,35 @@ class FamilyActor(EpsilonGreedyActor):
         return {"bandits": None if self.bandits is None else [bandit.state_dict() for bandit in self.bandits]}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        if state["bandits"] is not None:
+        if state.get("bandits") is not None:
             self.bandits = self.make_bandits(len(state["bandits"]))
             for bandit, saved in zip(self.bandits, state["bandits"]):
                 bandit.load_state_dict(saved)
 
 
+class NGUBuilder(R2D2Builder):
+    """R2D2's parts with the family's network and ``FamilyCore``; each core's bandits get a seed of their own."""
+
+    def make_policy(self, device: torch.device | str) -> NGUNetwork:
+        return NGUNetwork(self.obs_shape, self.action_space.n, self.config).to(device)
+
+    def make_core(self, policy: NGUNetwork, first_env: int, total_envs: int | None) -> FamilyCore:
+        return FamilyCore(policy, self.config, int(torch.randint(2**31, ())), first_env, total_envs)
+
+
 class NGU(R2D2):
     config_class = NGUConfig
     presets = PRESETS
-    remote_actors = None  # in-process actors only: the episodic memories and reward statistics live with the acting network
+    builder_class = NGUBuilder
     own_intrinsic_reward = True
 
     @classmethod
     def best_member(cls, state: dict[str, Any], policy: nn.Module) -> int | None:
         """With bandits (Agent57): the member whose training episodes in the bandits' windows brought the highest mean
         task return."""
-        bandits = state.get("actor", {}).get("bandits")
-        return None if bandits is None else best_arm([bandit["history"] for bandit in bandits], policy.num_policies)
+        actors = state["actors"] if "actors" in state else [state.get("actor", {})]  # "actor": written before Ray actors
+        histories = [bandit["history"] for actor in actors for bandit in actor.get("bandits") or []]
+        return best_arm(histories, policy.num_policies) if histories else None
 
     @staticmethod
     def describe_member(policy: nn.Module, member: int) -> str:
@@ -333,20 +334,12 @@ class NGU(R2D2):
 
     def __init__(self, config: NGUConfig, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str = "cpu"):
         super().__init__(config, obs_shape, action_space, device)
-        self.actor = FamilyActor(self.policy, config, seed=int(torch.randint(2**31, ())))
         novelty = self.policy.novelty
         trained = [*novelty.embedding.parameters(), *novelty.inverse_head.parameters(), *novelty.rnd.predictor.parameters()]
         self.novelty_parameters = TrainedParameters(trained, adam(config.novelty_learning_rate, 1e-8))
 
-    @staticmethod
-    def make_policy(config: NGUConfig, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str) -> NGUNetwork:
-        return NGUNetwork(obs_shape, action_space.n, config).to(device)
-
     def q_parameters(self) -> Iterator[nn.Parameter]:
         return self.policy.heads.parameters()
-
-    def train_steps(self, progress: float) -> dict[str, float]:
-        return {**super().train_steps(progress), **self.actor.metrics()}
 
     def unroll_start(self, batch: SequenceBatch) -> tuple[tuple[torch.Tensor, ...], dict[str, Any]]:
         """The LSTM state, and the member j each sequence was acted by (every unroll takes it)."""
@@ -388,9 +381,8 @@ class NGU(R2D2):
         return inverse.mean().item(), rnd.mean().item()
 
     def state_dict(self) -> dict[str, Any]:
-        return {**super().state_dict(), "novelty_optimizer": self.novelty_parameters.state_dict(), "actor": self.actor.state_dict()}
+        return {**super().state_dict(), "novelty_optimizer": self.novelty_parameters.state_dict()}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         super().load_state_dict(state)
         self.novelty_parameters.load_state_dict(state["novelty_optimizer"])
-        self.actor.load_state_dict(state["actor"])

@@ -7,10 +7,8 @@ state, and regresses Q(s_t, a_t) on n-step double-Q targets through the value re
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -19,16 +17,16 @@ from torch import nn
 from torch.nn import functional as F
 
 from voidrl.algos.base import validate_discounting
-from voidrl.algos.learner import ReplayLearner
-from voidrl.envs.base import Step
+from voidrl.algos.learner import SequenceLearner
+from voidrl.algos.roles import ActorCore, SequenceBuilder
 from voidrl.math import double_q_bootstrap, n_step_targets, retrace_targets, retrace_traces, sequence_priorities
 from voidrl.math.off_policy import R2D2_RESCALE_EPS
 from voidrl.nets.bodies import NETWORKS
 from voidrl.nets.flat import TrainedParameters, adam
 from voidrl.nets.recurrent import RecurrentQNetwork, RecurrentState
-from voidrl.replay import Sequence, SequenceBatch, SequenceReplay, SequenceWriter
-from voidrl.replay.store import ReplayStore, observation_bytes_per_sequence
-from voidrl.rollout.storage import RolloutStorage
+from voidrl.replay import SequenceBatch, SequenceReplay
+from voidrl.replay.adder import SequenceAdder, StepRecord
+from voidrl.replay.rate_limiter import SamplesPerInsert
 from voidrl.validation import require_choice, require_positive, require_positive_integers, validate_fraction, validate_hidden_sizes
 
 
@@ -166,157 +164,84 @@ def epsilon_ladder(count: int, base: float, alpha: float) -> torch.Tensor:
     return (base ** (1.0 + alpha * share)).float()
 
 
-class EpsilonGreedyActor:
-    """R2D2's acting side: each environment takes the greedy action of the Q-network or, with its own
-    probability epsilon, a uniform one; it remembers what a sequence needs (the state each step started
-    from, mu(a|s)) and cuts its steps into sequences. In the learner's process, or one per remote actor.
+class EpsilonGreedyCore(ActorCore):
+    """R2D2's actor core: each environment takes the greedy action of the Q-network or, with its own probability
+    epsilon, a uniform one; each step records the state it started from and mu(a|s). Environment i of all the
+    actors' explores at rate i of one ladder over all of them."""
 
-    Args:
-        policy: the Q-network it acts with; epsilons: ``[N]`` its environments' rates (None: the ladder
-            over however many environments it is first given).
-    """
-
-    def __init__(self, policy: RecurrentQNetwork, config: R2D2Config, epsilons: torch.Tensor | None = None):
-        self.policy, self.config, self.epsilons = policy, config, epsilons
-        self.writer: SequenceWriter | None = None
-        self.acted_from: list[tuple[RecurrentState, torch.Tensor]] = []
-        """Per act() call since the last ``sequences``: the state it started from, mu(a|s) of the actions taken."""
-
-    def initial_state(self, num_envs: int) -> RecurrentState:
-        return self.policy.initial_state(num_envs)
+    def __init__(self, policy: RecurrentQNetwork, config: R2D2Config, first_env: int = 0, total_envs: int | None = None):
+        super().__init__(policy, first_env, total_envs)
+        self.config = config
+        self.epsilons: torch.Tensor | None = None
+        """``[N]`` its environments' rates, set at the first step."""
 
     @torch.no_grad()
     def act(self, obs: torch.Tensor, state: RecurrentState, episode_start: torch.Tensor,
             previous_reward: torch.Tensor) -> tuple[torch.Tensor, RecurrentState]:
         start = self.policy.reset_where(state, episode_start)
         q, state = self.policy.step(obs, start, previous_reward)
-        action = self.epsilon_greedy(q, start)
+        action = self.epsilon_greedy(q, (start.hidden, start.cell))
         return action, state._replace(previous_action=action)
 
-    def epsilon_greedy(self, q: torch.Tensor, start: Any) -> torch.Tensor:
-        """Each environment's greedy action in ``q [N, A]`` or, with its epsilon, a uniform one ``[N]``;
-        remembers the state the step started from and mu(a|s) for the sequences."""
+    def epsilon_greedy(self, q: torch.Tensor, start_state: tuple[torch.Tensor, ...], extra_rewards: torch.Tensor | None = None) -> torch.Tensor:
+        """Each environment's greedy action in ``q [N, A]`` or, with its epsilon, a uniform one ``[N]``; records the step
+        (``start_state``: what the sequences keep of the state it started from; ``extra_rewards [N, K]``)."""
         if self.epsilons is None:
-            self.epsilons = epsilon_ladder(len(q), self.config.epsilon_base, self.config.epsilon_alpha)
+            total = self.total_envs or len(q)
+            ladder = epsilon_ladder(total, self.config.epsilon_base, self.config.epsilon_alpha)
+            self.epsilons = ladder[self.first_env:self.first_env + len(q)]
         epsilon = self.epsilons.to(q.device)
         greedy = q.argmax(-1)
         explore = torch.rand(len(q), device=q.device) < epsilon
         action = torch.where(explore, torch.randint_like(greedy, q.shape[1]), greedy)
-        self.acted_from.append((start, epsilon / q.shape[1] + (1.0 - epsilon) * (action == greedy)))
+        behaviour_probs = epsilon / q.shape[1] + (1.0 - epsilon) * (action == greedy)
+        self.records.append(StepRecord(start_state, behaviour_probs, extra_rewards))
         return action
 
-    def after_step(self, step: Step) -> None:
-        """Nothing to note of a step's outcome (NGU's actor feeds its bandits here)."""
 
-    def sequences(self, chunk: RolloutStorage) -> list[Sequence]:
-        """The sequences the steps of ``chunk`` (the ones just acted) complete."""
-        steps = chunk.length
-        if len(self.acted_from) != steps:
-            raise RuntimeError(f"r2d2 acted {len(self.acted_from)} times for a chunk of {steps} steps")
-        if self.writer is None:
-            self.writer = SequenceWriter(chunk.num_envs, self.config.sequence_length, self.config.sequence_period)
-        rewards, next_obs = chunk.training_rewards().cpu(), chunk.next_obs(0, steps).cpu()
-        sequences = []
-        for t, (state, behaviour_probs) in enumerate(self.acted_from):
-            step_rewards, start_state = self.replay_fields(t, rewards[t], state)
-            sequences += self.writer.add(chunk.obs[t].cpu(), chunk.actions[t].cpu(), step_rewards, chunk.terminated[t].cpu(),
-                                         chunk.truncated[t].cpu(), next_obs[t], start_state, behaviour_probs.cpu())
-        self.acted_from.clear()
-        return sequences
+class R2D2Builder(SequenceBuilder):
+    """R2D2's parts: its Q-network, an epsilon-greedy core, sequences of ``sequence_length`` every ``sequence_period``
+    steps, a prioritised replay replayed ``samples_per_insert`` times."""
 
-    def replay_fields(self, t: int, rewards: torch.Tensor, state: RecurrentState) -> tuple[torch.Tensor, tuple[torch.Tensor, ...]]:
-        """What the sequences keep of act() call ``t`` of the chunk: the rewards ``[N]`` and the state
-        each environment acted from (its tensors ``[N, ...]``)."""
-        return rewards, (state.hidden.cpu(), state.cell.cpu())
+    def make_policy(self, device: torch.device | str) -> RecurrentQNetwork:
+        cfg = self.config
+        return RecurrentQNetwork(self.obs_shape, self.action_space.n, cfg.network, cfg.hidden_sizes, cfg.lstm_size, cfg.head_size,
+                                 cfg.memory).to(device)
+
+    def make_core(self, policy: RecurrentQNetwork, first_env: int, total_envs: int | None) -> EpsilonGreedyCore:
+        return EpsilonGreedyCore(policy, self.config, first_env, total_envs)
+
+    def make_adder(self) -> SequenceAdder:
+        return SequenceAdder(self.config.sequence_length, self.config.sequence_period)
+
+    def make_replay(self) -> SequenceReplay:
+        cfg = self.config
+        return SequenceReplay(cfg.replay_capacity, cfg.priority_exponent, cfg.importance_exponent, seed=int(torch.randint(2**31, ())),
+                              limiter=SamplesPerInsert(cfg.samples_per_insert, cfg.batch_size, cfg.min_replay))
 
 
-class R2D2(ReplayLearner):
+class R2D2(SequenceLearner):
     config_class = R2D2Config
     presets = PRESETS
-    remote_actors = "sequences"
+    builder_class = R2D2Builder
 
     def __init__(self, config: R2D2Config, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str = "cpu"):
         config.validate()
         if not isinstance(action_space, gym.spaces.Discrete):
-            raise ValueError(f"r2d2 needs a discrete action space, got {action_space}")
+            raise ValueError(f"{type(self).__name__.lower()} needs a discrete action space, got {action_space}")
         self.config, self.num_steps, self.device = config, config.num_steps, torch.device(device)
-        self.policy = self.make_policy(config, obs_shape, action_space, device)
-        self.target = self.make_policy(config, obs_shape, action_space, device).requires_grad_(False)
+        self.builder = self.builder_class(config, obs_shape, action_space)
+        self.policy = self.builder.make_policy(device)
+        self.target = self.builder.make_policy(device).requires_grad_(False)
         self.target.load_state_dict(self.policy.state_dict())
         self.parameters = TrainedParameters(self.q_parameters(), adam(config.learning_rate, config.adam_eps))
-        self.replay = SequenceReplay(config.replay_capacity, config.priority_exponent, config.importance_exponent,
-                                     seed=int(torch.randint(2**31, ())))
-        self.actor = EpsilonGreedyActor(self.policy, config)
-        """Acting in this process (``--actors 0``)."""
+        self.replay = self.builder.make_replay()
+        self.actor = self.make_local_actor()
         self.updates = 0
-        self.update_credit = 0.0
-        self.replay_lost = False
-        """Loaded from a checkpoint without its replay into an empty one; warned about once new data arrives."""
-        self.replay_store: ReplayStore | None = None
-        """Where ``save_replay`` keeps the replay's sequences (``keep_replay_in``); the checkpoint keeps its index."""
-
-    def keep_replay_in(self, directory: Path, observation_space: gym.Space) -> ReplayStore | None:
-        """With ``save_replay``: keep the replay in ``directory`` (the run's), beside the checkpoints; the store, or None."""
-        if self.config.save_replay:
-            self.replay_store = ReplayStore(directory, observation_bytes_per_sequence(observation_space, self.config.sequence_length),
-                                            self.config.replay_capacity)
-        return self.replay_store
 
     def q_parameters(self) -> Iterator[nn.Parameter]:
         """What the TD loss trains."""
         return self.policy.parameters()
-
-    @staticmethod
-    def make_policy(config: R2D2Config, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str) -> RecurrentQNetwork:
-        return RecurrentQNetwork(obs_shape, action_space.n, config.network, config.hidden_sizes, config.lstm_size, config.head_size,
-                                 config.memory).to(device)
-
-    def initial_state(self, num_envs: int) -> RecurrentState:
-        return self.actor.initial_state(num_envs)
-
-    def act(self, obs: torch.Tensor, state: RecurrentState, episode_start: torch.Tensor,
-            previous_reward: torch.Tensor) -> tuple[torch.Tensor, RecurrentState]:
-        return self.actor.act(obs, state, episode_start, previous_reward)
-
-    def after_step(self, step: Step) -> None:
-        self.actor.after_step(step)
-
-    def observe(self, chunk: RolloutStorage) -> None:
-        self.insert(self.actor.sequences(chunk))
-
-    def insert(self, sequences: list[Sequence]) -> None:
-        """Store sequences acted in this process and earn the gradient steps they are worth."""
-        self.replay.add(sequences)
-        self.credit(len(sequences))
-
-    def credit(self, inserted: int) -> None:
-        """Earn the gradient steps ``inserted`` new sequences are worth (none before min_replay are stored)."""
-        if self.replay_lost:
-            self.replay_lost = False
-            warnings.warn(f"this run resumed from a checkpoint without its replay (written without --save-replay): learning "
-                          f"pauses until {self.config.min_replay} new sequences (--min-replay) are stored, and what was replayed "
-                          f"before is lost; resume is exact only with --save-replay", stacklevel=2)
-        if len(self.replay) >= self.config.min_replay:
-            self.update_credit += inserted * self.config.samples_per_insert / self.config.batch_size
-
-    @staticmethod
-    def make_actor(config: R2D2Config, policy: RecurrentQNetwork, index: int, num_actors: int, num_envs: int) -> EpsilonGreedyActor:
-        """The acting part of remote actor ``index`` of ``num_actors``, each with ``num_envs`` environments:
-        its slice of one epsilon ladder over all of them."""
-        ladder = epsilon_ladder(num_actors * num_envs, config.epsilon_base, config.epsilon_alpha)
-        return EpsilonGreedyActor(policy, config, ladder[index * num_envs:(index + 1) * num_envs])
-
-    def train_steps(self, progress: float) -> dict[str, float]:
-        totals: dict[str, float] = {}
-        count = 0
-        while self.update_credit >= 1.0:
-            self.update_credit -= 1.0
-            for name, value in self.learn(self.replay.sample(self.config.batch_size)).items():
-                totals[name] = totals.get(name, 0.0) + value
-            count += 1
-        metrics = {name: value / count for name, value in totals.items()}
-        metrics.update({"train/replay_size": float(len(self.replay)), "train/updates": float(self.updates)})
-        return metrics
 
     def learn(self, sampled: SequenceBatch) -> dict[str, float]:
         """One gradient step of every value head on a batch of sequences; updates their priorities. The family's
@@ -398,23 +323,12 @@ class R2D2(ReplayLearner):
         return torch.cat([early, late])
 
     def state_dict(self) -> dict[str, Any]:
-        return {
-            "policy": self.policy.state_dict(),
-            "target": self.target.state_dict(),
-            "optimizer": self.parameters.state_dict(),
-            "updates": self.updates,
-            "update_credit": self.update_credit,
-            **({"replay": self.replay_store.save(self.replay)} if self.replay_store is not None else {}),
-        }
+        return {"policy": self.policy.state_dict(), "target": self.target.state_dict(), "optimizer": self.parameters.state_dict(),
+                "updates": self.updates, **self.roles_state_dict()}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.policy.load_state_dict(state["policy"])
         self.target.load_state_dict(state["target"])
         self.parameters.load_state_dict(state["optimizer"])
-        self.updates, self.update_credit = state["updates"], state["update_credit"]
-        if "replay" in state and "items" in state["replay"]:  # written before the replay moved beside the checkpoint
-            self.replay.load_state_dict(state["replay"])
-        elif "replay" in state and self.replay_store is not None:
-            self.replay_store.load(self.replay, state["replay"])
-        else:
-            self.replay_lost = not len(self.replay)
+        self.updates = state["updates"]
+        self.load_roles_state_dict(state)

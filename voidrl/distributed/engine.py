@@ -1,15 +1,16 @@
 """Many actors feeding one learner, on Ray.
 
-``--actors N`` starts N Ray actors, each stepping ``num_envs`` environments with its own copy of
-the acting network; the learner, in this process, takes what each sends as soon as it arrives and
-hands that actor its latest weights with the request for its next chunk. What actors send is
-the algorithm's ``remote_actors``, each with a feed on the learner's side:
+``--actors N`` starts N Ray actors (``ActorWorker``), each stepping ``num_envs`` environments with the actor its
+algorithm's builder makes (``voidrl.algos.roles``), with its own copy of the acting network; the learner, in the
+driver, takes what each delivers as soon as it arrives (``Algorithm.receive``) and hands that actor its latest
+weights with the request for its next chunk. Nothing here knows an agent:
 
-- ``"sequences"`` (R2D2): actors write their sequences straight into a replay held by one more Ray
-  actor (``ReplayServer``) and report how many; the learner samples the replay and trains. The next
-  chunk is requested before the learner trains, so acting and learning overlap.
-- ``"gradients"`` (A3C): actor-learners send the gradient of their own rollout's loss; the learner,
-  the parameter holder, applies each as it arrives and sends back the parameters it leads to.
+- where the agent has a replay (``Algorithm.shared_replay``: R2D2, NGU, Agent57), it moves into one more Ray actor
+  (``Hosted``) for the run; actors write their sequences into it and the learner samples it;
+- whatever else an actor hands over (a gradient for A3C; bandit states and reward statistics for NGU's family)
+  travels in its delivery;
+- an actor whose builder ``waits_for_weights`` (A3C) acts again only with the weights its delivery led to; the
+  others act on while the learner trains.
 
 Ray restarts an actor that dies and reruns its chunk, so the run goes on. The loop that drives them is
 ``voidrl.train.ray_loop.DistributedTrainer``; nothing here imports the training loop.
@@ -17,19 +18,18 @@ Ray restarts an actor that dies and reruns its chunk, so the run goes on. The lo
 
 from __future__ import annotations
 
+import copy
 import os
 import socket
 import time
-from abc import ABC, abstractmethod
 from typing import Any
 
 import torch
+from torch import nn
 
-from voidrl.algos import ALGORITHMS
-from voidrl.algos.learner import RecurrentActing
+from voidrl.algos.roles import Builder
 from voidrl.config import TrainConfig
 from voidrl.envs import make_env
-from voidrl.replay import SequenceReplay
 from voidrl.rollout import Collector, RolloutStorage
 from voidrl.seeding import env_seed, seed_everything
 
@@ -69,172 +69,89 @@ def check_ray_address(address: str, timeout: float = 3.0) -> None:
                          "start one with `ray start --head` and pass the address it prints") from None
 
 
-class ReplayServer(SequenceReplay):
-    """The replay as a Ray actor (Ray calls methods by name, so its size is a method)."""
+class Hosted:
+    """Any object as a Ray actor (the run's replay): its methods called by name."""
 
-    def size(self) -> int:
-        return len(self)
+    def __init__(self, hosted: Any):
+        self.hosted = copy.deepcopy(hosted)  # Ray hands over numpy arrays read-only
+
+    def call(self, name: str, *args: Any) -> Any:
+        return getattr(self.hosted, name)(*args)
+
+    def unwrap(self) -> Any:
+        """The object itself, as it is now (a copy in the caller's process)."""
+        return self.hosted
 
 
-class RemoteReplay:
-    """The learner's handle on a ``ReplayServer``: the ``SequenceReplay`` methods, each a Ray call."""
+class HostedClient:
+    """A handle on a ``Hosted`` object with its methods (and ``len``), each a Ray call that waits for its answer."""
 
     def __init__(self, server: Any, ray: Any):
         self.server, self.ray = server, ray
 
     def __len__(self) -> int:
-        return self.ray.get(self.server.size.remote())
+        return self.ray.get(self.server.call.remote("__len__"))
 
     def __getattr__(self, name: str) -> Any:
-        if name not in ("add", "sample", "update_priorities", "snapshot", "state_dict", "load_state_dict"):
+        if name.startswith("_"):
             raise AttributeError(name)
-        method = getattr(self.server, name)
-        return lambda *args: self.ray.get(method.remote(*args))
+        return lambda *args: self.ray.get(self.server.call.remote(name, *args))
 
 
-class ActorWorker(ABC):
-    """One remote actor: its environments, a copy of the acting network, a collector; a subclass says
-    how it acts (``make_acting``) and what it sends for each chunk (``deliver``).
+def tensors(module: nn.Module) -> dict[str, torch.Tensor]:
+    """``module``'s weights and buffers, on the CPU: what the learner hands its actors."""
+    return {name: value.detach().cpu() for name, value in module.state_dict().items() if isinstance(value, torch.Tensor)}
+
+
+def statistics(module: nn.Module) -> dict[str, Any]:
+    """``module``'s extra states (running statistics such as NGU's novelty normalisers): what each actor keeps for itself."""
+    return {name: value for name, value in module.state_dict().items() if not isinstance(value, torch.Tensor)}
+
+
+def adopt_statistics(module: nn.Module, states: dict[str, Any]) -> None:
+    """Load an actor's ``statistics`` into the learner's ``module`` (for its evaluations and checkpoints)."""
+    for name, state in states.items():
+        module.get_submodule(name.removesuffix("_extra_state").rstrip(".")).set_extra_state(state)
+
+
+class ActorWorker:
+    """One Ray actor: its environments, a collector, and the actor the algorithm's builder makes for it.
 
     Args:
-        config: the run's ``TrainConfig.to_dict()``; index: this actor's number among ``num_actors``;
-        update: the run's update count when it started (a resumed run's environments are reset with new
-        seeds, as in the one-process loop).
+        config: the run's; builder_class: its algorithm's (passed as they are, so an algorithm registered in the
+        driver alone has actors too); index: this actor's number among ``num_actors``; update: the run's update count
+        when it started (a resumed run's environments are reset with new seeds, as in the one-process loop); replay:
+        the ``Hosted`` replay it writes into, or None; state: its state in the checkpoint.
     """
 
-    def __init__(self, config: dict[str, Any], index: int, num_actors: int, update: int = 0):
+    def __init__(self, config: TrainConfig, builder_class: type[Builder], index: int, num_actors: int, update: int, replay: Any,
+                 state: dict[str, Any] | None):
+        import ray
+
         torch.set_num_threads(1)
-        self.config = TrainConfig.from_dict(config)
-        run = self.config.run
+        self.config = config
+        run, self.index = config.run, index
         seed_everything(run.seed + 7919 * (index + 1))
-        self.env = make_env(run.env, self.config.env, gamma=self.config.algo_config.gamma)
+        self.env = make_env(run.env, config.env, gamma=config.algo_config.gamma)
         space = self.env.single_action_space
-        self.policy, acting = self.make_acting(ALGORITHMS[self.config.algo], index, num_actors)
-        self.collector = Collector(self.env, acting)
+        builder = builder_class(config.algo_config, self.env.single_observation_space.shape, space)
+        self.actor = builder.make_actor(index, num_actors, self.env.num_envs, None if replay is None else HostedClient(replay, ray))
+        if state is not None:
+            self.actor.load_state_dict(state)
+        self.collector = Collector(self.env, self.actor.acting(self.env.num_envs))
         first = self.collector.reset(env_seed(run.seed + index + 1, update))
         self.storage = RolloutStorage(self.config.algo_config.num_steps, self.env.num_envs, first.shape[1:], first.dtype,
                                       space.shape, torch.long if not space.shape else torch.float32, "cpu")
         self.version = -1
 
-    @abstractmethod
-    def make_acting(self, algo: type, index: int, num_actors: int) -> tuple[torch.nn.Module, Any]:
-        """The network whose weights the learner sends, and the collector's way of acting with it."""
-
-    @abstractmethod
-    def deliver(self, chunk: RolloutStorage) -> dict[str, Any]:
-        """What goes to the learner for one filled chunk (besides its statistics)."""
-
     def run(self, version: int, weights: dict[str, torch.Tensor]) -> dict[str, Any]:
-        """One chunk acted with the weights of ``version``: its statistics, timing and ``deliver``'s result."""
+        """One chunk acted with the weights of ``version`` (this actor's statistics kept): its statistics, timing and
+        the actor's delivery, which carries this actor's ``index``, the ``version`` and its network's ``statistics``."""
+        policy = self.actor.policy
         if version != self.version:
-            self.policy.load_state_dict(weights)
+            policy.load_state_dict(weights | statistics(policy))
             self.version = version
         started = time.perf_counter()
         stats = self.collector.collect(self.storage, 0)
-        delivered = self.deliver(self.storage)
-        return {"stats": stats, "version": version, "seconds": time.perf_counter() - started, **delivered}
-
-
-class SequenceActor(ActorWorker):
-    """R2D2's actor: epsilon-greedy on its slice of the ladder; writes its sequences into the replay."""
-
-    def __init__(self, config: dict[str, Any], index: int, num_actors: int, update: int, replay: Any):
-        self.replay = replay
-        super().__init__(config, index, num_actors, update)
-
-    def make_acting(self, algo: type, index: int, num_actors: int) -> tuple[torch.nn.Module, Any]:
-        cfg, space = self.config.algo_config, self.env.single_action_space
-        policy = algo.make_policy(cfg, self.env.single_observation_space.shape, space, "cpu")
-        self.acting = algo.make_actor(cfg, policy, index, num_actors, self.env.num_envs)
-        return policy, RecurrentActing(self.acting, self.env.num_envs)
-
-    def deliver(self, chunk: RolloutStorage) -> dict[str, Any]:
-        import ray
-
-        sequences = self.acting.sequences(chunk)
-        writing = time.perf_counter()
-        ray.get(self.replay.add.remote(sequences))
-        return {"sequences": len(sequences), "write_seconds": time.perf_counter() - writing}
-
-
-class GradientActor(ActorWorker):
-    """A3C's actor-learner: samples from its copy of the policy; sends the gradient of its rollout's loss."""
-
-    def make_acting(self, algo: type, index: int, num_actors: int) -> tuple[torch.nn.Module, Any]:
-        self.learner = algo(self.config.algo_config, self.env.single_observation_space.shape, self.env.single_action_space, "cpu")
-        return self.learner.policy, self.learner.acting(self.env.num_envs)
-
-    def deliver(self, chunk: RolloutStorage) -> dict[str, Any]:
-        gradient, metrics = self.learner.gradient(chunk)
-        return {"gradient": gradient, "metrics": metrics}
-
-
-class SequenceFeed:
-    """The learner's side of R2D2's actors: the replay moves to a Ray actor for the run, and each chunk's
-    sequences earn the gradient steps they are worth. The learner trains while the actor acts again."""
-
-    worker_class = SequenceActor
-    acts_while_learning = True
-
-    def __init__(self, algo: Any, ray: Any):
-        self.algo, self.ray = algo, ray
-        self.local_replay = replay = algo.replay
-        self.server = ray.remote(ReplayServer).remote(replay.capacity, replay.priority_exponent, replay.importance_exponent,
-                                                      int(torch.randint(2**31, ())))
-        if len(replay):
-            ray.get(self.server.load_state_dict.remote(replay.state_dict()))
-        algo.replay = RemoteReplay(self.server, ray)
-
-    def worker_args(self) -> tuple[Any, ...]:
-        return (self.server,)
-
-    def learn(self, result: dict[str, Any], progress: float, steps: int) -> dict[str, float]:
-        """Train on what the replay now allows; ``steps``: environment steps so far, this chunk's included."""
-        algo, cfg = self.algo, self.algo.config
-        algo.credit(result["sequences"])
-        metrics = algo.train_steps(progress)
-        metrics["time/actor_write_seconds"] = result["write_seconds"]
-        metrics["train/replay_ratio"] = algo.updates * cfg.batch_size * cfg.sequence_length / steps
-        return metrics
-
-    def close(self) -> None:
-        """The replay back in this process (its contents when the checkpoint keeps them); the server stopped. Once."""
-        if self.algo.replay is self.local_replay:
-            return
-        self.algo.replay = self.local_replay
-        if self.algo.config.save_replay and self.server_alive():
-            self.local_replay.load_state_dict(self.ray.get(self.server.state_dict.remote()))
-        self.ray.kill(self.server)
-
-    def server_alive(self) -> bool:
-        try:
-            self.ray.get(self.server.size.remote(), timeout=30)
-            return True
-        except self.ray.exceptions.RayError:
-            return False
-
-
-class GradientFeed:
-    """The learner's side of A3C's actor-learners: the parameter holder applies each gradient as it comes,
-    then hands that actor-learner the parameters it leads to."""
-
-    worker_class = GradientActor
-    acts_while_learning = False
-
-    def __init__(self, algo: Any, ray: Any):
-        self.algo = algo
-
-    def worker_args(self) -> tuple[Any, ...]:
-        return ()
-
-    def learn(self, result: dict[str, Any], progress: float, steps: int) -> dict[str, float]:
-        staleness = self.algo.updates - result["version"]
-        metrics = result["metrics"] | self.algo.apply_gradient(result["gradient"])
-        metrics["train/gradient_staleness"] = float(staleness)
-        return metrics
-
-    def close(self) -> None:
-        pass
-
-
-FEEDS = {"sequences": SequenceFeed, "gradients": GradientFeed}
+        delivery = self.actor.deliver(self.storage) | {"index": self.index, "version": version, "statistics": statistics(policy)}
+        return {"stats": stats, "seconds": time.perf_counter() - started, "delivery": delivery}

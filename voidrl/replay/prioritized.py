@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from voidrl.replay.rate_limiter import SamplesPerInsert
 from voidrl.replay.sequences import Sequence
 from voidrl.replay.sum_tree import SumTree, importance_weights
 from voidrl.rollout.frames import Store, compact_copy, load_store, store_state
@@ -43,11 +44,13 @@ class SequenceBatch(Sequence):
 
 class SequenceReplay:
     """Args:
-        capacity: sequences kept; priority_exponent: alpha (0.9 in R2D2); importance_exponent: beta (0.6).
+        capacity: sequences kept; priority_exponent: alpha (0.9 in R2D2); importance_exponent: beta (0.6);
+        limiter: how often ``sample_due`` gives a batch (None: ``sample`` only).
     """
 
-    def __init__(self, capacity: int, priority_exponent: float = 0.9, importance_exponent: float = 0.6, seed: int = 0):
-        self.capacity = capacity
+    def __init__(self, capacity: int, priority_exponent: float = 0.9, importance_exponent: float = 0.6, seed: int = 0,
+                 limiter: SamplesPerInsert | None = None):
+        self.capacity, self.limiter = capacity, limiter
         self.priority_exponent, self.importance_exponent = priority_exponent, importance_exponent
         self.tree = SumTree(capacity)
         self.rng = np.random.default_rng(seed)
@@ -72,6 +75,19 @@ class SequenceReplay:
             self.insertions[slot] += 1
         self.added += len(sequences)
         self._set_priorities(slots, np.asarray(priorities, dtype=np.float64))
+        if self.limiter is not None:
+            self.limiter.inserted(len(sequences), len(self))
+
+    def sample_due(self) -> SequenceBatch | None:
+        """A batch of the limiter's size if the insertions so far have earned one, else None."""
+        return self.sample(self.limiter.batch_size) if self.limiter.take() else None
+
+    def due_credit(self) -> float:
+        """The batches earned and not yet sampled (the limiter's state, which a checkpoint keeps)."""
+        return self.limiter.credit
+
+    def set_due_credit(self, credit: float) -> None:
+        self.limiter.credit = credit
 
     def sample(self, batch_size: int) -> SequenceBatch:
         if len(self) == 0:

@@ -2,7 +2,7 @@
 
 How actions are chosen is the ``Acting`` part: ``PolicySampling`` for the on-policy algorithms
 (samples, records log-probabilities and values, bootstraps cut episodes), the replay learners'
-own (``voidrl.algos.learner.RecurrentActing``) for the others.
+own (``voidrl.algos.roles.RecurrentActing``) for the others.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from typing import Any
 import torch
 
 from voidrl.algos import ALGORITHMS
-from voidrl.algos.learner import Memory
+from voidrl.algos.roles import Memory
 from voidrl.config import TrainConfig
 from voidrl.envs import VecEnv, make_env, set_training
 from voidrl.io.checkpoint import CheckpointError, load_run_checkpoint, save_checkpoint

@@ -1,20 +1,21 @@
 """The training loop with its experience from Ray actors (``--actors N``): ``DistributedTrainer``.
 
-The actors, the replay server and the learner's side of each kind of actor (its feed) are in
-``voidrl.distributed.engine``; this loop takes what each actor sends as soon as it arrives, hands that
-actor its latest weights with the request for its next chunk, and keeps everything else of the
-``Trainer``'s (run directory, logs, evaluation, checkpoints, progress).
+The actors and the hosted replay are in ``voidrl.distributed.engine``; this loop takes what each actor delivers
+as soon as it arrives, hands it to the learner (``Algorithm.receive``) and that actor its latest weights with the
+request for its next chunk, and keeps everything else of the ``Trainer``'s (run directory, logs, evaluation,
+checkpoints, progress).
 """
 
 from __future__ import annotations
 
+import copy
 import signal
 import time
 from collections import deque
 from typing import Any
 
 from voidrl.config import TrainConfig
-from voidrl.distributed.engine import FEEDS, GradientFeed, SequenceFeed, check_ray_address, import_ray
+from voidrl.distributed.engine import ActorWorker, Hosted, HostedClient, adopt_statistics, check_ray_address, import_ray, tensors
 from voidrl.rollout.collector import RolloutStats
 from voidrl.train.loop import Trainer, peak_rss_mb
 from voidrl.train.signals import RunAborted, RunStopped
@@ -46,48 +47,67 @@ class DistributedTrainer(Trainer):
                 if exit.code != signal.SIGTERM:
                     raise
                 raise RunStopped(signal.SIGTERM) from None
-        feed = None
+        algo = self.algo
+        local_replay = algo.shared_replay()
+        server = None
         workers: list[Any] = []
         self.pending: dict[Any, Any] = {}
         try:
-            feed = FEEDS[self.algo.remote_actors](self.algo, ray)
-            worker_class = ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=-1)(feed.worker_class)
-            workers = [worker_class.remote(config.to_dict(), i, config.run.actors, self.update, *feed.worker_args())
+            if local_replay is not None:
+                server = ray.remote(Hosted).remote(local_replay)
+                algo.use_replay(HostedClient(server, ray))
+            worker_class = ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=-1)(ActorWorker)
+            workers = [worker_class.remote(config, algo.builder_class, i, config.run.actors, self.update, server, algo.remote_actor_state(i))
                        for i in range(config.run.actors)]
-            self._train_with(feed, workers, logger, bar, stop)
+            self._train_with(workers, logger, bar, stop)
         except ray.exceptions.RayError:
-            if not isinstance(feed, SequenceFeed) or feed.server_alive():
+            if server is None or self.server_alive(server):
                 raise
-            self.replay_lost(feed)
+            self.replay_lost(local_replay)
         finally:
             ray.wait(list(self.pending), num_returns=len(self.pending), timeout=60)  # no chunk cut off mid-write
-            if feed is not None:
-                feed.close()
+            if server is not None:
+                self.take_back_replay(server, local_replay)
             for worker in workers:
                 ray.kill(worker)
             if started_ray:
                 ray.shutdown()
 
-    def replay_lost(self, feed: SequenceFeed) -> None:
+    def server_alive(self, server: Any) -> bool:
+        try:
+            self.ray.get(server.call.remote("__len__"), timeout=30)
+            return True
+        except self.ray.exceptions.RayError:
+            return False
+
+    def take_back_replay(self, server: Any, local_replay: Any) -> None:
+        """The replay back in this process (the server's, whole, where checkpoints keep it); the server stopped. Once."""
+        if self.algo.shared_replay() is local_replay:
+            return
+        keeps = self.replay_store is not None and self.server_alive(server)
+        self.algo.use_replay(copy.deepcopy(self.ray.get(server.unwrap.remote())) if keeps else local_replay)  # writable arrays
+        self.ray.kill(server)
+
+    def replay_lost(self, local_replay: Any) -> None:
         """The replay server died (its contents with it): keep the learner's state and stop in one line. Without
         --save-replay the checkpoint gets the learner as it is now (it never held the replay); with it the last
         checkpoint, which holds the replay as it was then, is kept as it is."""
-        feed.close()
+        self.algo.use_replay(local_replay)
         kept = "the last checkpoint, with its replay, is kept"
         if not self.config.algo_config.save_replay:
             self.save(healthy=False)
             kept = f"the learner's state at step {self.step} is checkpointed"
         raise RunAborted(f"the replay server died at step {self.step}; {kept}; continue with --resume --run-dir {self.run_dir}")
 
-    def _train_with(self, feed: SequenceFeed | GradientFeed, workers: list[Any], logger, bar, stop) -> None:
+    def _train_with(self, workers: list[Any], logger, bar, stop) -> None:
         ray, config, algo = self.ray, self.config, self.algo
-        publish = lambda: ray.put({name: value.detach().cpu() for name, value in algo.policy.state_dict().items()})  # noqa: E731
-        version, weights = algo.updates, publish()
+        acts_while_learning = not algo.builder_class.waits_for_weights
+        version, weights = algo.updates, ray.put(tensors(algo.policy))
 
         def request(worker: Any) -> None:
             nonlocal version, weights
             if algo.updates != version:
-                version, weights = algo.updates, publish()
+                version, weights = algo.updates, ray.put(tensors(algo.policy))
             self.pending[worker.run.remote(version, weights)] = worker
 
         for worker in workers:
@@ -101,13 +121,15 @@ class DistributedTrainer(Trainer):
             result = ray.get(ready)
             stop.check()
             collected = time.perf_counter()
-            if feed.acts_while_learning:
+            if acts_while_learning:
                 request(worker)
             updates_before = algo.updates
             chunk: RolloutStats = result["stats"]
             steps_taken = chunk.vector_steps * config.env.num_envs
-            metrics = feed.learn(result, self.step / config.run.steps, self.step + steps_taken)
-            if not feed.acts_while_learning:
+            delivery = result["delivery"]
+            adopt_statistics(algo.policy, delivery["statistics"])
+            metrics = algo.receive(delivery, self.step / config.run.steps, self.step + steps_taken)
+            if not acts_while_learning:
                 request(worker)
             chunk.episode_steps = [self.step + offset for offset in chunk.episode_steps]
             now = time.perf_counter()

@@ -1,0 +1,193 @@
+"""The roles of an off-policy agent, after DeepMind Acme's split: an actor core chooses actions and says what
+to record, an adder cuts the steps into sequences, a replay stores them and rations their sampling, a learner
+takes one gradient step at a time, and a builder per agent makes them all.
+
+One builder serves both kinds of run: with ``--actors 0`` the learner makes one ``Actor`` in its own process and
+the loop's collector drives it; with ``--actors N`` every Ray actor makes its own from the same builder
+(``voidrl.distributed.engine``) and writes into the replay the learner samples. Whatever an actor hands the
+learner besides the replay's sequences travels in its ``deliver`` result.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from typing import Any, Callable, ClassVar, Protocol
+
+import gymnasium as gym
+import torch
+from torch import nn
+
+from voidrl.envs.base import Step
+from voidrl.replay.adder import SequenceAdder, StepRecord
+from voidrl.rollout.storage import RolloutStorage
+
+
+class Memory:
+    """A recurrent state carried across vector steps: ``act(obs, state, episode_start, previous_reward)
+    -> (actions, state)`` is called with the state reset where episodes begin and each environment's
+    last reward (0 at an episode's start)."""
+
+    def __init__(self, act: Callable[..., tuple[torch.Tensor, Any]], state: Any, num_envs: int):
+        self._act, self.state = act, state
+        self.episode_start = torch.ones(num_envs, dtype=torch.bool)
+        self.previous_reward = torch.zeros(num_envs)
+
+    def act(self, obs: torch.Tensor) -> torch.Tensor:
+        action, self.state = self._act(obs, self.state, self.episode_start.to(obs.device), self.previous_reward.to(obs.device))
+        return action
+
+    def after_step(self, step: Step) -> None:
+        self.episode_start = (step.terminated | step.truncated).cpu()
+        self.previous_reward = torch.where(self.episode_start, 0.0, step.reward.float().cpu())
+
+
+class RecurrentActing:
+    """The collector's way of acting for a ``ReplayLearner`` or an ``ActorCore`` (``acts_for``): its ``Memory`` of the
+    recurrent state."""
+
+    def __init__(self, acts_for: Any, num_envs: int):
+        self.acts_for = acts_for
+        self.num_envs = num_envs
+        self.reset()
+
+    def reset(self) -> None:
+        self.memory = Memory(self.acts_for.act, self.acts_for.initial_state(self.num_envs), self.num_envs)
+
+    def act(self, obs: torch.Tensor, t: int, storage: RolloutStorage) -> torch.Tensor:
+        return self.memory.act(obs)
+
+    def after_step(self, step: Step, t: int, storage: RolloutStorage) -> None:
+        self.memory.after_step(step)
+        self.acts_for.after_step(step)
+
+    def finish(self, storage: RolloutStorage, last_obs: torch.Tensor) -> None:
+        """Nothing to bootstrap: the learner computes its own targets."""
+
+
+class ActorCore(ABC):
+    """Chooses actions from observations and a recurrent state, and records what the sequences need of each step.
+
+    Args:
+        policy: the network it acts with; first_env: its first environment's number among ``total_envs`` of all actors
+            (None: it has every environment, however many it is first given).
+    """
+
+    def __init__(self, policy: nn.Module, first_env: int = 0, total_envs: int | None = None):
+        self.policy, self.first_env, self.total_envs = policy, first_env, total_envs
+        self.records: list[StepRecord] = []
+        """What it recorded of each step since the last ``take_records``."""
+
+    def initial_state(self, num_envs: int) -> Any:
+        return self.policy.initial_state(num_envs)
+
+    @abstractmethod
+    def act(self, obs: torch.Tensor, state: Any, episode_start: torch.Tensor, previous_reward: torch.Tensor) -> tuple[torch.Tensor, Any]:
+        """Actions ``[N]`` for ``obs [N, ...]`` and the next state; appends the step's ``StepRecord`` to ``records``.
+        ``episode_start [N]`` marks the environments whose episode begins at ``obs``; ``previous_reward [N]``."""
+
+    def after_step(self, step: Step) -> None:
+        """Each vector step's outcome (NGU's bandits read finished episodes' returns); nothing by default."""
+
+    def take_records(self) -> list[StepRecord]:
+        records, self.records = self.records, []
+        return records
+
+    def metrics(self) -> dict[str, float]:
+        """What it measured since the last call (logged by the learner); nothing by default."""
+        return {}
+
+    def state_dict(self) -> dict[str, Any]:
+        """What a resumed run needs of this actor (its bandits); nothing by default."""
+        return {}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        pass
+
+
+class ReplayClient(Protocol):
+    """What an actor needs of a replay: the replay itself, or a Ray actor's handle on it."""
+
+    def add(self, sequences: list[Any]) -> None: ...
+
+
+class Actor:
+    """An actor core, its adder and the replay they write into: what the collector drives, in the learner's process
+    or in a Ray actor alike."""
+
+    def __init__(self, core: ActorCore, adder: SequenceAdder, replay: ReplayClient):
+        self.core, self.adder, self.replay = core, adder, replay
+
+    @property
+    def policy(self) -> nn.Module:
+        return self.core.policy
+
+    def acting(self, num_envs: int) -> RecurrentActing:
+        return RecurrentActing(self.core, num_envs)
+
+    def deliver(self, chunk: RolloutStorage) -> dict[str, Any]:
+        """Cut ``chunk`` (just acted) into sequences and add them to the replay; what the learner takes of it:
+        ``inserted`` (their number), ``write_seconds``, the core's ``metrics`` and ``state``."""
+        sequences = self.adder.add(chunk, self.core.take_records())
+        started = time.perf_counter()
+        self.replay.add(sequences)
+        return {"inserted": len(sequences), "write_seconds": time.perf_counter() - started, "metrics": self.core.metrics(),
+                "state": self.core.state_dict()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.core.load_state_dict(state)
+
+
+class RemoteActor(Protocol):
+    """What the Ray engine asks of the actor a builder makes."""
+
+    policy: nn.Module
+    """The network the learner's weights are loaded into."""
+
+    def acting(self, num_envs: int) -> Any: ...
+
+    def deliver(self, chunk: RolloutStorage) -> dict[str, Any]: ...
+
+    def load_state_dict(self, state: dict[str, Any]) -> None: ...
+
+
+class Builder(ABC):
+    """Makes one agent's remote parts from its config; the learner's process and every Ray actor use the same one.
+
+    Args:
+        config: the agent's config; obs_shape, action_space: one environment's.
+    """
+
+    waits_for_weights: ClassVar[bool] = False
+    """An actor waits for the learner's next weights before acting again (A3C's actor-learners); otherwise it acts
+    on while the learner trains."""
+
+    def __init__(self, config: Any, obs_shape: tuple[int, ...], action_space: gym.Space):
+        self.config, self.obs_shape, self.action_space = config, obs_shape, action_space
+
+    def make_replay(self) -> Any | None:
+        """The replay the actors write into and the learner samples (None: the actors send the learner everything)."""
+        return None
+
+    @abstractmethod
+    def make_actor(self, index: int, num_actors: int, num_envs: int, replay: ReplayClient | None) -> RemoteActor:
+        """Ray actor ``index`` of ``num_actors``, each stepping ``num_envs`` environments, with its own acting network."""
+
+
+class SequenceBuilder(Builder):
+    """The builder of a recurrent Q agent: a replay of sequences, an actor core and a ``SequenceAdder`` per actor."""
+
+    @abstractmethod
+    def make_policy(self, device: torch.device | str) -> nn.Module:
+        """The acting network (the learner's online network is one too)."""
+
+    @abstractmethod
+    def make_core(self, policy: nn.Module, first_env: int, total_envs: int | None) -> ActorCore:
+        """An actor core acting with ``policy`` on environments ``first_env ..`` of ``total_envs``."""
+
+    @abstractmethod
+    def make_adder(self) -> SequenceAdder: ...
+
+    def make_actor(self, index: int, num_actors: int, num_envs: int, replay: ReplayClient | None) -> Actor:
+        core = self.make_core(self.make_policy("cpu"), index * num_envs, num_actors * num_envs)
+        return Actor(core, self.make_adder(), replay)
