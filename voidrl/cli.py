@@ -97,10 +97,13 @@ def add_plugin_options(parser: argparse.ArgumentParser) -> None:
         add_dataclass_options(parser, source.config_class, f"{plugin} (with --intrinsic {plugin})", skip=shared)
 
 
-def build_parser() -> Parser:
+def build_parser(argv: list[str] | None = None) -> Parser:
+    """The whole command line; given the ``argv`` to parse, only the training command it names gets its options
+    (building all 40 algorithm commands' options took about a second)."""
     parser = Parser(prog="voidrl", description="Policy-optimisation RL with reward-free pre-training.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     commands.required = True
+    named = tuple(argv[:2]) if argv is not None and len(argv) >= 2 and argv[0] in COMMANDS and argv[1] in ALGORITHMS else None
 
     for command, summary in COMMANDS.items():
         train = commands.add_parser(command, help=summary, description=summary + ".")
@@ -108,6 +111,8 @@ def build_parser() -> Parser:
         algos.required = True
         for name, algo in sorted(ALGORITHMS.items()):
             sub = algos.add_parser(name, help=f"{command} {name}", description=f"{summary} with {name}; every option overrides its preset.")
+            if named is not None and named != (command, name):
+                continue
             sub.add_argument("--preset", choices=sorted(PRESETS.get(name, {})),
                              help="named settings; default: the environment's own (cartpole, atari, minatar, mujoco, pendulum for a2c on voidrl/InvertedPendulumFall-v5; "
                                   "ppg on Atari: thesis, or pretrain / thesis-pretrain for pretrain)")
@@ -130,7 +135,8 @@ def build_parser() -> Parser:
             add_dataclass_options(sub, RunConfig, "run", skip=("init_from",) if command in ("finetune", "compare") else ())
             add_dataclass_options(sub, EnvConfig, "environment")
             add_dataclass_options(sub, algo.config_class, name)
-            add_plugin_options(sub)
+            if not algo.own_intrinsic_reward:
+                add_plugin_options(sub)
 
     evaluate = commands.add_parser("eval", help="evaluate a checkpoint", description="Evaluate a saved agent.")
     evaluate.add_argument("--checkpoint", required=True, help="checkpoint file (RUN_DIR/checkpoint.pt)")
@@ -421,7 +427,8 @@ def usage_errors(*kinds: type[Exception]):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv)
     try:
         args = parser.parse_args(argv)
         handler = {"eval": command_eval, "envs": command_envs, "plot": command_plot, "vae": command_vae}.get(args.command, command_train)
