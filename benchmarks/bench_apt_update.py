@@ -1,6 +1,6 @@
 """Seconds per APT contrastive update on Atari-sized frames: the pre-training default against the thesis's set-up.
 
-Both plug-ins are built in one process from the ``pretrain`` and ``thesis-pretrain`` presets, their
+Both plug-ins are built in one process from the ``pretrain`` and ``pretrain-nt-xent`` presets, their
 buffers filled with the same random 4x84x84 uint8 frames, and their updates timed alternately, so a
 busy machine slows both alike. The contrastive update is ~90% of APT pre-training's time on Ms. Pac-Man.
 ``--thesis-chunks`` adds the thesis set-up at other contrastive chunk sizes (``none``: both views at once).
@@ -26,14 +26,14 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeats", type=int, default=4)
     parser.add_argument("--thesis-chunks", nargs="*", default=[], metavar="C",
-                        help="also time thesis-pretrain with contrastive_chunk_size C (a number, or none)")
+                        help="also time pretrain-nt-xent with contrastive_chunk_size C (a number, or none)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     frames = torch.randint(0, 256, (640, 4, 84, 84), dtype=torch.uint8, generator=torch.Generator().manual_seed(0))
-    settings = {preset: PRESETS[preset]["intrinsic_config"] for preset in ("pretrain", "thesis-pretrain")}
+    settings = {preset: PRESETS[preset]["intrinsic_config"] for preset in ("pretrain", "pretrain-nt-xent")}
     for chunk_size in args.thesis_chunks:
         size = None if chunk_size == "none" else int(chunk_size)
-        settings[f"thesis-pretrain, contrastive chunk {chunk_size}"] = {**settings["thesis-pretrain"], "contrastive_chunk_size": size}
+        settings[f"pretrain-nt-xent, contrastive chunk {chunk_size}"] = {**settings["pretrain-nt-xent"], "contrastive_chunk_size": size}
     plugins = {}
     for name, intrinsic_config in settings.items():
         torch.manual_seed(0)

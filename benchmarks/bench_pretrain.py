@@ -15,7 +15,7 @@ health
     top-1 accuracy and effective rank of the latent, as the representation probe defines them, from
     metrics.csv); ``--health-run DIR`` reads a finished run instead of training one.
 scaling
-    PPO (``atari`` preset) and PPG (``thesis`` preset, an auxiliary phase every 2 rollouts) on Ms. Pac-Man in one
+    PPO (``atari`` preset) and PPG (``atari`` preset, an auxiliary phase every 2 rollouts) on Ms. Pac-Man in one
     process with 2 and with 1 torch threads, and as 2 torchrun processes with 1 thread each; steps/s and the
     scaling efficiency (2 processes against twice one 1-thread process).
 
@@ -122,7 +122,7 @@ def health(args: argparse.Namespace, scratch: Path) -> list[str]:
 
 SCALING = {
     "ppo": ["train", "ppo", "--env", "ALE/MsPacman-v5", "--preset", "atari"],
-    "ppg": ["train", "ppg", "--env", "ALE/MsPacman-v5", "--preset", "thesis", "--policy-iterations", "2"],
+    "ppg": ["train", "ppg", "--env", "ALE/MsPacman-v5", "--preset", "atari", "--policy-iterations", "2"],
 }
 
 

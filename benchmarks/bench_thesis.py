@@ -5,7 +5,7 @@ Runs, as a user would,
 
 1. ``voidrl pretrain ppg --env ALE/MsPacman-v5`` (``pretrain`` preset: 16 envs x 512
    steps, one 512-sample two-view contrastive update per vector step), and
-2. ``voidrl finetune ppg --from <that checkpoint>`` (``thesis`` preset: 16 envs x 256 steps),
+2. ``voidrl finetune ppg --from <that checkpoint>`` (``atari`` preset: 16 envs x 256 steps),
 
 each in its own process, and reports from the runs' ``metrics.csv`` the steps/s, the
 time split (environment, inference, contrastive updates, particle-reward computation,

@@ -43,7 +43,7 @@ from voidrl.intrinsic.apt import APTConfig, APTReward
 from voidrl.math.contrastive import representation_metrics
 from voidrl.math.knn import knn_distances, particle_reward
 
-THESIS = {name: value for name, value in PRESETS["ppg"]["thesis-pretrain"]["intrinsic_config"].items()
+THESIS = {name: value for name, value in PRESETS["ppg"]["pretrain-nt-xent"]["intrinsic_config"].items()
           if name not in ("extrinsic_coef", "intrinsic_coef")}
 SETTINGS: dict[str, dict] = {
     "thesis": THESIS,

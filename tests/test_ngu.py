@@ -137,9 +137,9 @@ def test_evaluation_follows_the_member_it_is_given():
     network = small_agent(Agent57, Agent57Config).policy
     obs, start = torch.randn(3, *OBS), torch.ones(3, dtype=torch.bool)
     _, state = network.act(obs, network.initial_state(3), start, torch.zeros(3), member=2)
-    assert state.policy_index.tolist() == [2, 2, 2]
+    assert state.member.tolist() == [2, 2, 2]
     _, state = network.act(obs, state, torch.tensor([True, False, False]), torch.zeros(3))
-    assert state.policy_index.tolist() == [0, 2, 2]  # a new episode takes the default member, 0
+    assert state.member.tolist() == [0, 2, 2]  # a new episode takes the default member, 0
     with pytest.raises(ValueError, match=r"member must be in 0..2"):
         network.act(obs, state, start, torch.zeros(3), member=3)
 
@@ -189,7 +189,7 @@ def fill_replay(agent, chunks=3, num_envs=4):
         agent.observe(storage)
 
 
-def test_sequences_carry_both_rewards_and_the_policy_index():
+def test_sequences_carry_both_rewards_and_the_member():
     agent = small_agent(NGU, NGUConfig)
     fill_replay(agent)
     batch = agent.replay.sample(4)

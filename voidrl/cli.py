@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 
 from voidrl.algos import ALGORITHMS
 from voidrl.distributed import collective
-from voidrl.config import (PRESETS, RENAMED_FIELDS, RunConfig, TrainConfig, check_field_types, field_docs, field_type, make_config,
+from voidrl.config import (PRESETS, RENAMED_FIELDS, RENAMED_PRESETS, RunConfig, TrainConfig, check_field_types, field_docs, field_type, make_config,
                            plugin_options)
 from voidrl.envs.factory import EnvConfig, list_env_ids, suite_of
 from voidrl.intrinsic import REWARD_SOURCES
@@ -113,9 +113,11 @@ def build_parser(argv: list[str] | None = None) -> Parser:
             sub = algos.add_parser(name, help=f"{command} {name}", description=f"{summary} with {name}; every option overrides its preset.")
             if named is not None and named != (command, name):
                 continue
-            sub.add_argument("--preset", choices=sorted(PRESETS.get(name, {})),
+            sub.add_argument("--preset", choices=sorted(PRESETS.get(name, {})) + sorted(old for old, new in RENAMED_PRESETS.items()
+                                                                                       if new in PRESETS.get(name, {})),
+                             metavar="{" + ",".join(sorted(PRESETS.get(name, {}))) + "}",
                              help="named settings; default: the environment's own (cartpole, atari, minatar, mujoco, pendulum for a2c on voidrl/InvertedPendulumFall-v5; "
-                                  "ppg on Atari: thesis, or pretrain / thesis-pretrain for pretrain)")
+                                  "ppg's pretrain on Atari: pretrain, or pretrain-nt-xent, the published attempt's)")
             if command != "compare":
                 sub.add_argument("--resume", action="store_true",
                                  help="continue the run in --run-dir from its checkpoint with its saved settings (options given "
@@ -331,7 +333,7 @@ def compare_pretrain_config(args: argparse.Namespace, preset: str | None, option
         raise ValueError("compare --pretrain-steps needs --run-dir (the pre-trained run goes to RUN_DIR/pretrain)")
     finetune_only = ("init_from", "init_parts", "steps", "run_dir")
     pretrain_preset, pretrain_options = pretrain_defaults(
-        args.algo, None if preset == "thesis" else preset, {k: v for k, v in options.items() if k not in finetune_only})
+        args.algo, None if RENAMED_PRESETS.get(preset, preset) == "atari" else preset, {k: v for k, v in options.items() if k not in finetune_only})
     config = make_config(args.algo, pretrain_preset, steps=args.pretrain_steps,
                          run_dir=f"{options['run_dir']}/pretrain", **pretrain_options)
     return config  # checked with the comparison's runs by preflight

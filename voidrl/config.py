@@ -207,6 +207,9 @@ RENAMED_VALUES = {("network", "thesis"): "dqn2013", ("critic_network", "thesis")
 """Option values renamed since; the configs and checkpoints of runs written before still load."""
 RENAMED_FIELDS = {"target": "td_target"}
 """Algorithm options renamed since (old -> new): the old flag still works, and configs written before still load."""
+RENAMED_PRESETS = {"thesis": "atari", "thesis-pretrain": "pretrain-nt-xent"}
+"""Presets renamed since (old -> new), named after what they are rather than the document they came from; the
+old names still work."""
 
 
 def _build(cls: type, values: dict[str, Any]):
@@ -231,8 +234,6 @@ def default_preset(algo: str, env_id: str) -> str | None:
     """The preset applied when none is named: per-environment defaults."""
     suite = suite_of(env_id)
     name = ENV_PRESETS.get(env_id, suite)
-    if algo == "ppg" and suite == "atari":
-        name = "thesis"
     return name if name in PRESETS.get(algo, {}) else None
 
 
@@ -247,6 +248,7 @@ def make_config(algo: str, preset: str | None = None, **overrides: Any) -> Train
         if not isinstance(overrides["env"], str):
             raise ValueError(f"env must be a str (an environment id), got {overrides['env']!r}")
         config.run.env = overrides["env"]
+    preset = RENAMED_PRESETS.get(preset, preset)
     if preset is None:
         preset = default_preset(algo, config.run.env)
     elif preset not in PRESETS.get(algo, {}):

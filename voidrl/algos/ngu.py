@@ -138,7 +138,7 @@ class NGUState(NamedTuple):
     """``[B]`` long."""
     previous_intrinsic: torch.Tensor
     """``[B]``: the intrinsic reward of the previous step (0 at an episode's start)."""
-    policy_index: torch.Tensor
+    member: torch.Tensor
     """``[B]`` long: j, the family member each environment follows this episode."""
     memory: EpisodicMemory
     """Each environment's embeddings of its episode so far."""
@@ -174,12 +174,12 @@ class NGUNetwork(nn.Module):
         return NGUState(zeros, zeros.clone(), index, torch.zeros(batch, device=device), index.clone(), memory)
 
     def unroll(self, obs: torch.Tensor, previous_actions: torch.Tensor, previous_rewards: torch.Tensor,
-               hidden: tuple[torch.Tensor, torch.Tensor], policy_index: torch.Tensor
+               hidden: tuple[torch.Tensor, torch.Tensor], member: torch.Tensor
                ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
         """``obs [T, B, ...]``, ``previous_actions [T, B]``, ``previous_rewards [T, B, 2]`` (extrinsic,
-        intrinsic), ``hidden`` each ``[B, heads x lstm_size]``, ``policy_index [B]`` -> Q ``[T, B, heads, A]``
+        intrinsic), ``hidden`` each ``[B, heads x lstm_size]``, ``member [B]`` -> Q ``[T, B, heads, A]``
         (rescaled values where value rescaling is on) and the state after step T - 1."""
-        context = F.one_hot(policy_index, self.num_policies)
+        context = F.one_hot(member, self.num_policies)
         outputs, hs, cs = [], [], []
         for head, h, c in zip(self.heads, hidden[0].chunk(len(self.heads), -1), hidden[1].chunk(len(self.heads), -1)):
             q, (h, c) = head.unroll(obs, previous_actions, previous_rewards, (h, c), context)
@@ -188,12 +188,12 @@ class NGUNetwork(nn.Module):
             cs.append(c)
         return torch.stack(outputs, dim=2), (torch.cat(hs, -1), torch.cat(cs, -1))
 
-    def combine(self, q: torch.Tensor, policy_index: torch.Tensor) -> torch.Tensor:
+    def combine(self, q: torch.Tensor, member: torch.Tensor) -> torch.Tensor:
         """The values policy j acts on, ``[..., B, A]`` from ``q [..., B, heads, A]``: the one head, or
         q_e + beta_j q_i in raw value space (h(h^-1(q_e) + beta_j h^-1(q_i)) with value rescaling)."""
         if len(self.heads) == 1:
             return q[..., 0, :]
-        beta = self.betas[policy_index].unsqueeze(-1)
+        beta = self.betas[member].unsqueeze(-1)
         extrinsic, intrinsic = q[..., 0, :], q[..., 1, :]
         if self.rescale_eps is None:
             return extrinsic + beta * intrinsic
@@ -202,7 +202,7 @@ class NGUNetwork(nn.Module):
 
     def reset_where(self, state: NGUState, episode_start: torch.Tensor) -> NGUState:
         """``state`` with the environments whose episode begins zeroed and their memories emptied (their
-        ``policy_index`` is the caller's to choose)."""
+        ``member`` is the caller's to choose)."""
         keep = (~episode_start).to(state.hidden.dtype)
         state.memory.clear(episode_start)
         return state._replace(hidden=state.hidden * keep.unsqueeze(-1), cell=state.cell * keep.unsqueeze(-1),
@@ -216,9 +216,9 @@ class NGUNetwork(nn.Module):
         rewards = self.novelty.rewards(obs, state.memory, learn_statistics)
         previous = torch.stack([previous_reward.to(state.hidden.dtype), state.previous_intrinsic], dim=-1)
         q, (h, c) = self.unroll(obs.unsqueeze(0), state.previous_action.unsqueeze(0), previous.unsqueeze(0),
-                                (state.hidden, state.cell), state.policy_index)
+                                (state.hidden, state.cell), state.member)
         state = state._replace(hidden=h, cell=c, previous_intrinsic=rewards["intrinsic"])
-        return self.combine(q.squeeze(0), state.policy_index), rewards, state
+        return self.combine(q.squeeze(0), state.member), rewards, state
 
     @torch.no_grad()
     def act(self, obs: torch.Tensor, state: NGUState, episode_start: torch.Tensor, previous_reward: torch.Tensor,
@@ -228,7 +228,7 @@ class NGUNetwork(nn.Module):
         if not 0 <= member < self.num_policies:
             raise ValueError(f"member must be in 0..{self.num_policies - 1} (the policy family's size is {self.num_policies}), got {member}")
         start = self.reset_where(state, episode_start)
-        start = start._replace(policy_index=torch.where(episode_start, member, start.policy_index))
+        start = start._replace(member=torch.where(episode_start, member, start.member))
         q, _, state = self.step(obs, start, previous_reward, learn_statistics=False)
         action = q.argmax(dim=-1)
         return action, state._replace(previous_action=action)
@@ -244,7 +244,7 @@ class FamilyCore(EpsilonGreedyCore):
         super().__init__(policy, config, first_env, total_envs)
         self.seed = seed
         self.bandits: list[SlidingWindowUCB] | None = None
-        self.policy_index: torch.Tensor | None = None
+        self.member: torch.Tensor | None = None
         """``[N]`` j of each environment's current episode."""
         self.totals: dict[str, float] = {}
 
@@ -253,24 +253,24 @@ class FamilyCore(EpsilonGreedyCore):
         return [SlidingWindowUCB(cfg.num_policies, cfg.bandit_window, cfg.bandit_beta, cfg.bandit_epsilon, self.seed + i)
                 for i in range(count)]
 
-    def choose_policies(self, episode_start: torch.Tensor) -> torch.Tensor:
+    def choose_members(self, episode_start: torch.Tensor) -> torch.Tensor:
         num_envs, cfg = len(episode_start), self.config
-        if self.policy_index is None:
-            self.policy_index = (self.first_env + torch.arange(num_envs)) % cfg.num_policies
+        if self.member is None:
+            self.member = (self.first_env + torch.arange(num_envs)) % cfg.num_policies
         if cfg.meta_controller == "bandit":
             if self.bandits is None:
                 self.bandits = self.make_bandits(num_envs)
             for env in episode_start.cpu().nonzero().flatten().tolist():
-                self.policy_index[env] = self.bandits[env].choose()
-        return self.policy_index.clone()
+                self.member[env] = self.bandits[env].choose()
+        return self.member.clone()
 
     @torch.no_grad()
     def act(self, obs: torch.Tensor, state: NGUState, episode_start: torch.Tensor,
             previous_reward: torch.Tensor) -> tuple[torch.Tensor, NGUState]:
         start = self.policy.reset_where(state, episode_start)
-        start = start._replace(policy_index=self.choose_policies(episode_start).to(obs.device))
+        start = start._replace(member=self.choose_members(episode_start).to(obs.device))
         q, rewards, state = self.policy.step(obs, start, previous_reward, learn_statistics=True)
-        action = self.epsilon_greedy(q, (start.hidden, start.cell, start.policy_index), rewards["intrinsic"].unsqueeze(-1))
+        action = self.epsilon_greedy(q, (start.hidden, start.cell, start.member), rewards["intrinsic"].unsqueeze(-1))
         for name, value in rewards.items():
             self.totals[name] = self.totals.get(name, 0.0) + value.mean().item()
         self.totals["memory_size"] = self.totals.get("memory_size", 0.0) + state.memory.sizes.float().mean().item()
@@ -282,16 +282,16 @@ class FamilyCore(EpsilonGreedyCore):
         if self.bandits is None:
             return
         for env, episode_return in zip(step.episode_envs.tolist(), step.episode_returns.tolist()):
-            self.bandits[env].observe(int(self.policy_index[env]), episode_return)
+            self.bandits[env].observe(int(self.member[env]), episode_return)
 
     def metrics(self) -> dict[str, float]:
         """Means over the steps acted since the last call: ``ngu/intrinsic``, ``ngu/episodic``, ``ngu/modulator``,
-        ``ngu/memory_size``; with bandits, ``ngu/mean_policy_index``."""
+        ``ngu/memory_size``; with bandits, ``ngu/mean_member``."""
         steps = self.totals.pop("steps", 0.0)
         metrics = {f"ngu/{name}": value / steps for name, value in self.totals.items()} if steps else {}
         self.totals.clear()
         if self.bandits is not None:
-            metrics["ngu/mean_policy_index"] = self.policy_index.float().mean().item()
+            metrics["ngu/mean_member"] = self.member.float().mean().item()
         return metrics
 
     def state_dict(self) -> dict[str, Any]:
@@ -343,8 +343,8 @@ class NGU(R2D2):
 
     def unroll_start(self, batch: SequenceBatch) -> tuple[tuple[torch.Tensor, ...], dict[str, Any]]:
         """The LSTM state, and the member j each sequence was acted by (every unroll takes it)."""
-        hidden, cell, policy_index = batch.start_state
-        return (hidden, cell), {"policy_index": policy_index}
+        hidden, cell, member = batch.start_state
+        return (hidden, cell), {"member": member}
 
     def head_values(self, q: torch.Tensor) -> torch.Tensor:
         return q
@@ -352,19 +352,19 @@ class NGU(R2D2):
     def value_targets(self, online_q: torch.Tensor, target_q: torch.Tensor, batch: SequenceBatch,
                       context: dict[str, Any]) -> torch.Tensor:
         """Each value head on its reward (the mixed one, or r_e and r_i)."""
-        policy_index = context["policy_index"]
-        return self.head_targets(self.policy.combine(online_q, policy_index), target_q, policy_index, batch)
+        member = context["member"]
+        return self.head_targets(self.policy.combine(online_q, member), target_q, member, batch)
 
     def after_learning(self, batch: SequenceBatch) -> dict[str, float]:
         """One step of the embedding and the RND predictor on the batch's transitions."""
         inverse_loss, rnd_loss = self.train_novelty(batch)
         return {"train/inverse_dynamics_loss": inverse_loss, "train/rnd_loss": rnd_loss}
 
-    def head_targets(self, acting_q: torch.Tensor, target_q: torch.Tensor, policy_index: torch.Tensor,
+    def head_targets(self, acting_q: torch.Tensor, target_q: torch.Tensor, member: torch.Tensor,
                      batch: SequenceBatch) -> torch.Tensor:
         """``[L, B, H]`` targets of each value head: one on r_e + beta_j r_i, or q_e on r_e and q_i on r_i.
         ``acting_q [L + 1, B, A]`` picks the greedy actions; ``target_q [L + 1, B, H, A]`` bootstraps."""
-        beta, gamma = self.policy.betas[policy_index], self.policy.gammas[policy_index]
+        beta, gamma = self.policy.betas[member], self.policy.gammas[member]
         extrinsic, intrinsic = batch.rewards.unbind(-1)
         if target_q.shape[2] == 1:
             return self.targets(acting_q, target_q[:, :, 0], extrinsic + beta * intrinsic, gamma, batch).unsqueeze(-1)

@@ -151,8 +151,8 @@ class AuxiliaryBuffer:
         self.returns = [r if r.dim() == 2 else r.unsqueeze(-1) for r in state["returns"]]  # [states] before two heads
 
 
-THESIS_PRETRAIN_SCHEDULE: dict[str, dict[str, Any]] = {
-    # The thesis's reward-free PPG schedule on Ms. Pac-Man: APT rewards only, longer rollouts, bigger minibatches.
+ATARI_PRETRAIN_SCHEDULE: dict[str, dict[str, Any]] = {
+    # The published attempt's reward-free PPG schedule on Ms. Pac-Man: APT rewards only, longer rollouts, bigger minibatches.
     "run": {"intrinsic": "apt"},
     "env": {"num_envs": 16, "reward_scale": 0.1},
     "algo_config": {"num_steps": 512, "minibatch_size": 512, "learning_rate": 1e-4, "critic_learning_rate": 1e-3,
@@ -188,8 +188,8 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         "algo_config": {"num_steps": 128, "minibatch_size": 256, "network": "minatar", "policy_iterations": 8,
                         "epochs": 2, "learning_rate": 5e-4, "entropy_coef": 0.05},
     },
-    "thesis": {
-        # The thesis's fine-tuning set-up on Ms. Pac-Man.
+    "atari": {
+        # PPG on Atari (the default there; "thesis" before): the published attempt's fine-tuning set-up on Ms. Pac-Man.
         "env": {"num_envs": 16, "reward_scale": 0.1},
         "algo_config": {"num_steps": 256, "minibatch_size": 32, "learning_rate": 3e-4, "critic_learning_rate": 1e-3,
                         "clip": 0.25, "entropy_coef": 0.01, "policy_iterations": 32, "aux_epochs": 3,
@@ -197,18 +197,18 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
                         "chunk_size": 64},
     },
     "pretrain": {
-        # Reward-free pre-training on Atari (pretrain's default there): the thesis's PPG schedule with
+        # Reward-free pre-training on Atari (pretrain's default there): the atari PPG schedule with
         # the representation that does not collapse on Ms. Pac-Man (APTConfig's defaults), one contrastive
         # update every 8 vector steps (128 environment steps) instead of every one, back-propagated whole:
         # 4x the steps/s of one per vector step, the representation still healthy after 100k steps
         # (benchmarks/RESULTS.md, "Pre-training at 150 steps/s").
-        **THESIS_PRETRAIN_SCHEDULE,
+        **ATARI_PRETRAIN_SCHEDULE,
         "intrinsic_config": {**REWARD_FREE_APT, "contrastive_updates_per_step": 0.125, "contrastive_chunk_size": None},
     },
-    "thesis-pretrain": {
-        # The thesis's reward-free pre-training, literally, with its contrastive set-up (which collapses
-        # on Ms. Pac-Man; kept for reproduction).
-        **THESIS_PRETRAIN_SCHEDULE,
+    "pretrain-nt-xent": {
+        # The published attempt's reward-free pre-training, literally ("thesis-pretrain" before), with its
+        # SimCLR NT-Xent contrastive set-up (which collapses on Ms. Pac-Man; kept for reproduction).
+        **ATARI_PRETRAIN_SCHEDULE,
         "intrinsic_config": {**REWARD_FREE_APT, "contrastive_loss": "nt-xent", "temperature": 0.1,
                              "encoder_learning_rate": 1e-3, "warmup_updates": 0, "spectral_norm": True,
                              "head_norm": "none", "shift_probability": 1.0, "brightness": 0.2,

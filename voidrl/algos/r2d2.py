@@ -312,7 +312,7 @@ class R2D2(SequenceLearner):
                             start: tuple[torch.Tensor, torch.Tensor], starts_episode: torch.Tensor, **context: torch.Tensor) -> torch.Tensor:
         """Online Q ``[L + 1, B, ...]``. The burn-in steps refresh the stored state without gradient, except in
         sequences that start an episode (their stored state is exact and their burn-in steps are trained).
-        ``context`` goes to every unroll (NGU's policy index)."""
+        ``context`` goes to every unroll (NGU's family member j)."""
         burn_in = self.config.burn_in
         if not burn_in:
             return self.policy.unroll(obs, previous_actions, previous_rewards, start, **context)[0]

@@ -47,7 +47,7 @@ class APTConfig:
     (nt-xent, learning rate 1e-3, a shift on every view, brightness 0.2, spectral norm) collapse on
     Ms. Pac-Man within a few dozen updates; these (CURL with a momentum target, 1e-4, a shift on one
     view in ten, brightness 0.05, no spectral norm) keep learning (benchmarks/RESULTS.md, representation
-    probe). ``--preset thesis-pretrain`` restores the thesis's."""
+    probe). ``--preset pretrain-nt-xent`` restores the published attempt's."""
 
     extrinsic_coef: float = 0.0
     """Weight of the task reward in the training reward (0 = reward-free pre-training; the task

@@ -24,7 +24,7 @@ class RecurrentState(NamedTuple):
 
 class RecurrentQNetwork(nn.Module):
     """Q(s_t, .) from the history: ``torso(s_t)``, one-hot a_{t-1} and r_{t-1} (and any context, such as
-    NGU's one-hot policy index) into an LSTM, then Q = V + A - mean(A) (Wang et al., 2016; Kapturowski
+    NGU's one-hot family member j) into an LSTM, then Q = V + A - mean(A) (Wang et al., 2016; Kapturowski
     et al., 2019).
 
     Args:
