@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import csv
 import gzip
+import importlib.util
 import json
 import math
 import shutil
@@ -243,8 +244,8 @@ def main() -> None:
     if args.collect:
         collect(args)
         return
-    import stable_baselines3  # noqa: F401  (fail before any run when the [bench] extra is missing)
-
+    if "dqn" in args.agents and importlib.util.find_spec("stable_baselines3") is None:
+        parser.error("the dqn runs need stable-baselines3: pip install -e '.[bench]'")
     run(args)
 
 
