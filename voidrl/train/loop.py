@@ -15,6 +15,7 @@ import sys
 import time
 from collections import deque
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -263,7 +264,21 @@ class Trainer:
         return Agent(config, self.algo.policy, env.state_dict(), self.step)
 
     def _loop(self, logger: RunLogger | None, bar: tqdm, stop: GracefulStop, governor: ThreadGovernor) -> None:
-        """Collect -> plug-in rewards -> update -> hooks, until the step budget is spent."""
+        """Each update of ``train_updates`` counted and handed to the hooks (log, evaluation, checkpoint, progress),
+        until the step budget is spent."""
+        hooks = self._hooks(logger, bar)
+        recent_returns: deque[float] = deque(maxlen=20)
+        updates = self.train_updates(stop, governor)
+        try:
+            for stats, steps_taken, metrics in updates:
+                self._close_update(stats, steps_taken, metrics, recent_returns, hooks)
+                stop_everywhere(stop)  # a signal during the update: it has finished, stop now
+        finally:
+            updates.close()
+
+    def train_updates(self, stop: GracefulStop, governor: ThreadGovernor) -> Iterator[tuple[RolloutStats, int, dict[str, float]]]:
+        """Collect -> plug-in rewards -> update, while steps remain: each update's rollout statistics, environment
+        steps and metrics (``DistributedTrainer`` takes its experience from Ray actors instead)."""
         config, env, algo, plugin = self.config, self.env, self.algo, self.plugin
         collector = Collector(env, algo.acting(env.num_envs, self.action_noise), self.device,
                               on_step=None if plugin is None else plugin.on_step)
@@ -275,8 +290,6 @@ class Trainer:
             env.single_action_space.shape, torch.long if not env.single_action_space.shape else torch.float32, self.device,
         )
         storage.reward_weights = None if plugin is None else plugin.reward_weights
-        hooks = self._hooks(logger, bar)
-        recent_returns: deque[float] = deque(maxlen=20)
 
         def between_steps() -> bool:
             """Asked before every vector step: re-choose the threads when due (an APT rollout runs for minutes, so
@@ -315,8 +328,7 @@ class Trainer:
                 if gathered is not None:
                     stats = dataclasses.replace(stats, **dict(zip(("episode_steps", "episode_returns", "episode_lengths"),
                                                                   merge_episodes(gathered, self.step))))
-            self._close_update(stats, steps_taken, metrics, recent_returns, hooks)
-            stop_everywhere(stop)  # a signal during the update: it has finished, stop now
+            yield stats, steps_taken, metrics
 
     def _close_update(self, stats: RolloutStats, steps_taken: int, metrics: dict[str, float], recent_returns: deque[float],
                       hooks: list[Hook]) -> None:

@@ -11,14 +11,15 @@ from __future__ import annotations
 import copy
 import signal
 import time
-from collections import deque
+from collections.abc import Iterator
 from typing import Any
 
 from voidrl.config import TrainConfig
 from voidrl.distributed.engine import ActorWorker, Hosted, HostedClient, adopt_statistics, check_ray_address, import_ray, tensors
 from voidrl.rollout.collector import RolloutStats
 from voidrl.train.loop import Trainer, peak_rss_mb
-from voidrl.train.signals import RunAborted, RunStopped
+from voidrl.train.signals import GracefulStop, RunAborted, RunStopped
+from voidrl.train.threads import ThreadGovernor
 
 
 class DistributedTrainer(Trainer):
@@ -34,7 +35,9 @@ class DistributedTrainer(Trainer):
             self.close()
             raise
 
-    def _loop(self, logger, bar, stop, governor) -> None:
+    def train_updates(self, stop: GracefulStop, governor: ThreadGovernor) -> Iterator[tuple[RolloutStats, int, dict[str, float]]]:
+        """Each chunk a Ray actor delivers, learnt from as it arrives, while steps remain; Ray, the actors and the
+        hosted replay started first and stopped after (also when the loop stops early)."""
         ray, config = self.ray, self.config
         started_ray = not ray.is_initialized()
         if started_ray:
@@ -59,7 +62,7 @@ class DistributedTrainer(Trainer):
             worker_class = ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=-1)(ActorWorker)
             workers = [worker_class.remote(config, algo.builder_class, i, config.run.actors, self.update, server, algo.remote_actor_state(i))
                        for i in range(config.run.actors)]
-            self._train_with(workers, logger, bar, stop)
+            yield from self.learn_from(workers, stop)
         except ray.exceptions.RayError:
             if server is None or self.server_alive(server):
                 raise
@@ -99,7 +102,7 @@ class DistributedTrainer(Trainer):
             kept = f"the learner's state at step {self.step} is checkpointed"
         raise RunAborted(f"the replay server died at step {self.step}; {kept}; continue with --resume --run-dir {self.run_dir}")
 
-    def _train_with(self, workers: list[Any], logger, bar, stop) -> None:
+    def learn_from(self, workers: list[Any], stop: GracefulStop) -> Iterator[tuple[RolloutStats, int, dict[str, float]]]:
         ray, config, algo = self.ray, self.config, self.algo
         acts_while_learning = not algo.builder_class.waits_for_weights
         version, weights = algo.updates, ray.put(tensors(algo.policy))
@@ -112,8 +115,6 @@ class DistributedTrainer(Trainer):
 
         for worker in workers:
             request(worker)
-        hooks = self._hooks(logger, bar)
-        recent_returns: deque[float] = deque(maxlen=20)
         last = time.perf_counter()
         while self.step < config.run.steps:
             (ready,), _ = ray.wait(list(self.pending), num_returns=1)
@@ -142,5 +143,4 @@ class DistributedTrainer(Trainer):
                 "sys/peak_rss_mb": peak_rss_mb(),
             })
             last = now
-            self._close_update(chunk, steps_taken, metrics, recent_returns, hooks)
-            stop.check()
+            yield chunk, steps_taken, metrics
