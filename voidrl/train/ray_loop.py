@@ -2,8 +2,8 @@
 
 The actors and the hosted replay are in ``voidrl.distributed.engine``; this loop takes what each actor delivers
 as soon as it arrives, hands it to the learner (``Algorithm.receive``) and that actor its latest weights with the
-request for its next chunk, and keeps everything else of the ``Trainer``'s (run directory, logs, evaluation,
-checkpoints, progress).
+request for its next chunk. It replaces only the ``Trainer``'s ``train_updates``, the source of the updates that
+the one loop counts and hands to its hooks (logs, evaluation, checkpoints, progress).
 """
 
 from __future__ import annotations
