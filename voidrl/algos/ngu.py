@@ -329,6 +329,10 @@ class NGU(R2D2):
         return best_arm(histories, policy.num_policies) if histories else None
 
     @staticmethod
+    def family_size(policy: nn.Module) -> int | None:
+        return policy.num_policies
+
+    @staticmethod
     def describe_member(policy: nn.Module, member: int) -> str:
         return f"member j = {member}: beta {policy.betas[member].item():.3g}, gamma {policy.gammas[member].item():.4g}"
 

@@ -97,7 +97,7 @@ class Agent:
     def evaluation_member(self, choice: str | None) -> int | None:
         """The family member j that ``choice`` names: an integer, ``best`` (``best_member``), or None for
         ``best_member`` where there is one and 0 otherwise; None for an agent without a family."""
-        family = getattr(self.policy, "num_policies", None)
+        family = ALGORITHMS[self.config.algo].family_size(self.policy)
         if family is None:
             if choice is not None:
                 raise ValueError(f"--member applies to ngu and agent57, not to {self.config.algo}")
@@ -116,9 +116,10 @@ class Agent:
     def check_evaluation(self, deterministic: bool, member: int | None) -> None:
         """ValueError unless this agent can evaluate so: Q-network agents act greedily, and only a policy
         family has members."""
-        if not deterministic and hasattr(self.policy, "initial_state"):
+        algo = ALGORITHMS[self.config.algo]
+        if not deterministic and algo.acts_greedily:
             raise ValueError(f"--sampled applies to policy-gradient agents; {self.config.algo} acts greedily on its Q-values")
-        if member is not None and not hasattr(self.policy, "num_policies"):
+        if member is not None and algo.family_size(self.policy) is None:
             raise ValueError(f"--member applies to ngu and agent57, not to {self.config.algo}")
 
     def evaluate(self, episodes: int = 10, deterministic: bool = True, num_envs: int | None = None, seed: int = 12345,
