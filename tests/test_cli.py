@@ -88,13 +88,14 @@ def test_help_documents_every_option():
 
 def test_each_command_lists_the_options_its_algorithm_and_its_allowed_plug_ins_take(capsys):
     options = {}
-    for algo in ("ngu", "r2d2"):
+    for algo in ("ngu", "r2d2", "ppo"):
         with pytest.raises(SystemExit):
             main(["train", algo, "--help"])
         options[algo] = set(capsys.readouterr().out.split())
     assert "--num-policies" in options["ngu"] and "--num-policies" not in options["r2d2"]
     assert "--contrastive-batch-size" in options["r2d2"]  # r2d2 takes --intrinsic apt
     assert "--contrastive-batch-size" not in options["ngu"] and "--intrinsic-coef" not in options["ngu"]  # ngu has its own
+    assert "--actors" in options["ngu"] and "--actors" not in options["ppo"] and "--ray-address" not in options["ppo"]
 
 
 def read_rows(path):

@@ -56,8 +56,10 @@ def _parse_optional(base: type):
     return parse
 
 
-def add_dataclass_options(parser: argparse.ArgumentParser, cls: type, title: str, skip: tuple[str, ...] = ()) -> None:
-    """One ``--field-name`` per field of ``cls``; defaults stay unset so presets can fill them."""
+def add_dataclass_options(parser: argparse.ArgumentParser, cls: type, title: str, skip: tuple[str, ...] = (),
+                          unlisted: tuple[str, ...] = ()) -> None:
+    """One ``--field-name`` per field of ``cls`` but ``skip``; defaults stay unset so presets can fill them. The
+    ``unlisted`` fields are left out of ``--help`` (this command refuses them, naming the ones that take them)."""
     group = parser.add_argument_group(title)
     docs = field_docs(cls)
     defaults = cls()
@@ -67,7 +69,7 @@ def add_dataclass_options(parser: argparse.ArgumentParser, cls: type, title: str
         flags = ["--" + name.replace("_", "-") for name in (field.name, *(old for old, new in RENAMED_FIELDS.items() if new == field.name))]
         base, optional = field_type(cls, field.name)
         default = getattr(defaults, field.name)
-        help_text = f"{docs.get(field.name, '')} (default: {default})"
+        help_text = argparse.SUPPRESS if field.name in unlisted else f"{docs.get(field.name, '')} (default: {default})"
         common = {"dest": field.name, "default": argparse.SUPPRESS, "help": help_text}
         if base is bool:
             group.add_argument(*flags, action=argparse.BooleanOptionalAction, **common)
@@ -134,7 +136,8 @@ def build_parser(argv: list[str] | None = None) -> Parser:
                 sub.add_argument("--parallel", type=int, default=1, metavar="K",
                                  help="runs trained side by side in K worker processes, the CPUs shared between them "
                                       "(default: 1, one after the other)")
-            add_dataclass_options(sub, RunConfig, "run", skip=("init_from",) if command in ("finetune", "compare") else ())
+            add_dataclass_options(sub, RunConfig, "run", skip=("init_from",) if command in ("finetune", "compare") else (),
+                                  unlisted=("actors", "ray_address") if algo.builder_class is None else ())
             add_dataclass_options(sub, EnvConfig, "environment")
             add_dataclass_options(sub, algo.config_class, name)
             if not algo.own_intrinsic_reward:
