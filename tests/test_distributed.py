@@ -26,6 +26,22 @@ def metric_rows(run_dir):
     return list(csv.DictReader(path.open())) if path.exists() else []
 
 
+def stop_after_rows(command: list[str], run_dir, rows: int) -> tuple[int, str]:
+    """Start ``command``, send it SIGTERM once its metrics.csv has ``rows`` rows; its exit status and stderr."""
+    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 240
+        while len(metric_rows(run_dir)) < rows and run.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert run.poll() is None, "the run ended before the signal"
+        run.send_signal(signal.SIGTERM)
+        _, stderr = run.communicate(timeout=120)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    return run.returncode, stderr
+
+
 def actor_pids():
     found = subprocess.run(["pgrep", "-f", "ray::ActorWorker"], capture_output=True, text=True).stdout.split()
     return {int(pid) for pid in found}
@@ -116,18 +132,9 @@ def test_sigterm_stops_a_ray_run_with_a_checkpoint_and_no_ray_process_left(tmp_p
     command = [sys.executable, "-m", "voidrl", "train", algo, *options, "--actors", "2", "--steps", "100000000",
                "--run-dir", str(run_dir)]
     before = ray_pids()
-    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 240
-        while len(metric_rows(run_dir)) < 3 and run.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert run.poll() is None, "the run ended before the signal"
-        run.send_signal(signal.SIGTERM)
-        _, stderr = run.communicate(timeout=120)
-    finally:
-        if run.poll() is None:
-            run.kill()
-    assert run.returncode == 128 + signal.SIGTERM, stderr  # before: 15, Ray's handler, and no checkpoint
+    deadline = time.monotonic() + 240
+    returncode, stderr = stop_after_rows(command, run_dir, 3)
+    assert returncode == 128 + signal.SIGTERM, stderr  # before: 15, Ray's handler, and no checkpoint
     assert "stopped by SIGTERM" in stderr and "checkpoint written" in stderr
     assert load_checkpoint(run_dir / "checkpoint.pt")["step"] >= int(metric_rows(run_dir)[-1]["step"])
     while ray_pids() - before and time.monotonic() < deadline:
@@ -169,19 +176,9 @@ def test_the_policy_family_trains_on_ray_actors_stops_resumes_and_is_evaluated(t
     options = ["--env", "MiniGrid-Empty-5x5-v0", "--preset", "minigrid", "--num-envs", "4", "--min-replay", "16",
                "--lstm-size", "32", "--head-size", "32", "--checkpoint-every", "5", "--torch-threads", "1", "--no-progress",
                "--run-dir", str(run_dir)]
-    run = subprocess.Popen([sys.executable, "-m", "voidrl", "train", algo, *options, "--actors", "2", "--steps", "100000000"],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 240
-        while len(metric_rows(run_dir)) < 12 and run.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert run.poll() is None, "the run ended before the signal"
-        run.send_signal(signal.SIGTERM)
-        _, stderr = run.communicate(timeout=120)
-    finally:
-        if run.poll() is None:
-            run.kill()
-    assert run.returncode == 128 + signal.SIGTERM and "checkpoint written" in stderr, stderr
+    command = [sys.executable, "-m", "voidrl", "train", algo, *options, "--actors", "2", "--steps", "100000000"]
+    returncode, stderr = stop_after_rows(command, run_dir, 12)
+    assert returncode == 128 + signal.SIGTERM and "checkpoint written" in stderr, stderr
     rows = metric_rows(run_dir)
     assert float(rows[-1]["train/updates"]) > 0 and float(rows[-1]["ngu/intrinsic"]) > 0
     saved = load_checkpoint(run_dir / "checkpoint.pt")
