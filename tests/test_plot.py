@@ -87,6 +87,26 @@ def test_plot_table_compares_two_labelled_groups(tmp_path, monkeypatch, capsys):
     assert "--table must be a positive number of steps, got 0" in capsys.readouterr().err
 
 
+def test_committed_gzipped_episodes_give_the_same_table(tmp_path, monkeypatch, capsys):
+    import gzip
+
+    monkeypatch.chdir(tmp_path)
+    for seed, level in enumerate([3.0, 5.0, 1.0, 2.0]):
+        write_run(tmp_path / "runs" / f"r{seed}", episodes=[(100 * k, level + k / 30) for k in range(1, 31)])
+    arguments = ["runs/r0", "runs/r1", "runs/r2", "runs/r3", "--label", "a=*r[01]", "--label", "b=*r[23]", "--table", "3000"]
+    assert main(["plot", *arguments, "--out", "figs/plain"]) == 0
+    for seed in range(4):
+        path = tmp_path / "runs" / f"r{seed}" / "episodes.csv"
+        path.with_suffix(".csv.gz").write_bytes(gzip.compress(path.read_bytes()))
+        path.unlink()
+    assert main(["plot", *arguments, "--out", "figs/gzipped"]) == 0
+    assert (tmp_path / "figs" / "gzipped-table.md").read_text() == (tmp_path / "figs" / "plain-table.md").read_text()
+    (tmp_path / "runs" / "r0" / "episodes.csv.gz").unlink()
+    capsys.readouterr()
+    assert main(["plot", *arguments, "--out", "figs/missing"]) == 2
+    assert "nor a gzipped copy" in capsys.readouterr().err
+
+
 def test_plot_table_with_unequal_seed_counts_uses_one_statistic_throughout(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     for seed, level in enumerate([0.0, 0.0, 1.0, 1.0, 10.0]):  # mean 2.4, interquartile mean 0.67

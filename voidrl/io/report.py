@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import fnmatch
+import gzip
 import json
 import math
 from pathlib import Path
@@ -23,8 +24,9 @@ def mean_and_interval(values: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np
 
 
 def read_columns(path: Path, columns: tuple[str, ...]) -> list[np.ndarray]:
-    """The named columns of a CSV file as float arrays ``[rows]``; ValueError naming the file if it lacks one."""
-    with open(path, newline="") as handle:
+    """The named columns of a CSV file (gzipped where its name ends in .gz) as float arrays ``[rows]``; ValueError
+    naming the file if it lacks one."""
+    with (gzip.open(path, "rt", newline="") if path.suffix == ".gz" else open(path, newline="")) as handle:
         reader = csv.DictReader(handle)
         missing = [name for name in columns if name not in (reader.fieldnames or [])]
         if missing:
@@ -36,9 +38,17 @@ def read_columns(path: Path, columns: tuple[str, ...]) -> list[np.ndarray]:
         raise ValueError(f"{str(path)!r} has a short or non-numeric row") from None
 
 
+def episodes_file(run_dir: str | Path) -> Path | None:
+    """A run's episodes.csv, or its gzipped copy (episodes.csv.gz, as benchmark results are committed); None: neither."""
+    for name in ("episodes.csv", "episodes.csv.gz"):
+        if (Path(run_dir) / name).is_file():
+            return Path(run_dir) / name
+    return None
+
+
 def read_episodes(run_dir: str | Path) -> tuple[np.ndarray, np.ndarray]:
-    """``(steps [E], returns [E])`` from a run's episodes.csv."""
-    steps, returns = read_columns(Path(run_dir) / "episodes.csv", ("step", "return"))
+    """``(steps [E], returns [E])`` from a run's episodes.csv (or episodes.csv.gz)."""
+    steps, returns = read_columns(episodes_file(run_dir) or Path(run_dir) / "episodes.csv", ("step", "return"))
     return steps.astype(np.int64), returns
 
 
