@@ -16,6 +16,9 @@ under ``benchmarks/results/`` (``--collect`` copies them there).
     python benchmarks/bench_r2d2_dqn.py --out RUNS --agents r2d2 --games Breakout --seeds 0 1 2   # one slot
     python benchmarks/bench_r2d2_dqn.py --out RUNS --agents dqn --games Breakout --seeds 0 1 2    # another
     python benchmarks/bench_r2d2_dqn.py --out RUNS --table
+    python benchmarks/bench_r2d2_dqn.py --out RUNS --collect      # then, from the committed copies:
+    python benchmarks/bench_r2d2_dqn.py --table
+    voidrl plot benchmarks/results/r2d2-dqn/*-breakout-s* --label 'r2d2=*r2d2*' --label 'dqn=*dqn*' --table 500000 --out FIGS/breakout
 """
 
 from __future__ import annotations
