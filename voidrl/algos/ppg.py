@@ -74,7 +74,7 @@ class PPGConfig:
     beta_clone: float = 1.0
     """Weight of the behaviour-cloning KL(pi_old || pi) in the auxiliary loss."""
     aux_kl_stop: float | None = None
-    """Thesis stabiliser: stop the phase's policy updates once a minibatch's KL(pi_old || pi)
+    """Early stop (a stabiliser of the published Ms. Pac-Man set-up): end the phase's policy updates once a minibatch's KL(pi_old || pi)
     exceeds this (critic updates continue); None disables."""
     network: str = "auto"
     """Policy body: auto, mlp, nature, dqn2013, minatar, apt (APT's encoder, fc 256: init_parts apt_encoder loads a
