@@ -103,3 +103,17 @@ def test_state_round_trip_through_a_safe_load_gives_the_same_samples():
 def test_sampling_an_empty_replay_is_an_error():
     with pytest.raises(ValueError, match="the replay is empty"):
         SequenceReplay(capacity=3).sample(2)
+
+
+def test_the_rate_limiter_gives_the_batches_insertions_earned_and_says_when_none_is_left():
+    from voidrl.replay.rate_limiter import SamplesPerInsert
+
+    replay = SequenceReplay(32, limiter=SamplesPerInsert(samples_per_insert=3.0, batch_size=4, min_size=4))
+    replay.add(frame_stack_sequences(3))  # below min_size: nothing earned
+    assert replay.sample_due() is None and replay.due_credit() == 0.0
+    replay.add(frame_stack_sequences(3, seed=1))  # 6 stored, 3 x 3 / 4 = 2.25 batches earned
+    first, more = replay.sample_due()
+    assert len(first.weights) == 4 and more
+    second, more = replay.sample_due()
+    assert not more and replay.due_credit() == pytest.approx(0.25)
+    assert replay.sample_due() is None

@@ -147,10 +147,13 @@ class SequenceLearner(ReplayLearner):
                           f"before is lost; resume is exact only with --save-replay", stacklevel=2)
         totals: dict[str, float] = {}
         count = 0
-        while (batch := self.replay.sample_due()) is not None:
+        due = self.replay.sample_due()
+        while due is not None:
+            batch, more = due
             for name, value in self.learn(batch).items():
                 totals[name] = totals.get(name, 0.0) + value
             count += 1
+            due = self.replay.sample_due() if more else None
         metrics = {name: value / count for name, value in totals.items()}
         metrics.update({"train/replay_size": float(len(self.replay)), "train/updates": float(self.updates)})
         return metrics | self.actor_metrics

@@ -78,9 +78,12 @@ class SequenceReplay:
         if self.limiter is not None:
             self.limiter.inserted(len(sequences), len(self))
 
-    def sample_due(self) -> SequenceBatch | None:
-        """A batch of the limiter's size if the insertions so far have earned one, else None."""
-        return self.sample(self.limiter.batch_size) if self.limiter.take() else None
+    def sample_due(self) -> tuple[SequenceBatch, bool] | None:
+        """A batch of the limiter's size if the insertions so far have earned one, and whether another is earned (so a
+        learner across a Ray call need not ask again to hear no); None when none is."""
+        if not self.limiter.take():
+            return None
+        return self.sample(self.limiter.batch_size), self.limiter.credit >= 1.0
 
     def due_credit(self) -> float:
         """The batches earned and not yet sampled (the limiter's state, which a checkpoint keeps)."""
