@@ -64,6 +64,10 @@ class ActorLearner:
         gradient, metrics = self.learner.gradient(chunk)
         return {"gradient": gradient, "metrics": metrics}
 
+    def state_dict(self) -> dict[str, Any]:
+        """Nothing of its own to resume."""
+        return {}
+
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Nothing of its own to resume."""
 

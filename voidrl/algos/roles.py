@@ -127,12 +127,14 @@ class Actor:
 
     def deliver(self, chunk: RolloutStorage) -> dict[str, Any]:
         """Cut ``chunk`` (just acted) into sequences and add them to the replay; what the learner takes of it:
-        ``inserted`` (their number), ``write_seconds``, the core's ``metrics`` and ``state``."""
+        ``inserted`` (their number), ``write_seconds`` and the core's ``metrics``."""
         sequences = self.adder.add(chunk, self.core.take_records())
         started = time.perf_counter()
         self.replay.add(sequences)
-        return {"inserted": len(sequences), "write_seconds": time.perf_counter() - started, "metrics": self.core.metrics(),
-                "state": self.core.state_dict()}
+        return {"inserted": len(sequences), "write_seconds": time.perf_counter() - started, "metrics": self.core.metrics()}
+
+    def state_dict(self) -> dict[str, Any]:
+        return self.core.state_dict()
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.core.load_state_dict(state)
@@ -147,6 +149,9 @@ class RemoteActor(Protocol):
     def acting(self, num_envs: int) -> Any: ...
 
     def deliver(self, chunk: RolloutStorage) -> dict[str, Any]: ...
+
+    def state_dict(self) -> dict[str, Any]:
+        """What a resumed run hands this actor back (the engine sends it with each delivery)."""
 
     def load_state_dict(self, state: dict[str, Any]) -> None: ...
 

@@ -146,12 +146,13 @@ class ActorWorker:
 
     def run(self, version: int, weights: dict[str, torch.Tensor]) -> dict[str, Any]:
         """One chunk acted with the weights of ``version`` (this actor's statistics kept): its statistics, timing and
-        the actor's delivery, which carries this actor's ``index``, the ``version`` and its network's ``statistics``."""
+        the actor's delivery, which carries this actor's ``index``, the ``version``, its ``state`` and its network's ``statistics``."""
         policy = self.actor.policy
         if version != self.version:
             policy.load_state_dict(weights | statistics(policy))
             self.version = version
         started = time.perf_counter()
         stats = self.collector.collect(self.storage, 0)
-        delivery = self.actor.deliver(self.storage) | {"index": self.index, "version": version, "statistics": statistics(policy)}
+        delivery = self.actor.deliver(self.storage) | {"index": self.index, "version": version, "state": self.actor.state_dict(),
+                                                       "statistics": statistics(policy)}
         return {"stats": stats, "seconds": time.perf_counter() - started, "delivery": delivery}
