@@ -98,6 +98,28 @@ def test_each_command_lists_the_options_its_algorithm_and_its_allowed_plug_ins_t
     assert "--actors" in options["ngu"] and "--actors" not in options["ppo"] and "--ray-address" not in options["ppo"]
 
 
+BUILD_PARSERS = """
+import sys
+from voidrl.cli import build_parser
+
+build_parser(["train", "r2d2", "--help"])
+build_parser(["--help"])
+build_parser()
+try:
+    build_parser(["train", "ppo", "--help"]).parse_args(["train", "ppo", "--help"])
+except SystemExit:
+    pass
+print(sorted({"torch", "gymnasium"} & set(sys.modules)))
+"""
+
+
+def test_the_command_line_is_built_without_torch_or_gymnasium():
+    """``voidrl --help`` and ``voidrl train ALGO --help`` start in a blink: building every option imports neither."""
+    result = subprocess.run([sys.executable, "-c", BUILD_PARSERS], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "[]"
+
+
 def read_rows(path):
     with open(path, newline="") as handle:
         return list(csv.DictReader(handle))

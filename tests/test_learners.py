@@ -14,11 +14,12 @@ from torch import nn
 from voidrl.algos import ALGORITHMS
 from voidrl.algos.learner import ReplayLearner
 from voidrl.cli import main
+from voidrl.configs.base import AlgorithmConfig
 from voidrl.io.checkpoint import load_checkpoint
 
 
 @dataclass
-class ToyQConfig:
+class ToyQConfig(AlgorithmConfig):
     """Options of the toy learner."""
 
     num_steps: int = 16

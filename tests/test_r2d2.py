@@ -9,8 +9,9 @@ import pytest
 import torch
 
 from tests.learning import assert_majority, greedy_scores, train_seeds
-from voidrl.algos.r2d2 import PRESETS, R2D2, R2D2Config, epsilon_ladder, trained_steps
+from voidrl.algos.r2d2 import R2D2, R2D2Config, epsilon_ladder, trained_steps
 from voidrl.cli import main
+from voidrl.configs.r2d2 import PRESETS
 from voidrl.io.checkpoint import load_checkpoint
 from voidrl.nets.parts import load_parts
 from voidrl.nets.recurrent import RecurrentQNetwork

@@ -16,6 +16,7 @@ from voidrl.algos import ALGORITHMS
 from voidrl.algos.learner import SequenceLearner
 from voidrl.algos.roles import ActorCore, SequenceBuilder
 from voidrl.cli import main
+from voidrl.configs.base import AlgorithmConfig
 from voidrl.io.checkpoint import load_checkpoint
 from voidrl.replay import SequenceReplay
 from voidrl.replay.adder import SequenceAdder, StepRecord
@@ -23,8 +24,10 @@ from voidrl.replay.rate_limiter import SamplesPerInsert
 
 
 @dataclass
-class RecurrentQConfig:
+class RecurrentQConfig(AlgorithmConfig):
     """Options of the toy learner."""
+
+    remote_actors = True
 
     num_steps: int = 8
     """Vector steps per chunk."""

@@ -2,7 +2,8 @@
 
 Training options are generated from the config dataclasses, so ``--help``
 shows every field with its docstring. Bad input fails before any work with one
-line on stderr and exit status 2.
+line on stderr and exit status 2. Building the parser imports no torch: the
+commands import what they run.
 """
 
 from __future__ import annotations
@@ -18,13 +19,12 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from voidrl.algos import ALGORITHMS
-from voidrl.distributed import collective
-from voidrl.config import (PRESETS, RENAMED_FIELDS, RENAMED_PRESETS, RunConfig, TrainConfig, check_field_types, field_docs, field_type, make_config,
-                           plugin_options)
-from voidrl.envs.factory import EnvConfig, list_env_ids, suite_of
+from voidrl.config import (RENAMED_FIELDS, RENAMED_PRESETS, RunConfig, TrainConfig, algorithm_presets, check_field_types, field_docs, field_type,
+                           make_config, plugin_options)
+from voidrl.configs.env import EnvConfig
+from voidrl.configs.vae import VAETrainConfig
 from voidrl.intrinsic import REWARD_SOURCES
 from voidrl.train.signals import RunAborted, RunStopped
-from voidrl.train.vae import VAETrainConfig
 
 USAGE_ERROR = 2
 
@@ -90,34 +90,46 @@ def add_plugin_options(parser: argparse.ArgumentParser) -> None:
     if shared:
         group = parser.add_argument_group(f"reward plug-ins (with --intrinsic {' or '.join(REWARD_SOURCES)})")
         for name in shared:
-            sources = [REWARD_SOURCES[plugin].config_class for plugin in owners[name]]
+            sources = [REWARD_SOURCES.config_class(plugin) for plugin in owners[name]]
             defaults = ", ".join(f"{plugin} {getattr(cls(), name)}" for plugin, cls in zip(owners[name], sources))
             base, _ = field_type(sources[0], name)
             group.add_argument("--" + name.replace("_", "-"), dest=name, type=base, metavar=base.__name__.upper(),
                                default=argparse.SUPPRESS, help=f"{field_docs(sources[0]).get(name, '')} (default: {defaults})")
-    for plugin, source in REWARD_SOURCES.items():
-        add_dataclass_options(parser, source.config_class, f"{plugin} (with --intrinsic {plugin})", skip=shared)
+    for plugin in REWARD_SOURCES:
+        add_dataclass_options(parser, REWARD_SOURCES.config_class(plugin), f"{plugin} (with --intrinsic {plugin})", skip=shared)
+
+
+def algorithm_commands(argv: list[str] | None) -> set[tuple[str, str]]:
+    """The (command, algorithm) pairs whose options the parser of ``argv`` needs (building all 40 took about a
+    second): the one ``argv`` starts with; none where ``argv`` names no algorithm, so that no algorithm's parser
+    can run (``voidrl --help``, ``voidrl eval ...``); every one otherwise, and without ``argv``."""
+    every = {(command, name) for command in COMMANDS for name in ALGORITHMS}
+    if argv is None:
+        return every
+    if tuple(argv[:2]) in every:
+        return {tuple(argv[:2])}
+    return every if any(arg in ALGORITHMS for arg in argv) else set()
 
 
 def build_parser(argv: list[str] | None = None) -> Parser:
-    """The whole command line; given the ``argv`` to parse, only the training command it names gets its options
-    (building all 40 algorithm commands' options took about a second)."""
+    """The whole command line; given the ``argv`` to parse, only the training commands it may run get their options
+    (``algorithm_commands``)."""
     parser = Parser(prog="voidrl", description="Policy-optimisation RL with reward-free pre-training.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     commands.required = True
-    named = tuple(argv[:2]) if argv is not None and len(argv) >= 2 and argv[0] in COMMANDS and argv[1] in ALGORITHMS else None
+    needed = algorithm_commands(argv)
 
     for command, summary in COMMANDS.items():
         train = commands.add_parser(command, help=summary, description=summary + ".")
         algos = train.add_subparsers(dest="algo", metavar="ALGO", parser_class=Parser)
         algos.required = True
-        for name, algo in sorted(ALGORITHMS.items()):
+        for name in sorted(ALGORITHMS):
             sub = algos.add_parser(name, help=f"{command} {name}", description=f"{summary} with {name}; every option overrides its preset.")
-            if named is not None and named != (command, name):
+            if (command, name) not in needed:
                 continue
-            sub.add_argument("--preset", choices=sorted(PRESETS.get(name, {})) + sorted(old for old, new in RENAMED_PRESETS.items()
-                                                                                       if new in PRESETS.get(name, {})),
-                             metavar="{" + ",".join(sorted(PRESETS.get(name, {}))) + "}",
+            config_class, presets = ALGORITHMS.config_class(name), algorithm_presets(name)
+            sub.add_argument("--preset", choices=sorted(presets) + sorted(old for old, new in RENAMED_PRESETS.items() if new in presets),
+                             metavar="{" + ",".join(sorted(presets)) + "}",
                              help="named settings; default: the environment's own (cartpole, atari, minatar, mujoco, pendulum for a2c on voidrl/InvertedPendulumFall-v5; "
                                   "ppg's pretrain on Atari: pretrain, or pretrain-nt-xent, the published attempt's)")
             if command != "compare":
@@ -137,10 +149,10 @@ def build_parser(argv: list[str] | None = None) -> Parser:
                                  help="runs trained side by side in K worker processes, the CPUs shared between them "
                                       "(default: 1, one after the other)")
             add_dataclass_options(sub, RunConfig, "run", skip=("init_from",) if command in ("finetune", "compare") else (),
-                                  unlisted=("actors", "ray_address") if algo.builder_class is None else ())
+                                  unlisted=() if config_class.remote_actors else ("actors", "ray_address"))
             add_dataclass_options(sub, EnvConfig, "environment")
-            add_dataclass_options(sub, algo.config_class, name)
-            if not algo.own_intrinsic_reward:
+            add_dataclass_options(sub, config_class, name)
+            if not config_class.own_intrinsic_reward:
                 add_plugin_options(sub)
 
     evaluate = commands.add_parser("eval", help="evaluate a checkpoint", description="Evaluate a saved agent.")
@@ -217,7 +229,7 @@ def resume_config(algo: str, options: dict[str, Any]) -> TrainConfig | None:
     given = dict(options)
     preset = given.pop("preset", None)
     if preset is not None:
-        for values in PRESETS[algo][preset].values():
+        for values in algorithm_presets(algo)[preset].values():
             given = {**values, **given}
     sections = config.sections()
     owner = {f.name: section for section in sections.values() for f in dataclasses.fields(section)}
@@ -234,6 +246,7 @@ def resume_config(algo: str, options: dict[str, Any]) -> TrainConfig | None:
 
 
 def command_train(args: argparse.Namespace) -> int:
+    from voidrl.distributed import collective
     from voidrl.io.checkpoint import load_run_checkpoint
     from voidrl.train.agent import summarize
     from voidrl.train.allocator import pin_allocator_thresholds
@@ -317,9 +330,11 @@ PRETRAIN_PRESETS = {"atari": "pretrain", "minatar": "minatar-pretrain"}
 
 def pretrain_defaults(algo: str, preset: str | None, options: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
     """Reward-free APT unless the user says otherwise; the suite's pre-training preset unless one is named."""
+    from voidrl.envs.suites import suite_of
+
     options = {"intrinsic": "apt", "extrinsic_coef": 0.0, **options}
     suite_preset = PRETRAIN_PRESETS.get(suite_of(options.get("env", "CartPole-v1")))
-    if preset is None and suite_preset in PRESETS.get(algo, {}):
+    if preset is None and suite_preset in algorithm_presets(algo):
         preset = suite_preset
     return preset, options
 
@@ -416,6 +431,8 @@ def command_vae(args: argparse.Namespace) -> int:
 
 
 def command_envs(_: argparse.Namespace) -> int:
+    from voidrl.envs.suites import list_env_ids
+
     for suite, ids in list_env_ids().items():
         print(f"{suite}: {' '.join(ids)}")
     return 0
@@ -437,6 +454,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = parser.parse_args(argv)
         handler = {"eval": command_eval, "envs": command_envs, "plot": command_plot, "vae": command_vae}.get(args.command, command_train)
+        from voidrl.distributed import collective
+
         try:
             return handler(args)
         except RunAborted as aborted:

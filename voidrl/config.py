@@ -1,4 +1,6 @@
-"""Run configuration: one dataclass per concern, documented field by field, plus presets."""
+"""Run configuration: one dataclass per concern, documented field by field, plus presets (the algorithms', plug-ins'
+and environments' own options are ``voidrl.configs``'). Imports no torch or gymnasium: the command line builds its
+options from here; only ``TrainConfig.validate`` and the environment's default preset import them, on first use."""
 
 from __future__ import annotations
 
@@ -16,11 +18,10 @@ from functools import cache
 from typing import Any
 
 from voidrl.algos import ALGORITHMS
-from voidrl.algos.algorithm import AlgorithmConfig
-from voidrl.validation import require_non_negative, require_positive_integers
-from voidrl.envs.factory import EnvConfig, suite_of
+from voidrl.configs.base import AlgorithmConfig
+from voidrl.configs.env import EnvConfig
 from voidrl.intrinsic import REWARD_SOURCES
-from voidrl.nets.parts import validate_parts
+from voidrl.validation import require_non_negative, require_positive_integers
 
 
 
@@ -95,7 +96,7 @@ class TrainConfig:
         if self.algo not in ALGORITHMS:
             raise ValueError(f"unknown algorithm {self.algo!r}; choose one of {', '.join(sorted(ALGORITHMS))}")
         if self.algo_config is None:
-            self.algo_config = ALGORITHMS[self.algo].config_class()
+            self.algo_config = ALGORITHMS.config_class(self.algo)()
         if self.intrinsic_config is None and self.run.intrinsic is not None:
             self.intrinsic_config = intrinsic_config_class(self.run.intrinsic)()
 
@@ -111,6 +112,9 @@ class TrainConfig:
         options that cannot work together; the fit to the environment's spaces is checked when the
         run is built (``Trainer``), still before anything is written.
         """
+        from voidrl.envs.suites import suite_of
+        from voidrl.nets.parts import validate_parts
+
         for section in self.sections().values():
             check_field_types(section)
         require_positive_integers(self.run, ("steps", "checkpoint_every", "collapse_patience", "eval_every", "eval_episodes"))
@@ -124,7 +128,7 @@ class TrainConfig:
         self.algo_config.validate()
         if self.intrinsic_config is not None:
             self.intrinsic_config.validate()
-        if self.run.intrinsic is not None and ALGORITHMS[self.algo].own_intrinsic_reward:
+        if self.run.intrinsic is not None and self.algo_config.own_intrinsic_reward:
             raise ValueError(f"intrinsic: {self.algo} computes its own novelty reward; a reward plug-in ({self.run.intrinsic}) "
                              "would add a second one on top of it; leave --intrinsic out")
         if self.run.collapse_restore and self.run.collapse_entropy is None:
@@ -133,7 +137,7 @@ class TrainConfig:
             raise ValueError("ray_address needs actors > 0 (--actors N)")
         if self.run.actors:
             self.validate_remote_actors()
-        ALGORITHMS[self.algo].check_run(self)
+        self.algo_config.check_run(self)
         if self.run.init_parts is not None:
             if self.run.init_from is None:
                 raise ValueError("init_parts needs init_from (--from CHECKPOINT)")
@@ -141,8 +145,8 @@ class TrainConfig:
 
     def validate_remote_actors(self) -> None:
         """What Ray actors cannot do: each would keep normalisation statistics of its own, and none runs a
-        reward plug-in (the algorithm refuses the rest in its ``check_run``)."""
-        remote = sorted(name for name, algo in ALGORITHMS.items() if algo.builder_class is not None)
+        reward plug-in (the algorithm's config refuses the rest in its ``check_run``)."""
+        remote = sorted(name for name in ALGORITHMS if ALGORITHMS.config_class(name).remote_actors)
         if self.algo not in remote:
             raise ValueError(f"actors > 0 needs an algorithm with remote actors ({', '.join(remote)}), not {self.algo}")
         if self.run.intrinsic is not None:
@@ -179,7 +183,7 @@ class TrainConfig:
             algo=algo,
             run=_build(RunConfig, data["run"]),
             env=_build(EnvConfig, data["env"]),
-            algo_config=_build(ALGORITHMS[algo].config_class, {
+            algo_config=_build(ALGORITHMS.config_class(algo), {
                 RENAMED_FIELDS.get(name, name): RENAMED_VALUES.get((name, value), value) if isinstance(value, str) else value
                 for name, value in data["algo_config"].items()}),
             # runs without a plug-in once stored APT's defaults here: ignored
@@ -191,14 +195,14 @@ def intrinsic_config_class(intrinsic: str | None) -> type:
     """The options class of reward plug-in ``intrinsic``; a ValueError naming the choices for an unknown one."""
     if intrinsic not in REWARD_SOURCES:
         raise ValueError(f"intrinsic must be one of {', '.join(map(str, (None, *REWARD_SOURCES)))}, got {intrinsic!r}")
-    return REWARD_SOURCES[intrinsic].config_class
+    return REWARD_SOURCES.config_class(intrinsic)
 
 
 def plugin_options() -> dict[str, tuple[str, ...]]:
     """Option name -> the reward plug-ins that have it, over every registered plug-in."""
     owners: dict[str, tuple[str, ...]] = {}
-    for name, source in REWARD_SOURCES.items():
-        for f in dataclasses.fields(source.config_class):
+    for name in REWARD_SOURCES:
+        for f in dataclasses.fields(REWARD_SOURCES.config_class(name)):
             owners[f.name] = (*owners.get(f.name, ()), name)
     return owners
 
@@ -221,9 +225,14 @@ def _build(cls: type, values: dict[str, Any]):
     return cls(**converted)
 
 
-PRESETS: dict[str, dict[str, dict[str, dict[str, Any]]]] = {name: algo.presets for name, algo in ALGORITHMS.items()}
-"""Named settings by algorithm (each algorithm keeps its own beside its config): preset -> section (run, env,
-algo_config, intrinsic_config) -> overrides."""
+def algorithm_presets(algo: str) -> dict[str, dict[str, dict[str, Any]]]:
+    """Named settings of algorithm ``algo``, kept by its config class: preset -> section (run, env, algo_config,
+    intrinsic_config) -> overrides."""
+    return ALGORITHMS.config_class(algo).presets
+
+
+PRESETS: dict[str, dict[str, dict[str, dict[str, Any]]]] = {name: algorithm_presets(name) for name in ALGORITHMS}
+"""The named settings of every algorithm built in, by algorithm."""
 
 
 ENV_PRESETS = {"CartPole-v1": "cartpole", "voidrl/InvertedPendulumFall-v5": "pendulum"}
@@ -232,9 +241,10 @@ ENV_PRESETS = {"CartPole-v1": "cartpole", "voidrl/InvertedPendulumFall-v5": "pen
 
 def default_preset(algo: str, env_id: str) -> str | None:
     """The preset applied when none is named: per-environment defaults."""
-    suite = suite_of(env_id)
-    name = ENV_PRESETS.get(env_id, suite)
-    return name if name in PRESETS.get(algo, {}) else None
+    from voidrl.envs.suites import suite_of
+
+    name = ENV_PRESETS.get(env_id, suite_of(env_id))
+    return name if name in algorithm_presets(algo) else None
 
 
 def make_config(algo: str, preset: str | None = None, **overrides: Any) -> TrainConfig:
@@ -248,12 +258,12 @@ def make_config(algo: str, preset: str | None = None, **overrides: Any) -> Train
         if not isinstance(overrides["env"], str):
             raise ValueError(f"env must be a str (an environment id), got {overrides['env']!r}")
         config.run.env = overrides["env"]
-    preset = RENAMED_PRESETS.get(preset, preset)
+    preset, presets = RENAMED_PRESETS.get(preset, preset), algorithm_presets(algo)
     if preset is None:
         preset = default_preset(algo, config.run.env)
-    elif preset not in PRESETS.get(algo, {}):
-        raise ValueError(f"unknown preset {preset!r} for {algo}; choose one of {', '.join(PRESETS.get(algo, {}))}")
-    settings = PRESETS[algo][preset] if preset is not None else {}
+    elif preset not in presets:
+        raise ValueError(f"unknown preset {preset!r} for {algo}; choose one of {', '.join(presets)}")
+    settings = presets[preset] if preset is not None else {}
     config.run.intrinsic = overrides.get("intrinsic", settings.get("run", {}).get("intrinsic"))
     config.intrinsic_config = None if config.run.intrinsic is None else intrinsic_config_class(config.run.intrinsic)()
     sections = config.sections()

@@ -13,42 +13,15 @@ is applied at once: A2C's step.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import gymnasium as gym
 import torch
 
-from voidrl.algos.a2c import A2C, A2CConfig
+from voidrl.algos.a2c import A2C
 from voidrl.algos.roles import Builder
+from voidrl.configs.a3c import A3CConfig
 from voidrl.rollout.storage import RolloutStorage
-
-if TYPE_CHECKING:
-    from voidrl.config import TrainConfig
-
-
-@dataclass
-class A3CConfig(A2CConfig):
-    """A3C hyperparameters: A2C's, with the paper's entropy bonus 0.01 and 5-step rollouts per actor-learner."""
-
-    entropy_coef: float = 0.01
-    """Weight c_H of the entropy bonus (the paper's 0.01)."""
-    max_grad_norm: float | None = 40.0
-    """Clip each gradient's global norm to this when the holder applies it; None disables."""
-
-
-PRESETS: dict[str, dict[str, dict[str, Any]]] = {
-    "cartpole": {
-        # A2C's CartPole settings, with 8-step rollouts of 4 environments per actor-learner.
-        "env": {"num_envs": 4},
-        "algo_config": {"num_steps": 8, "gamma": 0.98, "gae_lambda": 0.9},
-    },
-    "minatar": {
-        # MinAtar's 10 x 10 frames through its small CNN; 16 environments of 5 steps per actor-learner.
-        "env": {"num_envs": 16},
-        "algo_config": {"network": "minatar", "shared": True, "num_steps": 5},
-    },
-}
 
 
 class ActorLearner:
@@ -85,13 +58,7 @@ class A3C(A2C):
     """A2C's loss, split into the actor-learner's ``gradient`` and the holder's ``apply_gradient``."""
 
     config_class = A3CConfig
-    presets = PRESETS
     builder_class = A3CBuilder
-
-    @classmethod
-    def check_run(cls, config: TrainConfig) -> None:
-        if config.run.actors and config.algo_config.action_persistence:
-            raise ValueError("action_persistence needs actors 0: Ray actors sample fresh noise every step")
 
     def __init__(self, config: A3CConfig, obs_shape: tuple[int, ...], action_space: gym.Space, device="cpu"):
         super().__init__(config, obs_shape, action_space, device)

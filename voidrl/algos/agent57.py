@@ -9,26 +9,9 @@ Everything else is NGU's (``voidrl.algos.ngu``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
-from voidrl.algos.ngu import NGU, NGUConfig
-from voidrl.algos.ngu import PRESETS as NGU_PRESETS
-
-
-@dataclass
-class Agent57Config(NGUConfig):
-    """NGU's settings with Agent57's two value networks and its meta-controller."""
-
-    split_values: bool = True
-    """Separate extrinsic and intrinsic Q networks, combined as q_e + beta_j q_i in raw value space."""
-    meta_controller: str = "bandit"
-    """bandit (a sliding-window UCB per environment picks j at each episode start) or fixed (NGU's)."""
-
-
-PRESETS: dict[str, dict[str, dict[str, Any]]] = NGU_PRESETS
+from voidrl.algos.ngu import NGU
+from voidrl.configs.agent57 import Agent57Config
 
 
 class Agent57(NGU):
     config_class = Agent57Config
-    presets = PRESETS

@@ -1,49 +1,36 @@
 """What the shared code (the loops, the run config, evaluation, the Ray engine) may ask of every algorithm.
 
 ``Algorithm`` is the base of both kinds, the on-policy skeleton (``base.OnPolicyAlgorithm``) and the learners that
-keep their own data (``learner.ReplayLearner``); ``AlgorithmConfig`` is what every algorithm's config has. Shared
-code reads these, never an algorithm's fields by name.
+keep their own data (``learner.ReplayLearner``); ``AlgorithmConfig`` (``voidrl.configs.base``) is what every
+algorithm's config has, with what the command line and the run config know of the algorithm without importing it
+(presets, Ray actors, its own novelty reward, run checks). Shared code reads these, never an algorithm's fields by name.
 """
 
 from __future__ import annotations
 
 from abc import ABC
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import gymnasium as gym
 import torch
 from torch import nn
 
+from voidrl.configs.base import AlgorithmConfig
 from voidrl.nets.persistence import PersistentUniforms
 
 if TYPE_CHECKING:
     from voidrl.algos.roles import Builder
-    from voidrl.config import TrainConfig
     from voidrl.replay.store import ReplayStore
-
-
-class AlgorithmConfig(Protocol):
-    """The fields of every algorithm's config that shared code reads."""
-
-    gamma: float
-    """The task's discount: the environment's reward normaliser discounts returns with it."""
-    num_steps: int
-    """Vector steps of each rollout (or chunk of experience) the loop collects between updates."""
-
-    def validate(self) -> None: ...
 
 
 class Algorithm(ABC):
     """Built by the loop as ``Algo(config, obs_shape, action_space, device)``; it acts with ``policy``."""
 
-    config_class: ClassVar[type]
-    presets: ClassVar[dict[str, dict[str, dict[str, Any]]]] = {}
-    """Named settings: preset -> config section (run, env, algo_config, intrinsic_config) -> overrides."""
+    config_class: ClassVar[type[AlgorithmConfig]]
     builder_class: ClassVar[type[Builder] | None] = None
-    """What makes its Ray actors (``--actors N``, ``voidrl.algos.roles.Builder``); None: it has none."""
-    own_intrinsic_reward: ClassVar[bool] = False
-    """It computes a novelty reward of its own (NGU), so a reward plug-in would add a second one."""
+    """What makes its Ray actors (``--actors N``, ``voidrl.algos.roles.Builder``; its config's ``remote_actors``);
+    None: it has none."""
     whole_episodes: int | None = None
     """Episodes per environment each rollout gathers from a fresh reset (REINFORCE); None: rollouts of
     ``num_steps`` that go on across updates."""
@@ -52,10 +39,6 @@ class Algorithm(ABC):
     num_steps: int
     updates: int
     """Of an algorithm with Ray actors: the gradient steps taken, the version of the weights its actors act with."""
-
-    @classmethod
-    def check_run(cls, config: TrainConfig) -> None:
-        """Refuse, with a one-line ``ValueError``, a run this algorithm cannot do (``TrainConfig.validate`` asks)."""
 
     def action_noise(self, num_envs: int, action_space: gym.Space, generator: torch.Generator) -> PersistentUniforms | None:
         """The persistent exploration noise the run keeps (and checkpoints) for this algorithm's sampling; None: none."""

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
 import gymnasium as gym
 import torch
-from voidrl.algos.base import OnPolicyAlgorithm, PolicyConfig, rollout_gae, standardize_advantages, two_head_gae, validate_discounting
+from voidrl.algos.base import OnPolicyAlgorithm, rollout_gae, standardize_advantages, two_head_gae
+from voidrl.configs.ppo import PPOConfig
 from voidrl.distributed.collective import global_mean
-from voidrl.validation import require_non_negative, require_positive, require_positive_integers, validate_fraction
 from voidrl.math import (
     clipped_surrogate_loss,
     entropy_loss,
@@ -21,134 +18,9 @@ from voidrl.nets.flat import adam
 from voidrl.rollout.minibatches import shuffled_minibatches
 from voidrl.rollout.storage import RolloutStorage
 
-if TYPE_CHECKING:
-    from voidrl.config import TrainConfig
-
-
-@dataclass
-class PPOConfig(PolicyConfig):
-    """PPO hyperparameters. Defaults are Stable-Baselines3's."""
-
-    num_steps: int = 2048
-    """Rollout length per environment between two updates."""
-    learning_rate: float = 3e-4
-    """Adam learning rate (initial value when annealed)."""
-    anneal_lr: bool = False
-    """Decay the learning rate linearly to 0 over the step budget."""
-    adam_eps: float = 1e-5
-    """Adam's epsilon."""
-    gamma: float = 0.99
-    """Discount factor."""
-    gae_lambda: float = 0.95
-    """GAE lambda (1 = Monte-Carlo advantages, 0 = one-step TD)."""
-    epochs: int = 10
-    """Passes over each rollout."""
-    minibatch_size: int = 64
-    """Samples per gradient step, drawn without replacement from the flattened rollout."""
-    clip: float = 0.2
-    """Surrogate clipping range epsilon, in (0, 1)."""
-    clip_value: float | None = None
-    """Clip each value prediction to +-this around its rollout value (PPO2 style); None disables."""
-    entropy_coef: float = 0.0
-    """Weight of the entropy bonus."""
-    value_coef: float = 0.5
-    """Weight of the value loss in the combined loss."""
-    max_grad_norm: float = 0.5
-    """Clip the global gradient norm to this before each step."""
-    normalize_advantages: bool = True
-    """Standardise advantages within each minibatch."""
-    target_kl: float | None = None
-    """Early stop: the update ends at the first minibatch whose approximate KL to the rollout
-    policy, measured on that minibatch before its gradient step, exceeds this; that step is
-    not taken. None disables."""
-    intrinsic_gamma: float | None = None
-    """With a reward plug-in: a second value head learns the plug-in's rewards alone with this discount,
-    their returns running on across episode ends (RND: 0.99 beside a task gamma of 0.999), and the
-    advantage is the plug-in's (task, intrinsic) weights applied to the two heads' advantages. None:
-    one head learns the weighted sum of the rewards."""
-
-    def validate(self) -> None:
-        require_positive_integers(self, ("num_steps", "epochs", "minibatch_size"))
-        require_positive(self, ("learning_rate", "adam_eps", "max_grad_norm", "target_kl", "clip_value"))
-        require_non_negative(self, ("entropy_coef", "value_coef"))
-        validate_fraction("clip", self.clip)
-        validate_discounting(self)
-        self.validate_policy()
-
-
-ATARI: dict[str, dict[str, Any]] = {
-    # Schulman et al. (2017) / CleanRL ppo_atari.
-    "env": {"num_envs": 8, "reward_clip": 1.0},
-    "algo_config": {
-        "num_steps": 128, "minibatch_size": 256, "epochs": 4, "learning_rate": 2.5e-4, "anneal_lr": True,
-        "clip": 0.1, "clip_value": 0.1, "entropy_coef": 0.01, "network": "nature", "shared": True,
-    },
-}
-
-MINIGRID: dict[str, dict[str, Any]] = {
-    # MiniGrid's 7 x 7 view as one-hot planes through the small grid CNN; 16 envs x 128 steps, 4 epochs of
-    # minibatches of 256, lr 1e-3, entropy 0.01 (the settings of the minigrid authors' rl-starter-files).
-    "env": {"num_envs": 16},
-    "algo_config": {"num_steps": 128, "minibatch_size": 256, "epochs": 4, "learning_rate": 1e-3, "entropy_coef": 0.01,
-                    "network": "minatar", "shared": True},
-}
-
-MUJOCO: dict[str, dict[str, Any]] = {
-    # CleanRL ppo_continuous_action.
-    "env": {"num_envs": 1, "normalize_observation": True, "normalize_reward": True},
-    "algo_config": {"num_steps": 2048, "minibatch_size": 64, "epochs": 10, "anneal_lr": True},
-}
-
-# Named settings: preset -> section (run, env, algo_config, intrinsic_config) -> overrides.
-PRESETS: dict[str, dict[str, dict[str, Any]]] = {
-    "cartpole": {
-        # RL Zoo's tuned CartPole-v1 settings: solves within 100k steps.
-        "env": {"num_envs": 8},
-        "algo_config": {
-            "num_steps": 32, "minibatch_size": 256, "epochs": 20, "gamma": 0.98, "gae_lambda": 0.8,
-            "learning_rate": 1e-3, "anneal_lr": True,
-        },
-    },
-    "atari": ATARI,
-    "atari-rnd": {
-        # Burda et al. (2019) on hard-exploration games: RND with its own value head (gamma 0.99, non-episodic)
-        # beside the task's (0.999), lr 1e-4, entropy 0.001; the Atari preset otherwise.
-        "run": {"intrinsic": "rnd"},
-        "env": ATARI["env"],
-        "algo_config": {**ATARI["algo_config"], "learning_rate": 1e-4, "entropy_coef": 0.001, "gamma": 0.999,
-                        "intrinsic_gamma": 0.99},
-    },
-    "minatar": {
-        "env": {"num_envs": 8},
-        "algo_config": {
-            "num_steps": 128, "minibatch_size": 256, "epochs": 4, "learning_rate": 2.5e-4, "anneal_lr": True,
-            "entropy_coef": 0.01, "network": "minatar", "shared": True,
-        },
-    },
-    "minigrid": MINIGRID,
-    "minigrid-rnd": {
-        # The same with RND: its own value head (gamma 0.99, non-episodic) beside the task's (0.999).
-        "run": {"intrinsic": "rnd"},
-        "env": MINIGRID["env"],
-        "algo_config": {**MINIGRID["algo_config"], "gamma": 0.999, "intrinsic_gamma": 0.99},
-    },
-    "mujoco": MUJOCO,
-    "mujoco-pixels": {
-        # The same on 96x96 rendered frames, 3 stacked (to see velocities), through one shared Nature CNN.
-        "env": {**MUJOCO["env"], "normalize_observation": False, "pixels": 96, "frame_stack": 3},
-        "algo_config": {**MUJOCO["algo_config"], "network": "nature", "shared": True},
-    },
-}
-
 
 class PPO(OnPolicyAlgorithm):
     config_class = PPOConfig
-    presets = PRESETS
-
-    @classmethod
-    def check_run(cls, config: TrainConfig) -> None:
-        if config.algo_config.intrinsic_gamma is not None and config.run.intrinsic is None:
-            raise ValueError("intrinsic_gamma needs a reward plug-in (--intrinsic), whose rewards its value head learns")
 
     def __init__(self, config: PPOConfig, obs_shape: tuple[int, ...], action_space: gym.Space, device="cpu"):
         super().__init__(config, obs_shape, action_space, device)

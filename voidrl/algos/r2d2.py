@@ -8,7 +8,6 @@ state, and regresses Q(s_t, a_t) on n-step double-Q targets through the value re
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
@@ -16,141 +15,16 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from voidrl.algos.base import validate_discounting
 from voidrl.algos.learner import SequenceLearner
 from voidrl.algos.roles import ActorCore, SequenceBuilder
+from voidrl.configs.r2d2 import R2D2Config
 from voidrl.math import double_q_bootstrap, n_step_targets, retrace_targets, retrace_traces, sequence_priorities
 from voidrl.math.off_policy import R2D2_RESCALE_EPS
-from voidrl.nets.bodies import NETWORKS
 from voidrl.nets.flat import TrainedParameters, adam
 from voidrl.nets.recurrent import RecurrentQNetwork, RecurrentState
 from voidrl.replay import SequenceBatch, SequenceReplay
 from voidrl.replay.adder import SequenceAdder, StepRecord
 from voidrl.replay.rate_limiter import SamplesPerInsert
-from voidrl.validation import require_choice, require_positive, require_positive_integers, validate_fraction, validate_hidden_sizes
-
-
-@dataclass
-class R2D2Config:
-    """R2D2 hyperparameters. Defaults are the paper's (Atari), except the replay's size."""
-
-    num_steps: int = 40
-    """Vector steps collected between two training phases."""
-    sequence_length: int = 80
-    """Steps per replayed sequence."""
-    burn_in: int = 40
-    """First steps of a sequence unrolled only to refresh its stored recurrent state (no loss, no gradient);
-    a sequence that starts an episode has an exact state and learns from every step."""
-    sequence_period: int = 40
-    """Steps between the starts of consecutive sequences of an episode (they overlap by length - period)."""
-    n_step: int = 5
-    """Steps of reward before bootstrapping."""
-    gamma: float = 0.997
-    """Discount factor."""
-    td_target: str = "n-step"
-    """The TD target (``--target`` before): n-step (double-Q n-step returns, R2D2) or retrace (Retrace(lambda)
-    towards the greedy policy, with traces cut where the actor took another action: off-policy correct at any n)."""
-    trace_lambda: float = 0.95
-    """Retrace's lambda."""
-    value_rescaling: bool = True
-    """Targets through h(x) = sign(x)(sqrt(|x| + 1) - 1) + 1e-3 x and its inverse (no reward clipping)."""
-    learning_rate: float = 1e-4
-    """Adam learning rate."""
-    adam_eps: float = 1e-3
-    """Adam's epsilon."""
-    max_grad_norm: float | None = 40.0
-    """Clip the gradient norm to this; None disables."""
-    batch_size: int = 64
-    """Sequences per gradient step."""
-    target_update_period: int = 2500
-    """Gradient steps between copies of the online network into the target network."""
-    replay_capacity: int = 4000
-    """Sequences the replay keeps (the paper: 100,000, about 4M steps)."""
-    min_replay: int = 256
-    """Sequences stored before the first gradient step."""
-    samples_per_insert: float = 4.0
-    """Times each stored sequence is replayed on average: gradient steps = inserted x this / batch_size."""
-    priority_exponent: float = 0.9
-    """alpha: sequences are sampled with probability proportional to priority^alpha."""
-    importance_exponent: float = 0.6
-    """beta of the importance weights (size P(i))^-beta."""
-    priority_eta: float = 0.9
-    """A sequence's priority: eta max|delta| + (1 - eta) mean|delta| over its trained steps."""
-    epsilon_base: float = 0.4
-    """Environment i of N explores with epsilon_base^(1 + epsilon_alpha i / (N - 1))."""
-    epsilon_alpha: float = 7.0
-    """See epsilon_base."""
-    network: str = "auto"
-    """Torso: auto, mlp, nature, dqn2013, minatar, apt (as the policy-gradient algorithms)."""
-    hidden_sizes: tuple[int, ...] = (64, 64)
-    """Hidden layer sizes of the mlp torso."""
-    lstm_size: int = 512
-    """LSTM units."""
-    head_size: int = 512
-    """Hidden units of each duelling stream."""
-    memory: str = "lstm"
-    """lstm, or none: a feed-forward layer of the same width in the LSTM's place (the memoryless ablation)."""
-    save_replay: bool = False
-    """Keep the replay beside the checkpoint, in RUN_DIR/replay/ (exact resume; large on Atari: 84 x 84 x 85 bytes = 0.60 MB
-    of frames a sequence), each checkpoint adding what arrived since the one before."""
-
-    def validate(self) -> None:
-        require_positive_integers(self, ("num_steps", "sequence_length", "sequence_period", "n_step", "batch_size",
-                                         "target_update_period", "replay_capacity", "min_replay", "lstm_size", "head_size"))
-        require_positive(self, ("learning_rate", "adam_eps", "max_grad_norm", "samples_per_insert", "epsilon_alpha"))
-        require_choice(self, "network", NETWORKS)
-        require_choice(self, "memory", ("lstm", "none"))
-        require_choice(self, "td_target", ("n-step", "retrace"))
-        validate_hidden_sizes(self.hidden_sizes)
-        validate_discounting(self)
-        for name in ("priority_eta", "epsilon_base"):
-            validate_fraction(name, getattr(self, name), 0.0, 1.0 + 1e-9)
-        for name in ("priority_exponent", "importance_exponent", "trace_lambda"):
-            if not 0.0 <= getattr(self, name) <= 1.0:
-                raise ValueError(f"{name} must lie in [0, 1], got {getattr(self, name)}")
-        if self.sequence_period > self.sequence_length:
-            raise ValueError(f"sequence_period must be at most sequence_length ({self.sequence_length}), got {self.sequence_period}")
-        if not 0 <= self.burn_in <= self.sequence_length - self.sequence_period:
-            raise ValueError(f"burn_in must lie in [0, sequence_length - sequence_period = "
-                             f"{self.sequence_length - self.sequence_period}] so every sequence has steps to learn from, got {self.burn_in}")
-        if self.min_replay > self.replay_capacity:
-            raise ValueError(f"min_replay must be at most replay_capacity ({self.replay_capacity}), got {self.min_replay}")
-
-
-PRESETS: dict[str, dict[str, dict[str, Any]]] = {
-    "cartpole": {
-        # Small and fast for CartPole-v1 and its partially observable variant.
-        "env": {"num_envs": 4},
-        "algo_config": {"num_steps": 20, "sequence_length": 20, "burn_in": 10, "sequence_period": 10, "n_step": 3,
-                        "gamma": 0.99, "learning_rate": 1e-3, "batch_size": 32, "target_update_period": 100,
-                        "replay_capacity": 2000, "min_replay": 64, "samples_per_insert": 16.0, "lstm_size": 64, "head_size": 64},
-    },
-    "minatar": {
-        # MinAtar's 10 x 10 frames: its small CNN, 128-unit LSTM and heads, 40-step sequences (20 burn-in);
-        # 10,000 sequences (about 200k steps). Each is replayed 32 times: 32 trained transitions per environment
-        # step, the ratio of DQN with the MinAtar paper's settings; a target copy every 250 updates (5,000 steps).
-        # On Breakout (seed 0, 200k steps) the last 100 training episodes averaged 7.67 and the greedy policy 11.6,
-        # where 4 replays and a copy every 1,000 updates (3 copies in 500k steps) averaged 2.64 at 200k
-        # (benchmarks/RESULTS.md, "R2D2's minatar preset"). Adam's epsilon is 1e-6 as in the minigrid preset.
-        "env": {"num_envs": 16},
-        "algo_config": {"network": "minatar", "num_steps": 20, "sequence_length": 40, "burn_in": 20, "sequence_period": 20,
-                        "gamma": 0.99, "learning_rate": 2.5e-4, "adam_eps": 1e-6, "batch_size": 32, "samples_per_insert": 32.0,
-                        "target_update_period": 250, "replay_capacity": 10000, "min_replay": 500, "lstm_size": 128, "head_size": 128},
-    },
-    "minigrid": {
-        # MiniGrid's 7 x 7 one-hot view: the MinAtar CNN, 128-unit LSTM and heads, 40-step sequences
-        # (20 burn-in), 16 environments. Each sequence is replayed 8 times and the target copied every
-        # 100 updates: about 5,800 updates and 58 copies in 500k steps (at 1,000 a 500k-step run copied
-        # its target only 3 times). Adam's epsilon is 1e-6, not the paper's 1e-3: with one reward below 1
-        # per solved episode the whole gradient's norm was 0.002-0.005, so an epsilon of 1e-3 dwarfs Adam's
-        # second-moment term and shrinks every step. On MiniGrid-Empty-5x5 at 1e-3 R2D2 had not solved it by
-        # 96k steps (seed 0); at 1e-6 it took the optimal 6-step path on seeds 0 and 1 (from 87k and 28k).
-        "env": {"num_envs": 16},
-        "algo_config": {"network": "minatar", "num_steps": 20, "sequence_length": 40, "burn_in": 20, "sequence_period": 20,
-                        "learning_rate": 2.5e-4, "adam_eps": 1e-6, "batch_size": 32, "target_update_period": 100, "samples_per_insert": 8.0,
-                        "replay_capacity": 10000, "min_replay": 500, "lstm_size": 128, "head_size": 128},
-    },
-}
 
 
 def trained_steps(mask: torch.Tensor, starts_episode: torch.Tensor, burn_in: int) -> torch.Tensor:
@@ -224,7 +98,6 @@ class R2D2Builder(SequenceBuilder):
 
 class R2D2(SequenceLearner):
     config_class = R2D2Config
-    presets = PRESETS
     builder_class = R2D2Builder
 
     def __init__(self, config: R2D2Config, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str = "cpu"):

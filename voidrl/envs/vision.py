@@ -14,7 +14,6 @@ from voidrl.math.elbo import reparameterize
 from voidrl.nets.vae import VAE, VisionFileError
 
 VISION_KINDS = ("vae",)
-LATENTS = ("mean", "sample")
 FINETUNE_BATCH = 64
 FINETUNE_MEMORY = 2048
 FINETUNE_LEARNING_RATE = 1e-4

@@ -15,115 +15,23 @@ from __future__ import annotations
 
 import copy
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import torch
 from torch import nn
 from torch.nn.utils import parametrize
 
+from voidrl.configs.apt import APTConfig
 from voidrl.distributed import collective
-from voidrl.validation import require_choice, require_non_negative, require_positive, require_positive_integers
 from voidrl.intrinsic.augment import View, augment, draw_view
 from voidrl.intrinsic.buffer import RepresentationBuffer
 from voidrl.math.contrastive import Metrics, bilinear_info_nce_loss, ema_update, nt_xent_loss, representation_metrics
 from voidrl.math.knn import knn_distances, particle_reward
 from voidrl.math.running_stats import RunningMeanStd
-from voidrl.nets.encoders import HEAD_NORMS, APTEncoder, ProjectionHead
+from voidrl.nets.encoders import APTEncoder, ProjectionHead
 from voidrl.nets.flat import TrainedParameters
 from voidrl.rollout.collector import Transition
 from voidrl.rollout.storage import RolloutStorage
-
-
-REWARD_OBSERVATIONS = ("next", "current")
-CONTRASTIVE_LOSSES = ("nt-xent", "curl")
-
-
-@dataclass
-class APTConfig:
-    """APT plug-in settings (used with ``--intrinsic apt``).
-
-    The particle reward's defaults are the thesis's. The representation's are not: the thesis's
-    (nt-xent, learning rate 1e-3, a shift on every view, brightness 0.2, spectral norm) collapse on
-    Ms. Pac-Man within a few dozen updates; these (CURL with a momentum target, 1e-4, a shift on one
-    view in ten, brightness 0.05, no spectral norm) keep learning (benchmarks/RESULTS.md, representation
-    probe). ``--preset pretrain-nt-xent`` restores the published attempt's."""
-
-    extrinsic_coef: float = 0.0
-    """Weight of the task reward in the training reward (0 = reward-free pre-training; the task
-    score is still logged)."""
-    intrinsic_coef: float = 1.0
-    """Weight of the plug-in's reward (here the particle reward)."""
-    knn_k: int = 5
-    """Neighbours per particle (self excluded)."""
-    reward_offset: float = 1.0
-    """c in r = log(c + mean k-NN distance / running mean)."""
-    knn_clip: float = 0.0
-    """Floor on each normalised k-NN distance: r = log(c + mean_j max(d_j / running mean - clip, 0)). 0 is
-    the thesis's reward; the reference APT code on DeepMind Control offers a positive clip."""
-    reward_observation: str = "next"
-    """Particles of the reward: next (the thesis: s' of every transition, the true final observation at
-    episode ends) or current (the reference DeepMind Control code: s)."""
-    representation_buffer: int = 10_000
-    """Observations kept (uint8) for contrastive training."""
-    contrastive_start: int = 1_600
-    """Environment steps before the first contrastive update."""
-    contrastive_updates_per_step: float = 1.0
-    """Contrastive updates per vector step once started; a fraction spaces them out (0.25 = one
-    update every 4 vector steps), 0 turns contrastive training off."""
-    contrastive_batch_size: int = 512
-    """Observations per contrastive update (two views each)."""
-    contrastive_chunk_size: int | None = None
-    """Back-propagate the contrastive loss one chunk of this many observations (of one view) at a time
-    (gradient caching, Gao et al. 2021): the loss's gradient w.r.t. the projections comes first, then
-    each chunk is re-encoded and back-propagated alone. Same gradient, a fraction of the activation
-    memory, one more forward pass; the batch size keeps one view at a time; None back-propagates
-    both views at once."""
-    contrastive_loss: str = "curl"
-    """nt-xent (SimCLR, the thesis: both views through one encoder, cosine similarity, symmetric) or curl
-    (CURL: anchors through the encoder, positives through a momentum target encoder without gradient,
-    learned bilinear similarity)."""
-    target_tau: float = 0.01
-    """curl: the target encoder and head move this fraction of the way to the online ones after every
-    update (an exponential moving average)."""
-    temperature: float = 0.1
-    """NT-Xent temperature (nt-xent only)."""
-    encoder_learning_rate: float = 1e-4
-    """Adam learning rate of the encoder and projection head."""
-    warmup_updates: int = 0
-    """Raise the encoder's learning rate linearly from 0 over this many contrastive updates."""
-    encoder_max_grad_norm: float = 10.0
-    """Clip the encoder's gradient norm to this."""
-    spectral_norm: bool = False
-    """Spectral normalisation on the encoder's convolutions (the thesis's encoder has it)."""
-    head_norm: str = "none"
-    """Normalisation after the projection head's hidden layer: none (the thesis), batch or layer."""
-    shift_probability: float = 0.1
-    """Chance that a view of a sample is shifted (replicate padding, then a random crop); 1 is DrQ's and
-    the thesis's, 0.1 ATC's on Atari."""
-    brightness: float = 0.05
-    """Each view's brightness changes by a delta drawn from [-brightness, brightness] (pixels in [0, 1]);
-    the thesis's is 0.2."""
-    representation_stride: int = 1
-    """Store one vector step in this many in the representation buffer: the buffer then spans this many
-    times more of the run, so contrastive batches hold fewer near-identical states (the same memory)."""
-
-    def validate(self) -> None:
-        require_positive_integers(self, ("knn_k", "representation_buffer", "contrastive_batch_size", "representation_stride"))
-        if self.contrastive_chunk_size is not None:
-            require_positive_integers(self, ("contrastive_chunk_size",))
-        require_non_negative(self, ("contrastive_start", "contrastive_updates_per_step", "knn_clip", "extrinsic_coef",
-                                    "intrinsic_coef", "warmup_updates", "brightness"))
-        require_positive(self, ("temperature", "encoder_learning_rate", "encoder_max_grad_norm", "reward_offset"))
-        require_choice(self, "reward_observation", REWARD_OBSERVATIONS)
-        require_choice(self, "contrastive_loss", CONTRASTIVE_LOSSES)
-        require_choice(self, "head_norm", HEAD_NORMS)
-        if not 0.0 < self.target_tau <= 1.0:
-            raise ValueError(f"target_tau must be in (0, 1], got {self.target_tau}")
-        if self.head_norm == "batch" and self.contrastive_chunk_size is not None:
-            raise ValueError("head_norm batch needs contrastive_chunk_size unset: BatchNorm's statistics would differ chunk by chunk")
-        if not 0.0 <= self.shift_probability <= 1.0:
-            raise ValueError(f"shift_probability must be in [0, 1], got {self.shift_probability}")
 
 
 def chunk_views(view: View, chunk_size: int) -> list[View]:

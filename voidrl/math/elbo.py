@@ -11,7 +11,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-LIKELIHOODS = ("bernoulli", "gaussian")
+from voidrl.configs.choices import LIKELIHOODS
 
 
 def reparameterize(mean: torch.Tensor, log_var: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:

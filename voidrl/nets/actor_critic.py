@@ -9,6 +9,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from voidrl.configs.choices import CONTINUOUS_POLICIES, STD_PARAMETERIZATIONS
 from voidrl.nets.bodies import make_body, orthogonal_init
 from voidrl.nets.distributions import (
     Categorical,
@@ -21,9 +22,6 @@ from voidrl.nets.distributions import (
 
 POLICY_HEAD_GAIN = 0.01
 """The last policy layer starts 100x smaller than the body's (Andrychowicz et al. 2021)."""
-
-CONTINUOUS_POLICIES = ("gaussian", "tanh_gaussian", "mixture")
-STD_PARAMETERIZATIONS = ("log_std", "softplus")
 
 Distribution = Categorical | DiagonalGaussian | TanhGaussian | MixtureOfGaussians
 

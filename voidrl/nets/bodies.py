@@ -98,9 +98,6 @@ class APTBody(nn.Module):
         return self.fc(self.encoder(obs.float() * (1.0 / 255.0)))
 
 
-NETWORKS = ("auto", "mlp", "nature", "dqn2013", "minatar", "apt")
-
-
 def make_body(network: str, obs_shape: tuple[int, ...], hidden_sizes: tuple[int, ...]) -> nn.Module:
     """Body by name; ``auto`` picks mlp for vectors, nature for 84x84 frames, minatar for small frames."""
     if network == "auto":

@@ -11,6 +11,8 @@ import torch
 from torch import nn
 from torch.nn.utils.parametrizations import spectral_norm
 
+from voidrl.configs.choices import HEAD_NORMS
+
 # (out_channels, kernel, stride) per convolution
 ATARI_CONVS = ((32, 8, 4), (64, 4, 2), (64, 3, 1))
 SMALL_CONVS = ((32, 3, 1), (32, 3, 1))
@@ -48,8 +50,6 @@ class APTEncoder(nn.Module):
         # channels-last convolutions run about 2x faster on CPU (oneDNN) than NCHW
         return self.head(self.convs(x.contiguous(memory_format=torch.channels_last)))
 
-
-HEAD_NORMS = ("none", "batch", "layer")
 
 
 def plain_encoder_state(state: dict[str, torch.Tensor], obs_shape: tuple[int, ...]) -> dict[str, torch.Tensor]:

@@ -16,8 +16,9 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from voidrl.configs.choices import LIKELIHOODS
 from voidrl.io.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
-from voidrl.math.elbo import LIKELIHOODS, elbo, reparameterize
+from voidrl.math.elbo import elbo, reparameterize
 
 VAE_FILE_KIND = "voidrl-vae"
 

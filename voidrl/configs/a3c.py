@@ -1,0 +1,42 @@
+"""A3C's options and presets (the algorithm: ``voidrl.algos.a3c``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from voidrl.configs.a2c import A2CConfig
+
+if TYPE_CHECKING:
+    from voidrl.config import TrainConfig
+
+
+PRESETS: dict[str, dict[str, dict[str, Any]]] = {
+    "cartpole": {
+        # A2C's CartPole settings, with 8-step rollouts of 4 environments per actor-learner.
+        "env": {"num_envs": 4},
+        "algo_config": {"num_steps": 8, "gamma": 0.98, "gae_lambda": 0.9},
+    },
+    "minatar": {
+        # MinAtar's 10 x 10 frames through its small CNN; 16 environments of 5 steps per actor-learner.
+        "env": {"num_envs": 16},
+        "algo_config": {"network": "minatar", "shared": True, "num_steps": 5},
+    },
+}
+
+
+@dataclass
+class A3CConfig(A2CConfig):
+    """A3C hyperparameters: A2C's, with the paper's entropy bonus 0.01 and 5-step rollouts per actor-learner."""
+
+    presets = PRESETS
+    remote_actors = True
+
+    entropy_coef: float = 0.01
+    """Weight c_H of the entropy bonus (the paper's 0.01)."""
+    max_grad_norm: float | None = 40.0
+    """Clip each gradient's global norm to this when the holder applies it; None disables."""
+
+    def check_run(self, config: TrainConfig) -> None:
+        if config.run.actors and self.action_persistence:
+            raise ValueError("action_persistence needs actors 0: Ray actors sample fresh noise every step")

@@ -1,0 +1,31 @@
+"""What every algorithm's config has: the fields and checks shared code reads, and the facts about its algorithm that
+the command line and ``TrainConfig`` need without importing the algorithm (and torch)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from voidrl.config import TrainConfig
+
+
+class AlgorithmConfig:
+    """The base of every algorithm's config dataclass; shared code reads these, never an algorithm's fields by name."""
+
+    presets: ClassVar[dict[str, dict[str, dict[str, Any]]]] = {}
+    """Named settings: preset -> config section (run, env, algo_config, intrinsic_config) -> overrides."""
+    remote_actors: ClassVar[bool] = False
+    """Its algorithm has Ray actors (``--actors N``), made by the algorithm's ``builder_class``."""
+    own_intrinsic_reward: ClassVar[bool] = False
+    """Its algorithm computes a novelty reward of its own (NGU), so a reward plug-in would add a second one."""
+    gamma: float
+    """The task's discount: the environment's reward normaliser discounts returns with it."""
+    num_steps: int
+    """Vector steps of each rollout (or chunk of experience) the loop collects between updates."""
+
+    def validate(self) -> None:
+        """Raise ``ValueError`` naming the first field out of its range."""
+        raise NotImplementedError
+
+    def check_run(self, config: TrainConfig) -> None:
+        """Refuse, with a one-line ``ValueError``, a run its algorithm cannot do (``TrainConfig.validate`` asks)."""

@@ -1,0 +1,13 @@
+"""The names an option chooses among where torch code builds from the name too: the configs check values against
+these, and the networks, losses and encoders import them from here."""
+
+NETWORKS = ("auto", "mlp", "nature", "dqn2013", "minatar", "apt")
+"""Bodies ``voidrl.nets.bodies.make_body`` builds."""
+CONTINUOUS_POLICIES = ("gaussian", "tanh_gaussian", "mixture")
+"""Policies of Box actions (``voidrl.nets.actor_critic``)."""
+STD_PARAMETERIZATIONS = ("log_std", "softplus")
+"""How a Gaussian policy's standard deviation is computed."""
+HEAD_NORMS = ("none", "batch", "layer")
+"""Normalisations of APT's projection head (``voidrl.nets.encoders.ProjectionHead``)."""
+LIKELIHOODS = ("bernoulli", "gaussian")
+"""Pixel models of the VAE (``voidrl.math.elbo``)."""

@@ -1,0 +1,65 @@
+"""How the training environments are built: the options of ``voidrl.envs.factory.make_env``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from voidrl.validation import require_choice, require_each, require_positive, require_positive_integers
+
+LATENTS = ("mean", "sample")
+
+
+@dataclass
+class EnvConfig:
+    """How the training environments are built (see ``make_env``)."""
+
+    num_envs: int = 8
+    """Number of parallel environments stepped together."""
+    normalize_observation: bool = False
+    """Standardise observations with running statistics (saved in checkpoints)."""
+    normalize_reward: bool = False
+    """Divide rewards by the running std of the discounted return (saved in checkpoints)."""
+    reward_clip: float | None = None
+    """Clamp training rewards to [-c, c] before scaling (1 on Atari = sign clipping); None disables."""
+    reward_scale: float = 1.0
+    """Multiply training rewards by this (the thesis uses 0.1 on Ms. Pac-Man)."""
+    episodic_life: bool = True
+    """Atari only: a lost life ends the training episode (reported returns still run to game over)."""
+    max_episode_steps: int | None = None
+    """Override the id's time limit in agent steps (Atari default 27,000 = 108,000 frames)."""
+    pixels: int | None = None
+    """MuJoCo only: observe S x S RGB frames rendered headless by gymnasium (uint8 [3, S, S], e.g. 96) instead
+    of the joint state; None keeps the state (with --vision: the VAE's frame size)."""
+    frame_stack: int = 1
+    """Observations the agent sees at once, concatenated along their first axis (frames: channels, VAE
+    latents: features), so that velocities can be read from them."""
+    vision: str | None = None
+    """vae:PATH: the agent sees the latent of the VAE in PATH (written by voidrl vae train) instead of the
+    frames it renders; the checkpoint keeps the file's sha256 and refuses a changed file."""
+    vision_latent: str = "mean"
+    """With --vision: the latent mean, or a sample of the VAE's posterior (fresh noise every step)."""
+    vision_finetune_every: int | None = None
+    """With --vision: keep training the VAE on the frames seen, one ELBO step on 64 of the last 2,048 frames
+    every this many vector steps (its weights go in the checkpoint); None keeps it frozen."""
+
+    def validate(self, env_id: str) -> None:
+        """The environment options' ranges and combinations, for ``env_id``; a ValueError naming the field."""
+        from voidrl.envs.suites import VARIANTS, Variant, suite_of
+        from voidrl.envs.vision import parse_vision
+
+        require_positive_integers(self, ("num_envs", "max_episode_steps", "frame_stack", "vision_finetune_every"))
+        require_positive(self, ("reward_scale", "reward_clip"))
+        require_each(self, ("pixels",), lambda size: size >= 16, "be at least 16 (pixels a side)")
+        require_choice(self, "vision_latent", LATENTS)
+        if self.vision is not None:
+            parse_vision(self.vision)
+        elif self.vision_finetune_every is not None or self.vision_latent != "mean":
+            raise ValueError("vision_latent and vision_finetune_every need --vision vae:PATH")
+        visual = self.pixels is not None or self.vision is not None
+        if visual and suite_of(env_id) != "mujoco":
+            raise ValueError(f"pixels and vision render MuJoCo tasks; {env_id} is a {suite_of(env_id)} task")
+        if visual and VARIANTS.get(env_id, Variant(env_id)).observed is not None:
+            raise ValueError(f"pixels and vision replace the state that {env_id} hides entries of; use its base task")
+        if self.pixels is not None and self.vision is None and self.normalize_observation:
+            raise ValueError("normalize_observation standardises state vectors, not frames: pass --no-normalize-observation "
+                             "with --pixels (pixel networks scale frames to [0, 1]), or use ppo's --preset mujoco-pixels")

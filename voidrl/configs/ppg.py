@@ -1,0 +1,160 @@
+"""PPG's options and presets (the algorithm: ``voidrl.algos.ppg``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from voidrl.configs.base import AlgorithmConfig
+from voidrl.configs.choices import NETWORKS
+from voidrl.configs.policy import validate_discounting
+from voidrl.validation import require_choice, require_non_negative, require_positive, require_positive_integers, validate_fraction, validate_hidden_sizes
+
+
+ATARI_PRETRAIN_SCHEDULE: dict[str, dict[str, Any]] = {
+    # The published attempt's reward-free PPG schedule on Ms. Pac-Man: APT rewards only, longer rollouts, bigger minibatches.
+    "run": {"intrinsic": "apt"},
+    "env": {"num_envs": 16, "reward_scale": 0.1},
+    "algo_config": {"num_steps": 512, "minibatch_size": 512, "learning_rate": 1e-4, "critic_learning_rate": 1e-3,
+                    "clip": 0.25, "entropy_coef": 0.01, "policy_iterations": 32, "aux_epochs": 3,
+                    "beta_clone": 1.0, "aux_kl_stop": 0.01, "network": "dqn2013", "critic_network": "nature",
+                    "chunk_size": 64},
+}
+REWARD_FREE_APT: dict[str, Any] = {"extrinsic_coef": 0.0, "intrinsic_coef": 1.0, "contrastive_chunk_size": 64}
+"""Gradient accumulation / caching in chunks of 64 states: the same updates with ~30 MB of activations
+instead of 100-300 MB, so 32 stored rollouts stay under 3 GB (measured: PPG phases no slower; a
+contrastive update 0.47 s against 0.41 s unchunked, 0.63 s at 512)."""
+
+# Named settings: preset -> section (run, env, algo_config, intrinsic_config) -> overrides.
+PRESETS: dict[str, dict[str, dict[str, Any]]] = {
+    "cartpole": {
+        "env": {"num_envs": 8},
+        "algo_config": {"num_steps": 64, "minibatch_size": 64, "epochs": 2, "gamma": 0.98, "gae_lambda": 0.8,
+                        "learning_rate": 1e-3, "clip": 0.2, "entropy_coef": 0.0, "policy_iterations": 4,
+                        "aux_epochs": 2},
+    },
+    "minatar": {
+        "env": {"num_envs": 16},
+        "algo_config": {"num_steps": 128, "minibatch_size": 256, "network": "minatar", "policy_iterations": 8,
+                        "epochs": 2, "learning_rate": 5e-4},
+    },
+    "minatar-pretrain": {
+        # Reward-free pre-training on MinAtar (pretrain's default there): the minatar set-up with an entropy
+        # bonus of 0.05, which keeps the APT policy from growing near-deterministic; fine-tuning from it
+        # (actor only) raised the AUC on Breakout and Asterix and was within noise on SpaceInvaders, where
+        # 0.01 had hurt (benchmarks/RESULTS.md, "Which parts to transfer").
+        "run": {"intrinsic": "apt"},
+        "env": {"num_envs": 16},
+        "algo_config": {"num_steps": 128, "minibatch_size": 256, "network": "minatar", "policy_iterations": 8,
+                        "epochs": 2, "learning_rate": 5e-4, "entropy_coef": 0.05},
+    },
+    "atari": {
+        # PPG on Atari (the default there; "thesis" before): the published attempt's fine-tuning set-up on Ms. Pac-Man.
+        "env": {"num_envs": 16, "reward_scale": 0.1},
+        "algo_config": {"num_steps": 256, "minibatch_size": 32, "learning_rate": 3e-4, "critic_learning_rate": 1e-3,
+                        "clip": 0.25, "entropy_coef": 0.01, "policy_iterations": 32, "aux_epochs": 3,
+                        "beta_clone": 1.0, "aux_kl_stop": 0.01, "network": "dqn2013", "critic_network": "nature",
+                        "chunk_size": 64},
+    },
+    "pretrain": {
+        # Reward-free pre-training on Atari (pretrain's default there): the atari PPG schedule with
+        # the representation that does not collapse on Ms. Pac-Man (APTConfig's defaults), one contrastive
+        # update every 8 vector steps (128 environment steps) instead of every one, back-propagated whole:
+        # 4x the steps/s of one per vector step, the representation still healthy after 100k steps
+        # (benchmarks/RESULTS.md, "Pre-training at 150 steps/s").
+        **ATARI_PRETRAIN_SCHEDULE,
+        "intrinsic_config": {**REWARD_FREE_APT, "contrastive_updates_per_step": 0.125, "contrastive_chunk_size": None},
+    },
+    "pretrain-nt-xent": {
+        # The published attempt's reward-free pre-training, literally ("thesis-pretrain" before), with its
+        # SimCLR NT-Xent contrastive set-up (which collapses on Ms. Pac-Man; kept for reproduction).
+        **ATARI_PRETRAIN_SCHEDULE,
+        "intrinsic_config": {**REWARD_FREE_APT, "contrastive_loss": "nt-xent", "temperature": 0.1,
+                             "encoder_learning_rate": 1e-3, "warmup_updates": 0, "spectral_norm": True,
+                             "head_norm": "none", "shift_probability": 1.0, "brightness": 0.2,
+                             "representation_stride": 1},
+    },
+}
+
+
+@dataclass
+class PPGConfig(AlgorithmConfig):
+    """PPG hyperparameters. Defaults follow the PPG paper (Cobbe et al., 2021) and the thesis."""
+
+    presets = PRESETS
+
+    num_steps: int = 256
+    """Rollout length per environment between two policy phases."""
+    learning_rate: float = 3e-4
+    """Adam learning rate of the policy network (the thesis uses 1e-4 in pre-training)."""
+    critic_learning_rate: float = 1e-3
+    """Adam learning rate of the critic."""
+    adam_eps: float = 1e-5
+    """Adam's epsilon for both networks."""
+    gamma: float = 0.99
+    """Discount factor."""
+    gae_lambda: float = 0.95
+    """GAE lambda."""
+    epochs: int = 1
+    """Policy epochs per rollout (E_pi)."""
+    value_epochs: int = 1
+    """Critic epochs per rollout in the policy phase (E_V)."""
+    minibatch_size: int = 32
+    """Samples per gradient step in the policy phase."""
+    clip: float = 0.25
+    """Surrogate clipping range epsilon, in (0, 1)."""
+    entropy_coef: float = 0.01
+    """Weight of the entropy bonus (never decayed)."""
+    max_grad_norm: float = 0.5
+    """Clip the policy network's gradient norm to this."""
+    critic_max_grad_norm: float = 10.0
+    """Clip the critic's gradient norm to this."""
+    normalize_advantages: bool = True
+    """Standardise advantages within each minibatch."""
+    policy_iterations: int = 32
+    """N_pi: rollouts between two auxiliary phases; the phase trains on all their states."""
+    aux_epochs: int = 3
+    """E_aux: passes over the stored states in each auxiliary phase."""
+    aux_minibatch_size: int = 256
+    """Samples per gradient step in the auxiliary phase."""
+    chunk_size: int | None = None
+    """Gradient accumulation: every minibatch (policy, critic and auxiliary phases) goes forward and
+    backward in chunks of at most this many samples before its one optimiser step. The same step with a
+    fraction of the activation memory; None = whole minibatches."""
+    beta_clone: float = 1.0
+    """Weight of the behaviour-cloning KL(pi_old || pi) in the auxiliary loss."""
+    aux_kl_stop: float | None = None
+    """Early stop (a stabiliser of the published Ms. Pac-Man set-up): end the phase's policy updates once a minibatch's KL(pi_old || pi)
+    exceeds this (critic updates continue); None disables."""
+    network: str = "auto"
+    """Policy body: auto, mlp, nature, dqn2013, minatar, apt (APT's encoder, fc 256: init_parts apt_encoder loads a
+    pre-trained one)."""
+    critic_network: str | None = None
+    """Critic body (a separate network); None = same kind as the policy's."""
+    intrinsic_gamma: float | None = None
+    """With a reward plug-in: the critic's second value head learns the plug-in's rewards alone with this
+    discount, their returns running on across episode ends (RND: 0.99 beside a task gamma of 0.999), and
+    the advantage is the plug-in's (task, intrinsic) weights applied to the two heads' advantages; the
+    auxiliary head distils the task's value. None: one head learns the weighted sum of the rewards."""
+    hidden_sizes: tuple[int, ...] = (64, 64)
+    """Hidden layer sizes of mlp bodies."""
+
+    @property
+    def shared(self) -> bool:
+        """PPG always keeps a separate critic."""
+        return False
+
+    def validate(self) -> None:
+        require_positive_integers(self, ("num_steps", "epochs", "value_epochs", "minibatch_size", "policy_iterations",
+                                         "aux_epochs", "aux_minibatch_size"))
+        if self.chunk_size is not None:
+            require_positive_integers(self, ("chunk_size",))
+        require_positive(self, ("learning_rate", "critic_learning_rate", "max_grad_norm", "critic_max_grad_norm", "aux_kl_stop"))
+        validate_fraction("clip", self.clip)
+        validate_discounting(self)
+        require_positive(self, ("adam_eps",))
+        require_non_negative(self, ("beta_clone", "entropy_coef"))
+        validate_hidden_sizes(self.hidden_sizes)
+        require_choice(self, "network", NETWORKS)
+        if self.critic_network is not None:
+            require_choice(self, "critic_network", NETWORKS)

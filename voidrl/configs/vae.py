@@ -1,0 +1,91 @@
+"""What ``voidrl vae train`` collects and how it trains (the command: ``voidrl.train.vae``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from voidrl.configs.choices import LIKELIHOODS
+from voidrl.validation import require_choice, require_positive, require_positive_integers, validate_fraction
+
+if TYPE_CHECKING:
+    from voidrl.nets.vae import VAEShape
+
+VAE_NAME = "vae.pt"
+
+
+@dataclass
+class VAETrainConfig:
+    """What ``voidrl vae train`` collects and how it trains; written to RUN_DIR/config.json."""
+
+    env: str = "HalfCheetah-v5"
+    """MuJoCo task whose rendered frames the VAE learns."""
+    run_dir: str = ""
+    """Directory for vae.pt, losses.csv and the figures (must not hold a VAE yet)."""
+    frames: int = 20_000
+    """Frames to collect from random rollouts (the notebook kept 1 step in 10 of 100 episodes)."""
+    pixels: int = 96
+    """Frame size S (S x S RGB); a multiple of 16, at least 32."""
+    latent_size: int = 8
+    """Dimensions of the latent."""
+    likelihood: str = "bernoulli"
+    """Pixel model: bernoulli (binary cross-entropy on intensities in [0, 1]) or gaussian (fixed std)."""
+    gaussian_std: float = 0.1
+    """With likelihood gaussian: each pixel's standard deviation."""
+    epochs: int = 8
+    """Passes over the frames."""
+    batch_size: int = 256
+    """Frames per Adam step."""
+    learning_rate: float = 1e-3
+    """Adam's step size."""
+    keep_probability: float = 0.1
+    """Chance that a step's frame is kept, so consecutive frames rarely both are (1 keeps every frame)."""
+    action_persistence: float = 0.931
+    """Random actions N(0, 1) clipped to the action bounds, each redrawn with probability 1 - p per step
+    (the notebook's cheetah: about 15 steps per action)."""
+    validation_fraction: float = 0.05
+    """Share of the frames held out to measure the loss on frames not trained on."""
+    seed: int = 0
+    """Seeds the rollouts, the shuffle and the network."""
+    device: str = "cpu"
+    """Torch device the VAE trains on: cpu, cuda, cuda:N, or auto (cuda when available); frames are rendered
+    on the CPU either way, and vae.pt is written with CPU tensors."""
+    torch_threads: int = 0
+    """Torch intra-op CPU threads; 0 keeps torch's default."""
+    progress: bool = True
+    """Show progress bars."""
+
+    def shape(self) -> VAEShape:
+        from voidrl.nets.vae import VAEShape
+
+        return VAEShape(self.pixels, self.latent_size, self.likelihood, self.gaussian_std)
+
+    def validate(self) -> None:
+        """A ValueError naming the first bad field; no I/O beyond the run directory check."""
+        from voidrl.envs.suites import suite_of
+        from voidrl.io.run_dir import check_writable_dir
+        from voidrl.train.agent import resolve_device
+
+        if not self.run_dir:
+            raise ValueError("run_dir is required (--run-dir DIR)")
+        require_positive_integers(self, ("frames", "epochs", "batch_size", "latent_size"))
+        require_positive(self, ("learning_rate", "gaussian_std"))
+        require_choice(self, "likelihood", LIKELIHOODS)
+        if not 0.0 < self.keep_probability <= 1.0:
+            raise ValueError(f"keep_probability must lie in (0, 1], got {self.keep_probability}")
+        validate_fraction("validation_fraction", self.validation_fraction, high=0.5)
+        if not 0.0 <= self.action_persistence < 1.0:
+            raise ValueError(f"action_persistence must lie in [0, 1), got {self.action_persistence}")
+        if self.torch_threads < 0:
+            raise ValueError(f"torch_threads must be >= 0, got {self.torch_threads}")
+        self.shape().validate()
+        resolve_device(self.device)
+        if suite_of(self.env) != "mujoco":
+            raise ValueError(f"env must be a MuJoCo task (rendered frames), got {self.env!r} ({suite_of(self.env)})")
+        if self.frames - max(1, int(self.frames * self.validation_fraction)) < 1:
+            raise ValueError(f"frames must leave at least one training frame beside the held-out "
+                             f"{self.validation_fraction:g} of them, got {self.frames}")
+        check_writable_dir(self.run_dir, "run_dir")
+        if (Path(self.run_dir) / VAE_NAME).exists():
+            raise ValueError(f"run_dir {self.run_dir!r} already holds {VAE_NAME}; choose another --run-dir")
