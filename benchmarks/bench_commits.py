@@ -30,7 +30,10 @@ SCENARIOS = {
     "ppg-minatar": ["ppg", "--env", "MinAtar/Breakout-v1", "--preset", "minatar", "--steps", "36864"],
     "ppg-apt-minatar": ["ppg", "--env", "MinAtar/Breakout-v1", "--preset", "minatar", "--intrinsic", "apt", "--steps", "8192"],
     "r2d2-cartpole": ["r2d2", "--env", "CartPole-v1", "--preset", "cartpole", "--steps", "20000"],
-    "r2d2-minatar": ["r2d2", "--env", "MinAtar/Breakout-v1", "--preset", "minatar", "--steps", "20000"],
+    # the replay ratio and target period that the minatar preset had before 2026-11-25, pinned so that a preset's
+    # change does not read as the code's
+    "r2d2-minatar": ["r2d2", "--env", "MinAtar/Breakout-v1", "--preset", "minatar", "--steps", "20000", "--samples-per-insert", "4",
+                     "--target-update-period", "1000"],
     "ngu-minigrid": ["ngu", "--env", "MiniGrid-Empty-5x5-v0", "--preset", "minigrid", "--steps", "8000"],
     "r2d2-cartpole-ray": ["r2d2", "--env", "CartPole-v1", "--preset", "cartpole", "--steps", "20000", "--actors", "2"],
 }
