@@ -4,17 +4,21 @@ gradients of parameters the others have moved; bad engine options fail at once."
 
 import csv
 import os
+import pickle
 import signal
 import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
+import torch
 
 pytest.importorskip("ray")
 pytestmark = pytest.mark.xdist_group("ray")  # one pytest worker: actor_pids() sees every Ray actor on the machine
 
 from voidrl.cli import main  # noqa: E402
+from voidrl.distributed.engine import tensor_from_wire, tensor_to_wire  # noqa: E402
 from voidrl.io.checkpoint import load_checkpoint  # noqa: E402
 
 SMALL = ["--env", "CartPole-v1", "--preset", "cartpole", "--lstm-size", "16", "--head-size", "16", "--batch-size", "8",
@@ -222,3 +226,19 @@ def test_what_ray_actors_cannot_do_is_refused(tmp_path, capsys, extra, message):
     assert main(["train", "a3c", "--actors", "2", "--no-progress", "--run-dir", str(tmp_path / "bad"), *extra]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "bad").exists()
+
+
+@pytest.mark.parametrize("tensor", [
+    torch.randn(40, 4), torch.arange(6).reshape(2, 3).t(), torch.tensor([True, False]), torch.randint(0, 255, (3, 2), dtype=torch.uint8),
+    torch.tensor(2.5), torch.ones(3, requires_grad=True), torch.randn(5).bfloat16(),
+], ids=["float32", "int64-transposed", "bool", "uint8", "scalar", "requires-grad", "bfloat16"])
+def test_tensors_travel_as_arrays_and_arrive_as_writable_copies(tensor):
+    wire = pickle.loads(pickle.dumps(tensor_to_wire(tensor)))
+    assert isinstance(wire, np.ndarray) == (tensor.dtype != torch.bfloat16), "a dtype numpy lacks keeps torch's own pickling"
+    if isinstance(wire, np.ndarray):
+        wire.flags.writeable = False  # as Ray hands it over
+    arrived = tensor_from_wire(wire)
+    assert arrived.dtype == tensor.dtype and arrived.shape == tensor.shape and torch.equal(arrived, tensor.detach())
+    assert not arrived.requires_grad
+    arrived.copy_(torch.ones_like(arrived))  # the receiver's own to write: Ray's buffer stays as it came
+    assert torch.equal(tensor_from_wire(wire) if isinstance(wire, np.ndarray) else tensor, tensor.detach())

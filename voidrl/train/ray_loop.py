@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from voidrl.config import TrainConfig
-from voidrl.distributed.engine import ActorWorker, Hosted, HostedClient, adopt_statistics, check_ray_address, import_ray, tensors
+from voidrl.distributed.engine import ActorWorker, Hosted, HostedClient, adopt_statistics, check_ray_address, import_ray, send_tensors_as_arrays, tensors
 from voidrl.rollout.collector import RolloutStats
 from voidrl.train.loop import Trainer, peak_rss_mb
 from voidrl.train.signals import GracefulStop, RunAborted, RunStopped
@@ -50,6 +50,7 @@ class DistributedTrainer(Trainer):
                 if exit.code != signal.SIGTERM:
                     raise
                 raise RunStopped(signal.SIGTERM) from None
+        send_tensors_as_arrays(ray)
         algo = self.algo
         local_replay = algo.shared_replay()
         server = None
