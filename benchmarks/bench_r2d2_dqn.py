@@ -18,7 +18,8 @@ under ``benchmarks/results/`` (``--collect`` copies them there).
     python benchmarks/bench_r2d2_dqn.py --out RUNS --table
     python benchmarks/bench_r2d2_dqn.py --out RUNS --collect      # then, from the committed copies:
     python benchmarks/bench_r2d2_dqn.py --table
-    voidrl plot benchmarks/results/r2d2-dqn/*-breakout-s* --label 'r2d2=*r2d2*' --label 'dqn=*dqn*' --table 500000 --out FIGS/breakout
+    voidrl plot benchmarks/results/r2d2-dqn/*-breakout-s* --label 'r2d2=*/r2d2-breakout-*' --label 'dqn=*/dqn-breakout-*' \
+        --table 300000 --out FIGS/breakout      # the curves and the compare table (the folder's name holds r2d2 too)
 """
 
 from __future__ import annotations
@@ -198,7 +199,8 @@ def collect(args: argparse.Namespace) -> None:
             continue
         target = RESULTS / run_dir.name
         target.mkdir(parents=True, exist_ok=True)
-        with (run_dir / "episodes.csv").open("rb") as source, gzip.open(target / "episodes.csv.gz", "wb", mtime=0) as sink:
+        with (run_dir / "episodes.csv").open("rb") as source, (target / "episodes.csv.gz").open("wb") as file, \
+                gzip.GzipFile(fileobj=file, mode="wb", mtime=0) as sink:  # mtime 0: the same run gives the same bytes
             shutil.copyfileobj(source, sink)
         shutil.copy(run_dir / "greedy.json", target / "greedy.json")
         if (run_dir / "config.json").exists():
