@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import gymnasium as gym
 import numpy as np
@@ -19,6 +20,7 @@ from voidrl.nets.distributions import (
     softplus_log_std,
     softplus_std_offset,
 )
+from voidrl.nets.recurrent import zero_where
 
 POLICY_HEAD_GAIN = 0.01
 """The last policy layer starts 100x smaller than the body's (Andrychowicz et al. 2021)."""
@@ -51,6 +53,9 @@ class ActorCritic(nn.Module):
     body, so the value loss never reaches the policy's parameters.
     """
 
+    recurrent_state_shape: tuple[int, ...] | None = None
+    """Per environment, the shape of the recurrent state a rollout stores each step (None: feed-forward)."""
+
     def __init__(
         self,
         obs_shape: tuple[int, ...],
@@ -65,10 +70,13 @@ class ActorCritic(nn.Module):
         std_parameterization: str = "log_std",
         mixture_modes: int = 3,
         intrinsic_value: bool = False,
+        head_inputs: int | None = None,
     ):
         """``critic_network`` gives the separate critic another body (default: ``network``);
         ``aux_value`` adds PPG's auxiliary value head on the policy's features; ``intrinsic_value`` a
-        second value head beside the critic's, for a reward plug-in's rewards with their own discount."""
+        second value head beside the critic's, for a reward plug-in's rewards with their own discount;
+        ``head_inputs`` the width the heads take where something sits between body and heads (default:
+        the body's features)."""
         super().__init__()
         _check_choice("continuous_policy", continuous_policy, CONTINUOUS_POLICIES)
         _check_choice("std_parameterization", std_parameterization, STD_PARAMETERIZATIONS)
@@ -77,7 +85,7 @@ class ActorCritic(nn.Module):
         self.shared = shared
         self.actor_body = make_body(network, obs_shape, hidden_sizes)
         self.critic_body = None if shared else make_body(critic_network or network, obs_shape, hidden_sizes)
-        features = self.actor_body.out_features
+        features = head_inputs or self.actor_body.out_features
         self.log_std = None
         if isinstance(action_space, gym.spaces.Discrete):
             if continuous_policy != "gaussian" or std_parameterization != "log_std":
@@ -112,13 +120,16 @@ class ActorCritic(nn.Module):
                 self.register_buffer("action_high", torch.as_tensor(action_space.high, dtype=torch.float32), persistent=False)
         else:
             raise ValueError(f"unsupported action space {action_space}")
-        critic_features = features if self.critic_body is None else self.critic_body.out_features
+        critic_features = features if self.critic_body is None or head_inputs else self.critic_body.out_features
         self.value_head = orthogonal_init(nn.Linear(critic_features, 1), 1.0)
         self.intrinsic_value_head = orthogonal_init(nn.Linear(critic_features, 1), 1.0) if intrinsic_value else None
         self.aux_value_head = orthogonal_init(nn.Linear(features, 1), POLICY_HEAD_GAIN) if aux_value else None
 
     def _distribution(self, features: torch.Tensor) -> Distribution:
-        out = self.policy_head(features)
+        return self._distribution_of(self.policy_head(features))
+
+    def _distribution_of(self, out: torch.Tensor) -> Distribution:
+        """The action distribution the policy head's output ``out [..., head outputs]`` parameterises."""
         if self.policy_kind == "categorical":
             return Categorical(out)
         if self.policy_kind == "mixture":
@@ -194,3 +205,88 @@ class ActorCritic(nn.Module):
         """Actions ``[B]`` or ``[B, A]`` for a batch of observations."""
         dist = self.distribution(obs)
         return dist.mode() if deterministic else dist.sample()
+
+
+class LSTMState(NamedTuple):
+    """The LSTM state of a ``RecurrentActorCritic`` for ``B`` environments; index k of dim 1 is the actor's LSTM
+    (k = 0) or the critic's (k = 1, separate bodies only)."""
+
+    hidden: torch.Tensor
+    """``[B, K, lstm_size]``."""
+    cell: torch.Tensor
+    """``[B, K, lstm_size]``."""
+
+
+class RecurrentActorCritic(ActorCritic):
+    """An ``ActorCritic`` with an LSTM between the body's features and the heads: pi(a|h_t), V(h_t), with h_t
+    the LSTM's summary of the episode so far (recurrent PPO, e.g. Andrychowicz et al. 2021, Huang et al. 2022).
+
+    With ``shared`` one LSTM serves both heads; otherwise the actor and the critic each have their own, so the
+    value loss still never reaches the policy's parameters. Every pass takes ``episode_starts``: the state
+    of an environment whose episode begins at a step is zeroed before that step, so no information (and no
+    gradient) crosses an episode boundary. Steps run one at a time through an ``LSTMCell``, so a rollout
+    stepped by the collector and the same rollout unrolled in the update compute the same numbers.
+    """
+
+    def __init__(self, obs_shape: tuple[int, ...], action_space: gym.Space, lstm_size: int, network: str = "auto",
+                 hidden_sizes: tuple[int, ...] = (64, 64), shared: bool = False, init_log_std: float = 0.0, **options):
+        """``options``: ``ActorCritic``'s ``continuous_policy``, ``std_parameterization``, ``mixture_modes``."""
+        if options.get("intrinsic_value"):
+            raise ValueError("a recurrent actor-critic has no intrinsic value head")
+        super().__init__(obs_shape, action_space, network, hidden_sizes, shared, init_log_std, head_inputs=lstm_size, **options)
+        self.lstm_size = lstm_size
+        self.actor_lstm = nn.LSTMCell(self.actor_body.out_features, lstm_size)
+        self.critic_lstm = None if shared else nn.LSTMCell(self.critic_body.out_features, lstm_size)
+        self.recurrent_state_shape = (1 if shared else 2, lstm_size)
+
+    def initial_state(self, batch: int) -> LSTMState:
+        zeros = torch.zeros(batch, *self.recurrent_state_shape, device=self.value_head.weight.device)
+        return LSTMState(zeros, zeros.clone())
+
+    def unroll(self, obs: torch.Tensor, state: LSTMState, episode_starts: torch.Tensor
+               ) -> tuple[torch.Tensor, torch.Tensor, LSTMState]:
+        """``obs [T, B, ...]`` from ``state`` (each environment's state before step 0) with ``episode_starts [T, B]``
+        bool -> the policy head's outputs ``[T, B, ...]``, values ``[T, B]`` and the state after step T - 1.
+
+        Everything runs step by step (one ``[B, ...]`` batch at a time): the collector stepping a batch and the
+        update unrolling the same batch compute the same numbers bit for bit."""
+        lstms = [self.actor_lstm] if self.critic_lstm is None else [self.actor_lstm, self.critic_lstm]
+        hidden, cell = list(state.hidden.unbind(1)), list(state.cell.unbind(1))
+        policy_outs, values = [], []
+        for step_obs, starts in zip(obs, episode_starts):
+            for k, (lstm, features) in enumerate(zip(lstms, self._features(step_obs))):
+                hidden[k], cell[k] = lstm(features, (zero_where(hidden[k], starts), zero_where(cell[k], starts)))
+            policy_outs.append(self.policy_head(hidden[0]))
+            values.append(self.value_head(hidden[-1]).squeeze(-1))
+        return torch.stack(policy_outs), torch.stack(values), LSTMState(torch.stack(hidden, 1), torch.stack(cell, 1))
+
+    def forward(self, obs: torch.Tensor, state: LSTMState, episode_starts: torch.Tensor
+                ) -> tuple[Distribution, torch.Tensor, LSTMState]:
+        """``obs [T, B, ...]``, ``state``, ``episode_starts [T, B]`` -> (action distribution over ``[T, B]``,
+        values ``[T, B]``, the state after step T - 1)."""
+        policy_out, values, state = self.unroll(obs, state, episode_starts)
+        return self._distribution_of(policy_out), values, state
+
+    def step(self, obs: torch.Tensor, state: LSTMState, episode_start: torch.Tensor) -> tuple[Distribution, torch.Tensor, LSTMState]:
+        """One step of ``B`` environments: ``obs [B, ...]``, ``episode_start [B]`` -> (action distribution over B,
+        values ``[B]``, the state after the step)."""
+        policy_out, values, state = self.unroll(obs.unsqueeze(0), state, episode_start.unsqueeze(0))
+        return self._distribution_of(policy_out.squeeze(0)), values.squeeze(0), state
+
+    def value(self, obs: torch.Tensor, state: LSTMState) -> torch.Tensor:
+        """V ``[B]`` of ``obs [B, ...]`` one step on from ``state`` (not reset: a truncated episode's final
+        observation continues it)."""
+        return self.step(obs, state, torch.zeros(obs.shape[0], dtype=torch.bool, device=obs.device))[1]
+
+    @torch.no_grad()
+    def act(self, obs: torch.Tensor, state: LSTMState, episode_start: torch.Tensor, previous_reward: torch.Tensor | None = None,
+            deterministic: bool = True) -> tuple[torch.Tensor, LSTMState]:
+        """``voidrl.algos.roles.Memory``'s act: actions ``[B]`` or ``[B, A]`` for ``obs [B, ...]`` and the next state
+        (``previous_reward`` is not an input of this network)."""
+        dist, _, state = self.step(obs, state, episode_start)
+        return dist.mode() if deterministic else dist.sample(), state
+
+    def critic_parameters(self) -> list[nn.Parameter]:
+        """The critic's own parameters: ``ActorCritic``'s and the critic's LSTM."""
+        own = [] if self.critic_lstm is None else list(self.critic_lstm.parameters())
+        return super().critic_parameters() + own

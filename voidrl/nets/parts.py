@@ -9,12 +9,14 @@ from voidrl.nets.actor_critic import ActorCritic
 from voidrl.nets.encoders import APTEncoder, plain_encoder_state
 
 PARTS: dict[str, tuple[str, ...]] = {
-    "policy_body": ("actor_body.",),
+    "policy_body": ("actor_body.", "actor_lstm."),
     "policy_head": ("policy_head.", "log_std"),
     "aux_head": ("aux_value_head.",),
-    "critic": ("critic_body.", "value_head.", "intrinsic_value_head."),
+    "critic": ("critic_body.", "critic_lstm.", "value_head.", "intrinsic_value_head."),
 }
-"""Loadable parts of an actor-critic, by state-dict key prefix, taken from the saved policy."""
+"""Loadable parts of an actor-critic, by state-dict key prefix, taken from the saved policy. A recurrent
+actor-critic's LSTMs go with their bodies: the actor's (the only one when shared) with policy_body, the
+critic's with critic."""
 APT_ENCODER = "apt_encoder"
 APT_ENCODER_PREFIX = "actor_body.encoder."
 """``apt_encoder`` is taken from the saved run's APT plug-in, not its policy: the contrastive encoder

@@ -11,6 +11,11 @@ from torch.nn import functional as F
 from voidrl.nets.bodies import make_body, orthogonal_init
 
 
+def zero_where(state: torch.Tensor, episode_start: torch.Tensor) -> torch.Tensor:
+    """``state [B, ...]`` with the rows whose episode begins (``episode_start [B]`` bool) set to zero."""
+    return state * (~episode_start).to(state.dtype).view(-1, *(1,) * (state.dim() - 1))
+
+
 class RecurrentState(NamedTuple):
     """What a recurrent Q-network carries between steps of ``B`` environments."""
 
@@ -78,8 +83,8 @@ class RecurrentQNetwork(nn.Module):
 
     def reset_where(self, state: RecurrentState, episode_start: torch.Tensor) -> RecurrentState:
         """``state`` with the environments whose episode begins (``episode_start [B]`` bool) set to zero."""
-        keep = (~episode_start).to(state.hidden.dtype).unsqueeze(-1)
-        return RecurrentState(state.hidden * keep, state.cell * keep, torch.where(episode_start, 0, state.previous_action))
+        return RecurrentState(zero_where(state.hidden, episode_start), zero_where(state.cell, episode_start),
+                              torch.where(episode_start, 0, state.previous_action))
 
     def step(self, obs: torch.Tensor, state: RecurrentState, previous_reward: torch.Tensor) -> tuple[torch.Tensor, RecurrentState]:
         """One step of ``B`` environments: ``obs [B, ...]``, ``previous_reward [B]`` (0 at an episode's
