@@ -1,7 +1,8 @@
 """The collector: steps a ``VecEnv`` and fills a ``RolloutStorage``.
 
 How actions are chosen is the ``Acting`` part: ``PolicySampling`` for the on-policy algorithms
-(samples, records log-probabilities and values, bootstraps cut episodes), the replay learners'
+(samples, records log-probabilities and values, bootstraps cut episodes), ``RecurrentPolicySampling``
+for a recurrent actor-critic (the same, carrying its LSTM state), the replay learners'
 own (``voidrl.algos.roles.RecurrentActing``) for the others.
 """
 
@@ -15,7 +16,7 @@ from typing import Protocol
 import torch
 
 from voidrl.envs.base import Step, VecEnv
-from voidrl.nets.actor_critic import ActorCritic
+from voidrl.nets.actor_critic import ActorCritic, LSTMState, RecurrentActorCritic
 from voidrl.nets.persistence import PersistentUniforms
 from voidrl.rollout.storage import RolloutStorage
 
@@ -103,15 +104,61 @@ class PolicySampling:
 
     def finish(self, storage: RolloutStorage, last_obs: torch.Tensor) -> None:
         """``next_values [T, N]``: V of the next state, 0 after a termination."""
-        filled = storage.length
-        values, next_values = storage.values[:filled], storage.next_values[:filled]
-        terminated, truncated = storage.terminated[:filled], storage.truncated[:filled]
-        continues = ~(terminated[:-1] | truncated[:-1])
-        next_values[:-1] = torch.where(continues, values[1:], next_values[:-1])
-        next_values[-1] = torch.where(terminated[-1] | truncated[-1], next_values[-1], self.policy.value(last_obs))
-        next_values[terminated] = 0.0
+        fill_next_values(storage, self.policy.value(last_obs))
         if self.policy.intrinsic_value_head is not None:  # its returns run on across episode ends
             storage.intrinsic_bootstrap.copy_(self.policy.intrinsic_value(last_obs))
+
+
+class RecurrentPolicySampling:
+    """``PolicySampling`` for a ``RecurrentActorCritic``: carries its LSTM state across steps and rollouts,
+    zeroing it where an episode begins, and stores each step's starting state and episode start in the
+    storage (``lstm_hidden``, ``lstm_cell``, ``episode_starts``) for the update to unroll from.
+
+    A time-limit cut is bootstrapped with V(final observation) one LSTM step on from the state after the
+    cut step (the episode's own memory, not a reset one); the rollout's end with V(``last_obs``) from the
+    state after its last step.
+    """
+
+    def __init__(self, policy: RecurrentActorCritic, num_envs: int):
+        self.policy = policy
+        self.num_envs = num_envs
+        self.reset()
+
+    def reset(self) -> None:
+        self.state = self.policy.initial_state(self.num_envs)
+        self.episode_start = torch.ones(self.num_envs, dtype=torch.bool, device=self.state.hidden.device)
+
+    def act(self, obs: torch.Tensor, t: int, storage: RolloutStorage) -> torch.Tensor:
+        storage.lstm_hidden[t], storage.lstm_cell[t] = self.state
+        storage.episode_starts[t] = self.episode_start
+        dist, storage.values[t], self.state = self.policy.step(obs, self.state, self.episode_start)
+        action = dist.sample()
+        storage.log_probs[t] = dist.log_prob(action)
+        return action
+
+    def after_step(self, step: Step, t: int, storage: RolloutStorage) -> None:
+        cut = (step.truncated & ~step.terminated).to(storage.values.device)
+        if cut.any():
+            at_cut = LSTMState(self.state.hidden[cut], self.state.cell[cut])
+            storage.next_values[t, cut] = self.policy.value(step.final_obs[cut.cpu()].to(storage.values.device), at_cut)
+        self.episode_start = (step.terminated | step.truncated).to(storage.values.device)
+
+    def finish(self, storage: RolloutStorage, last_obs: torch.Tensor) -> None:
+        """``next_values [T, N]``: V of the next state, 0 after a termination."""
+        fill_next_values(storage, self.policy.value(last_obs, self.state))
+
+
+def fill_next_values(storage: RolloutStorage, last_values: torch.Tensor) -> None:
+    """``storage.next_values [T, N]`` of a filled rollout: ``values[t + 1]`` where the episode goes on, the
+    stored bootstrap where a time limit cut it, 0 after a termination, ``last_values [N]`` (V of the
+    observation after the rollout) after the last step."""
+    filled = storage.length
+    values, next_values = storage.values[:filled], storage.next_values[:filled]
+    terminated, truncated = storage.terminated[:filled], storage.truncated[:filled]
+    continues = ~(terminated[:-1] | truncated[:-1])
+    next_values[:-1] = torch.where(continues, values[1:], next_values[:-1])
+    next_values[-1] = torch.where(terminated[-1] | truncated[-1], next_values[-1], last_values)
+    next_values[terminated] = 0.0
 
 
 class HostToDevice:
