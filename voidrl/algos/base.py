@@ -13,10 +13,10 @@ from voidrl.algos.algorithm import Algorithm
 from voidrl.configs.policy import PolicyConfig
 from voidrl.distributed import collective
 from voidrl.math import generalized_advantage_estimate, non_episodic_gae, standardize
-from voidrl.nets.actor_critic import ActorCritic
+from voidrl.nets.actor_critic import ActorCritic, RecurrentActorCritic
 from voidrl.nets.flat import TrainedParameters
 from voidrl.nets.persistence import PersistentUniforms
-from voidrl.rollout.collector import PolicySampling
+from voidrl.rollout.collector import PolicySampling, RecurrentPolicySampling
 from voidrl.rollout.storage import RolloutStorage
 
 
@@ -54,9 +54,13 @@ class OnPolicyAlgorithm(Algorithm):
         persistence = self.config.action_persistence if isinstance(self.config, PolicyConfig) else 0.0
         return PersistentUniforms(num_envs, action_space.shape[0], persistence, generator) if persistence else None
 
-    def acting(self, num_envs: int, action_noise: PersistentUniforms | None = None) -> PolicySampling:
+    def acting(self, num_envs: int, action_noise: PersistentUniforms | None = None) -> PolicySampling | RecurrentPolicySampling:
         """How the collector acts for this algorithm: sampling from ``policy`` (with the mixture policy's
-        persistent ``action_noise`` when given)."""
+        persistent ``action_noise`` when given), carrying its LSTM state when it is recurrent."""
+        if isinstance(self.policy, RecurrentActorCritic):
+            if action_noise is not None:
+                raise ValueError("action_persistence needs a feed-forward policy (memory none)")
+            return RecurrentPolicySampling(self.policy, num_envs)
         return PolicySampling(self.policy, action_noise)
 
     @abstractmethod

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import gymnasium as gym
 import torch
+
 from voidrl.algos.base import OnPolicyAlgorithm, rollout_gae, standardize_advantages, two_head_gae
 from voidrl.configs.ppo import PPOConfig
 from voidrl.distributed.collective import global_mean
@@ -13,9 +16,9 @@ from voidrl.math import (
     explained_variance,
     value_loss,
 )
-from voidrl.nets.actor_critic import ActorCritic
+from voidrl.nets.actor_critic import ActorCritic, LSTMState, RecurrentActorCritic
 from voidrl.nets.flat import adam
-from voidrl.rollout.minibatches import shuffled_minibatches
+from voidrl.rollout.minibatches import shuffled_minibatches, shuffled_sequence_minibatches
 from voidrl.rollout.storage import RolloutStorage
 
 
@@ -30,6 +33,13 @@ class PPO(OnPolicyAlgorithm):
     def make_policy(config: PPOConfig, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str) -> ActorCritic:
         return config.build_policy(obs_shape, action_space, device, intrinsic_value=config.intrinsic_gamma is not None)
 
+    def minibatches(self, fields: dict[str, torch.Tensor]) -> Iterator[dict[str, torch.Tensor]]:
+        """One epoch over rollout ``fields [T, N, ...]``: shuffled steps ``[B, ...]``, or, for a recurrent policy,
+        shuffled whole sequences ``[sequence_length, B, ...]``."""
+        if isinstance(self.policy, RecurrentActorCritic):
+            return shuffled_sequence_minibatches(fields, self.config.sequence_length, self.config.minibatch_size)
+        return shuffled_minibatches({name: tensor.flatten(0, 1) for name, tensor in fields.items()}, self.config.minibatch_size)
+
     def update(self, rollout: RolloutStorage, progress: float) -> dict[str, float]:
         cfg = self.config
         learning_rate = cfg.learning_rate * (1.0 - progress) if cfg.anneal_lr else cfg.learning_rate
@@ -41,16 +51,22 @@ class PPO(OnPolicyAlgorithm):
         else:
             advantages, returns = rollout_gae(rollout, cfg.gamma, cfg.gae_lambda)
         fields = {
-            "obs": rollout.flat("obs"), "actions": rollout.flat("actions"), "old_log_probs": rollout.flat("log_probs"),
-            "old_values": rollout.flat("values"), "advantages": advantages.reshape(-1), "returns": returns.reshape(-1),
+            "obs": rollout.obs, "actions": rollout.actions, "old_log_probs": rollout.log_probs,
+            "old_values": rollout.values, "advantages": advantages, "returns": returns,
         }
         if two_heads:
-            fields |= {"old_intrinsic_values": rollout.flat("intrinsic_values"), "intrinsic_returns": intrinsic_returns.reshape(-1)}
+            fields |= {"old_intrinsic_values": rollout.intrinsic_values, "intrinsic_returns": intrinsic_returns}
+        recurrent = isinstance(self.policy, RecurrentActorCritic)
+        if recurrent:
+            fields |= {"lstm_hidden": rollout.lstm_hidden, "lstm_cell": rollout.lstm_cell, "episode_starts": rollout.episode_starts}
         history: list[dict[str, torch.Tensor]] = []
         stopped_early = False
         for _ in range(cfg.epochs):
-            for batch in shuffled_minibatches(fields, cfg.minibatch_size):
-                if two_heads:
+            for batch in self.minibatches(fields):
+                if recurrent:  # each sequence unrolled from its stored starting state
+                    start = LSTMState(batch["lstm_hidden"][0], batch["lstm_cell"][0])
+                    dist, values, _ = self.policy(batch["obs"], start, batch["episode_starts"])
+                elif two_heads:
                     dist, values, intrinsic_values = self.policy.forward_with_intrinsic(batch["obs"])
                 else:
                     dist, values = self.policy(batch["obs"])
@@ -81,7 +97,7 @@ class PPO(OnPolicyAlgorithm):
                 break
 
         out = {name: torch.stack([h[name] for h in history]).mean().item() for name in history[0]} if history else {}
-        out["train/explained_variance"] = explained_variance(rollout.values.reshape(-1), fields["returns"]).item()
+        out["train/explained_variance"] = explained_variance(rollout.values.reshape(-1), returns.reshape(-1)).item()
         out["train/learning_rate"] = learning_rate
         out["train/gradient_steps"] = float(len(history))
         out["train/stopped_early"] = float(stopped_early)

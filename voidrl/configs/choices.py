@@ -7,6 +7,8 @@ CONTINUOUS_POLICIES = ("gaussian", "tanh_gaussian", "mixture")
 """Policies of Box actions (``voidrl.nets.actor_critic``)."""
 STD_PARAMETERIZATIONS = ("log_std", "softplus")
 """How a Gaussian policy's standard deviation is computed."""
+MEMORIES = ("none", "lstm")
+"""Memories of the acting network: none (feed-forward) or an LSTM between body and heads."""
 HEAD_NORMS = ("none", "batch", "layer")
 """Normalisations of APT's projection head (``voidrl.nets.encoders.ProjectionHead``)."""
 LIKELIHOODS = ("bernoulli", "gaussian")

@@ -4,10 +4,10 @@ discount checks every config shares."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from voidrl.configs.base import AlgorithmConfig
-from voidrl.configs.choices import CONTINUOUS_POLICIES, NETWORKS, STD_PARAMETERIZATIONS
+from voidrl.configs.choices import CONTINUOUS_POLICIES, MEMORIES, NETWORKS, STD_PARAMETERIZATIONS
 from voidrl.validation import require_choice, require_positive_integers, validate_fraction, validate_hidden_sizes
 
 if TYPE_CHECKING:
@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 @dataclass
 class PolicyConfig(AlgorithmConfig):
     """The acting network; every algorithm's config except PPG's (discrete only) extends it."""
+
+    recurrent: ClassVar[bool] = False
+    """Its algorithm trains a recurrent policy (``memory lstm``); the others refuse one."""
 
     network: str = "auto"
     """Body: auto, mlp, nature (Nature CNN, 2015), dqn2013 (the 2013 DQN network, the thesis's policy body),
@@ -43,7 +46,21 @@ class PolicyConfig(AlgorithmConfig):
     from the previous step (the notebook uses 0.965 on the pendulum, 0.931 on the cheetah); 0 = fresh
     draws every step."""
 
+    memory: str = "none"
+    """lstm, or none (feed-forward): with lstm the body's features go through an LSTM (one when shared, else one
+    for the actor and one for the critic) before the heads, its state reset where an episode begins (PPO only)."""
+    lstm_size: int = 128
+    """LSTM units (memory lstm)."""
+    sequence_length: int = 16
+    """memory lstm: the update cuts each environment's rollout into sequences of this many steps (num_steps
+    and minibatch_size must be multiples of it) and unrolls the LSTM over whole sequences."""
+
     def validate_policy(self) -> None:
+        require_choice(self, "memory", MEMORIES)
+        require_positive_integers(self, ("lstm_size", "sequence_length"))
+        if self.memory != "none" and not self.recurrent:
+            algo = type(self).__name__.removesuffix("Config").lower()
+            raise ValueError(f"memory {self.memory} is available for ppo; {algo} is feed-forward (memory none)")
         require_choice(self, "network", NETWORKS)
         require_choice(self, "continuous_policy", CONTINUOUS_POLICIES)
         require_choice(self, "std_parameterization", STD_PARAMETERIZATIONS)
@@ -56,13 +73,15 @@ class PolicyConfig(AlgorithmConfig):
 
     def build_policy(self, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str,
                      intrinsic_value: bool = False) -> ActorCritic:
-        from voidrl.nets.actor_critic import ActorCritic
+        from voidrl.nets.actor_critic import ActorCritic, RecurrentActorCritic
 
-        return ActorCritic(
-            obs_shape, action_space, self.network, self.hidden_sizes, self.shared, self.init_log_std,
-            continuous_policy=self.continuous_policy, std_parameterization=self.std_parameterization,
-            mixture_modes=self.mixture_modes, intrinsic_value=intrinsic_value,
-        ).to(device)
+        options = dict(continuous_policy=self.continuous_policy, std_parameterization=self.std_parameterization,
+                       mixture_modes=self.mixture_modes, intrinsic_value=intrinsic_value)
+        if self.memory == "lstm":
+            return RecurrentActorCritic(obs_shape, action_space, self.lstm_size, self.network, self.hidden_sizes, self.shared,
+                                        self.init_log_std, **options).to(device)
+        return ActorCritic(obs_shape, action_space, self.network, self.hidden_sizes, self.shared, self.init_log_std,
+                           **options).to(device)
 
 
 def validate_discounting(config: Any) -> None:

@@ -82,6 +82,7 @@ class PPOConfig(PolicyConfig):
     """PPO hyperparameters. Defaults are Stable-Baselines3's."""
 
     presets = PRESETS
+    recurrent = True
 
     num_steps: int = 2048
     """Rollout length per environment between two updates."""
@@ -98,7 +99,8 @@ class PPOConfig(PolicyConfig):
     epochs: int = 10
     """Passes over each rollout."""
     minibatch_size: int = 64
-    """Samples per gradient step, drawn without replacement from the flattened rollout."""
+    """Samples per gradient step, drawn without replacement from the flattened rollout (memory lstm: steps per
+    gradient step, minibatch_size / sequence_length whole sequences)."""
     clip: float = 0.2
     """Surrogate clipping range epsilon, in (0, 1)."""
     clip_value: float | None = None
@@ -128,6 +130,12 @@ class PPOConfig(PolicyConfig):
         validate_fraction("clip", self.clip)
         validate_discounting(self)
         self.validate_policy()
+        if self.memory != "none":
+            if self.num_steps % self.sequence_length or self.minibatch_size % self.sequence_length:
+                raise ValueError(f"memory {self.memory}: num_steps ({self.num_steps}) and minibatch_size ({self.minibatch_size}) "
+                                 f"must be multiples of sequence_length ({self.sequence_length})")
+            if self.intrinsic_gamma is not None:
+                raise ValueError(f"memory {self.memory} has no intrinsic value head; leave intrinsic_gamma unset")
 
     def check_run(self, config: TrainConfig) -> None:
         if self.intrinsic_gamma is not None and config.run.intrinsic is None:

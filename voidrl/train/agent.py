@@ -141,6 +141,8 @@ class Agent:
         memory = None
         if recurrent:
             act = functools.partial(self.policy.act, member=member) if member is not None else self.policy.act
+            if isinstance(self.policy, ActorCritic):  # a recurrent actor-critic: greedy or sampled
+                act = functools.partial(act, deterministic=deterministic)
             memory = Memory(act, self.policy.initial_state(num_envs), num_envs)
         try:
             obs = env.reset(seed)

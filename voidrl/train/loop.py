@@ -23,6 +23,7 @@ from tqdm import tqdm
 
 from voidrl.algos import ALGORITHMS
 from voidrl.config import TrainConfig
+from voidrl.configs.policy import PolicyConfig
 from voidrl.distributed import collective
 from voidrl.envs import make_env
 from voidrl.intrinsic import REWARD_SOURCES
@@ -62,6 +63,9 @@ def check_data_parallel(config: TrainConfig) -> None:
     if config.algo not in DATA_PARALLEL_ALGORITHMS:
         raise ValueError(f"torchrun: {config.algo} cannot train data-parallel; choose one of "
                          f"{', '.join(DATA_PARALLEL_ALGORITHMS)}, or run a single process")
+    if isinstance(config.algo_config, PolicyConfig) and config.algo_config.memory != "none":
+        raise ValueError(f"torchrun: memory {config.algo_config.memory} is not supported data-parallel yet (untested); "
+                         "run a single process")
     if config.run.actors:
         raise ValueError("torchrun: --actors (Ray) and data-parallel processes do not combine; choose one")
     if config.run.collapse_entropy is not None:
@@ -288,6 +292,7 @@ class Trainer:
         storage = RolloutStorage(
             algo.num_steps, env.num_envs, first_obs.shape[1:], first_obs.dtype,
             env.single_action_space.shape, torch.long if not env.single_action_space.shape else torch.float32, self.device,
+            recurrent_state_shape=getattr(algo.policy, "recurrent_state_shape", None),
         )
         storage.reward_weights = None if plugin is None else plugin.reward_weights
 

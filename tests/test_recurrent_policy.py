@@ -1,0 +1,180 @@
+"""Recurrent PPO (``--memory lstm``): the collector's stepping equals the update's unroll, states reset at episode
+starts and nowhere else, a time-limit cut bootstraps from the episode's own state, no gradient crosses an episode
+boundary, sequences cut from a rollout, and the command line (train, resume, evaluate, bad input)."""
+
+import csv
+
+import gymnasium as gym
+import pytest
+import torch
+
+from tests.learning import assert_majority, greedy_scores, train_seeds
+from tests.test_collector import Recorder
+from voidrl.cli import main
+from voidrl.config import make_config
+from voidrl.envs import EnvConfig, make_env
+from voidrl.io.checkpoint import load_checkpoint
+from voidrl.nets.actor_critic import LSTMState, RecurrentActorCritic
+from voidrl.nets.parts import load_parts
+from voidrl.rollout import Collector, RolloutStorage
+from voidrl.rollout.collector import RecurrentPolicySampling
+from voidrl.rollout.minibatches import sequences, shuffled_sequence_minibatches
+from voidrl.train.loop import check_data_parallel
+
+
+def collect(num_steps=24, num_envs=3, shared=False):
+    """A rollout of a random recurrent policy on CartPole without velocities, episodes cut at 7 steps."""
+    torch.manual_seed(0)
+    env = Recorder(make_env("voidrl/CartPoleNoVelocity-v1", EnvConfig(num_envs=num_envs, max_episode_steps=7)))
+    policy = RecurrentActorCritic(env.single_observation_space.shape, env.single_action_space, 8, hidden_sizes=(16,), shared=shared)
+    collector = Collector(env, RecurrentPolicySampling(policy, num_envs))
+    obs = collector.reset(0)
+    storage = RolloutStorage(num_steps, num_envs, obs.shape[1:], obs.dtype, (), torch.long,
+                             recurrent_state_shape=policy.recurrent_state_shape)
+    collector.collect(storage, start_step=0)
+    return env, policy, storage
+
+
+def stored_state(storage, t):
+    return LSTMState(storage.lstm_hidden[t], storage.lstm_cell[t])
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_the_update_unroll_equals_the_collectors_steps_bit_for_bit(shared):
+    env, policy, storage = collect(shared=shared)
+    assert storage.episode_starts[0].all() and storage.episode_starts[1:].any()  # episodes begin inside the rollout
+    with torch.no_grad():
+        dist, values, _ = policy(storage.obs, stored_state(storage, 0), storage.episode_starts)
+        assert torch.equal(values, storage.values)
+        assert torch.equal(dist.log_prob(storage.actions), storage.log_probs)
+        for start in range(0, 24, 8):  # sequences of 8 from their stored starting states, as the update unrolls them
+            window = slice(start, start + 8)
+            dist, values, _ = policy(storage.obs[window], stored_state(storage, start), storage.episode_starts[window])
+            assert torch.equal(values, storage.values[window])
+            assert torch.equal(dist.log_prob(storage.actions[window]), storage.log_probs[window])
+
+
+def test_the_state_resets_exactly_where_an_episode_begins():
+    env, policy, storage = collect()
+    fresh = policy.initial_state(1)
+    with torch.no_grad():
+        for t in range(1, 24):
+            for n in range(3):
+                _, alone, _ = policy(storage.obs[t : t + 1, n : n + 1], fresh, torch.ones(1, 1, dtype=torch.bool))
+                if storage.episode_starts[t, n]:
+                    assert torch.allclose(alone.squeeze(), storage.values[t, n])
+                    assert torch.equal(storage.episode_starts[t, n], env.steps[t - 1].terminated[n] | env.steps[t - 1].truncated[n])
+                else:  # carried on: the episode's memory changes the value
+                    assert not torch.allclose(alone.squeeze(), storage.values[t, n])
+
+
+def test_a_time_limit_cut_bootstraps_from_the_state_after_the_cut_step():
+    env, policy, storage = collect()
+    cuts = 0
+    with torch.no_grad():
+        for t, step in enumerate(env.steps[:-1]):
+            for n in (step.truncated & ~step.terminated).nonzero().flatten().tolist():
+                after_cut = LSTMState(storage.lstm_hidden[t + 1, n : n + 1], storage.lstm_cell[t + 1, n : n + 1])
+                expected = policy.value(step.final_obs[n : n + 1], after_cut)
+                assert torch.allclose(storage.next_values[t, n], expected.squeeze())
+                assert not torch.allclose(storage.next_values[t, n], policy.value(step.final_obs[n : n + 1], policy.initial_state(1)).squeeze())
+                cuts += 1
+    assert cuts > 0
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_no_gradient_crosses_an_episode_start(shared):
+    torch.manual_seed(0)
+    policy = RecurrentActorCritic((3,), gym.spaces.Discrete(2), 8, hidden_sizes=(16,), shared=shared)
+    obs = torch.randn(6, 2, 3, requires_grad=True)
+    hidden, cell = (torch.randn(2, 1 if shared else 2, 8, requires_grad=True) for _ in range(2))
+    starts = torch.zeros(6, 2, dtype=torch.bool)
+    starts[3, 0] = True  # environment 0's second episode begins at step 3
+    dist, values, _ = policy(obs, LSTMState(hidden, cell), starts)
+    loss = values[4:].sum() + dist.log_prob(torch.zeros(6, 2, dtype=torch.long))[4:].sum()
+    obs_grad, hidden_grad, cell_grad = torch.autograd.grad(loss, (obs, hidden, cell))
+    assert (obs_grad[:3, 0] == 0).all() and (hidden_grad[0] == 0).all() and (cell_grad[0] == 0).all()
+    assert (obs_grad[3:5, 0] != 0).any()
+    assert (obs_grad[:3, 1] != 0).any() and (hidden_grad[1] != 0).any()  # environment 1's episode goes on
+
+
+def test_sequences_cut_each_environment_into_consecutive_steps():
+    steps = torch.arange(8).view(4, 2)  # steps[t, n] = 2 t + n
+    assert sequences(steps, 2).tolist() == [[0, 2], [1, 3], [4, 6], [5, 7]]
+    field = torch.randn(12, 3, 5)
+    reference = torch.stack([field[i * 4 : (i + 1) * 4, n] for i in range(3) for n in range(3)])
+    assert torch.equal(sequences(field, 4), reference)
+    with pytest.raises(ValueError, match="does not cut into sequences of 5"):
+        sequences(field, 5)
+
+
+def test_sequence_minibatches_hold_whole_sequences_with_their_starting_states_once_each():
+    t, n, length = 12, 3, 4
+    fields = {"step": torch.arange(t * n).view(t, n), "lstm_hidden": torch.randn(t, n, 2, 5),
+              "episode_starts": torch.rand(t, n) < 0.3}
+    seen = []
+    for batch in shuffled_sequence_minibatches(fields, length, minibatch_size=8):
+        assert batch["step"].shape[0] == length and batch["lstm_hidden"].shape[2:] == (2, 5) and batch["step"].shape[1] <= 2
+        for b in range(batch["step"].shape[1]):
+            first = batch["step"][0, b].item()
+            start, env = divmod(first, n)
+            assert start % length == 0 and batch["step"][:, b].tolist() == [first + n * k for k in range(length)]
+            assert torch.equal(batch["lstm_hidden"][0, b], fields["lstm_hidden"][start, env])
+            assert torch.equal(batch["episode_starts"][:, b], fields["episode_starts"][start : start + length, env])
+            seen.append(first)
+    assert sorted(seen) == [i * length * n + env for i in range(t // length) for env in range(n)]
+
+
+def train(run_dir, *extra, command="train"):
+    return main([command, "ppo", "--env", "voidrl/CartPoleNoVelocity-v1", "--memory", "lstm", "--lstm-size", "16",
+                 "--sequence-length", "8", "--num-steps", "32", "--num-envs", "4", "--minibatch-size", "64", "--epochs", "2",
+                 "--steps", "512", "--torch-threads", "1", "--no-progress", "--run-dir", str(run_dir), *extra])
+
+
+def test_recurrent_ppo_trains_resumes_evaluates_and_lends_its_parts(tmp_path, capsys):
+    assert train(tmp_path / "run", "--checkpoint-every", "1") == 0
+    saved = load_checkpoint(tmp_path / "run" / "checkpoint.pt")["algorithm"]["policy"]
+    assert {"actor_lstm.weight_ih", "critic_lstm.weight_ih"} <= set(saved)
+    assert train(tmp_path / "run", "--steps", "1024", "--resume") == 0
+    rows = list(csv.DictReader((tmp_path / "run" / "metrics.csv").open()))
+    assert int(float(rows[-1]["step"])) == 1024 and float(rows[-1]["train/gradient_steps"]) == 4
+    capsys.readouterr()
+    assert main(["eval", "--checkpoint", str(tmp_path / "run" / "checkpoint.pt"), "--episodes", "2"]) == 0
+    assert "over 2 episodes (greedy actions)" in capsys.readouterr().out
+    assert main(["eval", "--checkpoint", str(tmp_path / "run" / "checkpoint.pt"), "--episodes", "2", "--sampled"]) == 0
+    fresh = RecurrentActorCritic((2,), make_env("voidrl/CartPoleNoVelocity-v1", EnvConfig(num_envs=1)).single_action_space, 16)
+    copied = load_parts(fresh, str(tmp_path / "run" / "checkpoint.pt"), ("policy_body",))
+    assert "actor_lstm.weight_hh" in copied and not any(key.startswith("critic_lstm.") for key in copied)
+    assert train(tmp_path / "tuned", "--from", str(tmp_path / "run" / "checkpoint.pt"), "--steps", "256", command="finetune") == 0
+
+
+@pytest.mark.parametrize("command,message", [
+    (["train", "ppo", "--memory", "gru"], "memory must be one of none, lstm, got 'gru'"),
+    (["train", "ppo", "--memory", "lstm", "--sequence-length", "7"], "must be multiples of sequence_length (7)"),
+    (["train", "a2c", "--memory", "lstm"], "memory lstm is available for ppo; a2c is feed-forward (memory none)"),
+    (["train", "reinforce", "--memory", "lstm"], "memory lstm is available for ppo; reinforce is feed-forward"),
+])
+def test_bad_memory_options_are_one_line_errors(tmp_path, capsys, command, message):
+    assert main([*command, "--env", "voidrl/CartPoleNoVelocity-v1", "--run-dir", str(tmp_path / "bad")]) == 2
+    error = capsys.readouterr().err.strip()
+    assert message in error and len(error.splitlines()) == 1
+    assert not (tmp_path / "bad").exists()
+
+
+def test_data_parallel_training_refuses_a_recurrent_policy():
+    config = make_config("ppo", env="voidrl/CartPoleNoVelocity-v1", memory="lstm")
+    with pytest.raises(ValueError, match="torchrun: memory lstm is not supported data-parallel"):
+        check_data_parallel(config)
+
+
+@pytest.mark.benchmark
+def test_only_recurrent_ppo_solves_cartpole_without_velocities(tmp_path):
+    """Position and angle only: the LSTM infers the velocities from history, the same-size feed-forward PPO cannot.
+    Greedy evaluation of each seed's final policy."""
+    scores = {}
+    for memory in ("lstm", "none"):
+        runs = train_seeds(tmp_path / memory, "ppo", 150_000, env="voidrl/CartPoleNoVelocity-v1", preset="cartpole-memory",
+                           memory=memory)
+        scores[memory] = greedy_scores(runs, episodes=10)
+    assert_majority(scores["lstm"], 400.0)
+    assert_majority([-score for score in scores["none"]], -150.0)  # most feed-forward seeds stay below 150
