@@ -169,11 +169,11 @@ def test_data_parallel_training_refuses_a_recurrent_policy():
 
 @pytest.mark.benchmark
 def test_only_recurrent_ppo_solves_cartpole_without_velocities(tmp_path):
-    """Position and angle only: the LSTM infers the velocities from history, the same-size feed-forward PPO cannot.
-    Greedy evaluation of each seed's final policy."""
+    """Position and angle only: the LSTM infers the velocities from history, PPO with the same body and no LSTM
+    cannot. Greedy evaluation of each seed's final policy (one seed, one thread on a busy CPU: ~2 min for 200k)."""
     scores = {}
     for memory in ("lstm", "none"):
-        runs = train_seeds(tmp_path / memory, "ppo", 150_000, env="voidrl/CartPoleNoVelocity-v1", preset="cartpole-memory",
+        runs = train_seeds(tmp_path / memory, "ppo", 200_000, env="voidrl/CartPoleNoVelocity-v1", preset="cartpole-memory",
                            memory=memory)
         scores[memory] = greedy_scores(runs, episodes=10)
     assert_majority(scores["lstm"], 400.0)

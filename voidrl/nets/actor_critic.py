@@ -226,6 +226,8 @@ class RecurrentActorCritic(ActorCritic):
     of an environment whose episode begins at a step is zeroed before that step, so no information (and no
     gradient) crosses an episode boundary. Steps run one at a time through an ``LSTMCell``, so a rollout
     stepped by the collector and the same rollout unrolled in the update compute the same numbers.
+    ``forward``, ``value`` and ``act`` take and return the state; ``ActorCritic``'s other feed-forward passes
+    (``distribution``, ``critic_values``, the intrinsic and auxiliary heads) do not apply.
     """
 
     def __init__(self, obs_shape: tuple[int, ...], action_space: gym.Space, lstm_size: int, network: str = "auto",
@@ -234,7 +236,6 @@ class RecurrentActorCritic(ActorCritic):
         if options.get("intrinsic_value"):
             raise ValueError("a recurrent actor-critic has no intrinsic value head")
         super().__init__(obs_shape, action_space, network, hidden_sizes, shared, init_log_std, head_inputs=lstm_size, **options)
-        self.lstm_size = lstm_size
         self.actor_lstm = nn.LSTMCell(self.actor_body.out_features, lstm_size)
         self.critic_lstm = None if shared else nn.LSTMCell(self.critic_body.out_features, lstm_size)
         self.recurrent_state_shape = (1 if shared else 2, lstm_size)
