@@ -10,23 +10,26 @@ import torch
 
 from tests.learning import assert_majority, greedy_scores, train_seeds
 from tests.test_collector import Recorder
+from voidrl.algos.ppo import PPO
 from voidrl.cli import main
 from voidrl.config import make_config
+from voidrl.configs.ppo import PPOConfig
 from voidrl.envs import EnvConfig, make_env
 from voidrl.io.checkpoint import load_checkpoint
 from voidrl.nets.actor_critic import LSTMState, RecurrentActorCritic
 from voidrl.nets.parts import load_parts
 from voidrl.rollout import Collector, RolloutStorage
 from voidrl.rollout.collector import RecurrentPolicySampling
-from voidrl.rollout.minibatches import sequences, shuffled_sequence_minibatches
+from voidrl.rollout.minibatches import sequence_steps, shuffled_sequence_minibatches
 from voidrl.train.loop import check_data_parallel
 
 
-def collect(num_steps=24, num_envs=3, shared=False):
-    """A rollout of a random recurrent policy on CartPole without velocities, episodes cut at 7 steps."""
+def collect(num_steps=24, num_envs=3, shared=False, policy=None):
+    """A rollout of a random recurrent policy (or ``policy``) on CartPole without velocities, episodes cut at 7 steps."""
     torch.manual_seed(0)
     env = Recorder(make_env("voidrl/CartPoleNoVelocity-v1", EnvConfig(num_envs=num_envs, max_episode_steps=7)))
-    policy = RecurrentActorCritic(env.single_observation_space.shape, env.single_action_space, 8, hidden_sizes=(16,), shared=shared)
+    if policy is None:
+        policy = RecurrentActorCritic(env.single_observation_space.shape, env.single_action_space, 8, hidden_sizes=(16,), shared=shared)
     collector = Collector(env, RecurrentPolicySampling(policy, num_envs))
     obs = collector.reset(0)
     storage = RolloutStorage(num_steps, num_envs, obs.shape[1:], obs.dtype, (), torch.long,
@@ -82,6 +85,21 @@ def test_a_time_limit_cut_bootstraps_from_the_state_after_the_cut_step():
     assert cuts > 0
 
 
+def test_ppos_first_minibatch_reproduces_the_rollouts_policy():
+    """Measured before its gradient step, the update's first minibatch (every sequence, unrolled from its stored
+    starting state) has the rollout's log-probabilities: its KL stays under a target of 1e-7."""
+    config = PPOConfig(memory="lstm", lstm_size=8, hidden_sizes=(16,), sequence_length=8, num_steps=24, minibatch_size=72,
+                       epochs=1, target_kl=1e-7)
+    torch.manual_seed(0)
+    algo = PPO(config, (2,), gym.spaces.Discrete(2))
+    with torch.no_grad():
+        algo.policy.policy_head.weight.mul_(300.0)  # far from uniform, so a wrong state shows in the KL
+    _, _, storage = collect(policy=algo.policy)
+    metrics = algo.update(storage, progress=0.0)
+    assert metrics["train/stopped_early"] == 0.0 and metrics["train/gradient_steps"] == 1.0
+    assert metrics["train/approx_kl"] < 1e-7
+
+
 @pytest.mark.parametrize("shared", [False, True])
 def test_no_gradient_crosses_an_episode_start(shared):
     torch.manual_seed(0)
@@ -98,14 +116,14 @@ def test_no_gradient_crosses_an_episode_start(shared):
     assert (obs_grad[:3, 1] != 0).any() and (hidden_grad[1] != 0).any()  # environment 1's episode goes on
 
 
-def test_sequences_cut_each_environment_into_consecutive_steps():
-    steps = torch.arange(8).view(4, 2)  # steps[t, n] = 2 t + n
-    assert sequences(steps, 2).tolist() == [[0, 2], [1, 3], [4, 6], [5, 7]]
+def test_sequence_steps_name_consecutive_steps_of_one_environment():
+    steps, envs = sequence_steps(torch.tensor([0, 1, 2, 3]), sequence_length=2, num_envs=2)  # T = 4, N = 2
+    assert steps.tolist() == [[0, 0, 2, 2], [1, 1, 3, 3]] and envs.tolist() == [[0, 1, 0, 1], [0, 1, 0, 1]]
     field = torch.randn(12, 3, 5)
-    reference = torch.stack([field[i * 4 : (i + 1) * 4, n] for i in range(3) for n in range(3)])
-    assert torch.equal(sequences(field, 4), reference)
-    with pytest.raises(ValueError, match="does not cut into sequences of 5"):
-        sequences(field, 5)
+    ids = torch.randperm(9)
+    steps, envs = sequence_steps(ids, 4, 3)
+    reference = torch.stack([field[i * 4 : (i + 1) * 4, n] for i in range(3) for n in range(3)])  # [9, L, 5]
+    assert torch.equal(field[steps, envs], reference[ids].transpose(0, 1))
 
 
 def test_sequence_minibatches_hold_whole_sequences_with_their_starting_states_once_each():
@@ -123,6 +141,8 @@ def test_sequence_minibatches_hold_whole_sequences_with_their_starting_states_on
             assert torch.equal(batch["episode_starts"][:, b], fields["episode_starts"][start : start + length, env])
             seen.append(first)
     assert sorted(seen) == [i * length * n + env for i in range(t // length) for env in range(n)]
+    with pytest.raises(ValueError, match="does not cut into sequences of 5"):
+        next(shuffled_sequence_minibatches(fields, 5, 10))
 
 
 def train(run_dir, *extra, command="train"):

@@ -28,31 +28,39 @@ def shuffled_minibatches(fields: dict[str, torch.Tensor], minibatch_size: int) -
                for name, tensor in fields.items()}
 
 
-def sequences(tensor: torch.Tensor, sequence_length: int) -> torch.Tensor:
-    """A rollout field ``[T, N, ...]`` cut per environment into ``T / L`` sequences of ``L = sequence_length``
-    consecutive steps: ``[T / L * N, L, ...]``, sequence ``i * N + n`` holding steps ``i L .. (i + 1) L - 1`` of
-    environment n. T must be a multiple of L."""
-    steps, envs = tensor.shape[:2]
-    if steps % sequence_length:
-        raise ValueError(f"a rollout of {steps} steps does not cut into sequences of {sequence_length}")
-    chunked = tensor.reshape(steps // sequence_length, sequence_length, envs, *tensor.shape[2:])
-    return chunked.transpose(1, 2).reshape(-1, sequence_length, *tensor.shape[2:])
+def sequence_steps(sequence_ids: torch.Tensor, sequence_length: int, num_envs: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Where ``B`` sequences lie in a rollout ``[T, N, ...]`` cut per environment into sequences of ``L =
+    sequence_length`` consecutive steps, sequence ``i * N + n`` holding steps ``i L .. (i + 1) L - 1`` of
+    environment n: ``sequence_ids [B]`` -> (steps ``[L, B]``, environments ``[L, B]``), so that
+    ``field[steps, envs]`` is the sequences' ``[L, B, ...]``."""
+    first_steps = torch.div(sequence_ids, num_envs, rounding_mode="floor") * sequence_length
+    steps = first_steps + torch.arange(sequence_length, device=sequence_ids.device).unsqueeze(1)
+    return steps, (sequence_ids % num_envs).expand(sequence_length, -1)
 
 
 def shuffled_sequence_minibatches(fields: dict[str, torch.Tensor], sequence_length: int, minibatch_size: int
                                   ) -> Iterator[dict[str, torch.Tensor]]:
-    """One epoch over rollout ``fields`` (each ``[T, N, ...]``) in minibatches of whole sequences, time-major
-    ``[L, B, ...]`` with ``B = minibatch_size / L`` sequences (the last minibatch may hold fewer).
+    """One epoch over rollout ``fields`` (each ``[T, N, ...]``, T a multiple of ``L = sequence_length``) in
+    minibatches of whole sequences (``sequence_steps``) in random order, time-major ``[L, B, ...]`` with
+    ``B = minibatch_size / L`` sequences (the last minibatch may hold fewer); each minibatch is gathered on its
+    own, so an epoch never copies the whole rollout.
 
     A recurrent policy unrolls each sequence from its stored starting state (``lstm_hidden[0]``,
-    ``lstm_cell[0]`` of the minibatch), resetting it where ``episode_starts`` is set. Those states were
+    ``lstm_cell[0]`` of the minibatch), resetting it where ``episode_starts`` is set, so the states inside
+    a sequence are recomputed by the current parameters every epoch. The starting states themselves were
     computed by the parameters that collected the rollout: from the first gradient step on they are stale,
-    as in recurrent PPO elsewhere (e.g. Huang et al. 2022's ppo_atari_lstm, Pleines et al. 2022), and are
-    not recomputed; shorter sequences keep the staleness short.
+    as in recurrent PPO elsewhere (e.g. CleanRL's ppo_atari_lstm, Pleines et al. 2022), and are not
+    recomputed; shorter sequences keep the staleness short.
     """
-    chunked = {name: sequences(tensor, sequence_length) for name, tensor in fields.items()}
-    for batch in shuffled_minibatches(chunked, max(1, minibatch_size // sequence_length)):
-        yield {name: tensor.transpose(0, 1) for name, tensor in batch.items()}
+    first = next(iter(fields.values()))
+    steps, num_envs = first.shape[:2]
+    if steps % sequence_length:
+        raise ValueError(f"a rollout of {steps} steps does not cut into sequences of {sequence_length}")
+    order = torch.randperm(steps // sequence_length * num_envs, device=first.device)
+    per_minibatch = max(1, minibatch_size // sequence_length)
+    for start in range(0, order.numel(), per_minibatch):
+        step_index, env_index = sequence_steps(order[start : start + per_minibatch], sequence_length, num_envs)
+        yield {name: tensor[step_index, env_index] for name, tensor in fields.items()}
 
 
 def accumulation_chunks(batch: dict[str, torch.Tensor], chunk_size: int | None) -> Iterator[tuple[float, dict[str, torch.Tensor]]]:
