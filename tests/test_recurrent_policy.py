@@ -168,14 +168,19 @@ def test_recurrent_ppo_trains_resumes_evaluates_and_lends_its_parts(tmp_path, ca
     assert train(tmp_path / "tuned", "--from", str(tmp_path / "run" / "checkpoint.pt"), "--steps", "256", command="finetune") == 0
 
 
+NO_VELOCITY = ["--env", "voidrl/CartPoleNoVelocity-v1"]
+
+
 @pytest.mark.parametrize("command,message", [
-    (["train", "ppo", "--memory", "gru"], "memory must be one of none, lstm, got 'gru'"),
-    (["train", "ppo", "--memory", "lstm", "--sequence-length", "7"], "must be multiples of sequence_length (7)"),
-    (["train", "a2c", "--memory", "lstm"], "memory lstm is available for ppo; a2c is feed-forward (memory none)"),
-    (["train", "reinforce", "--memory", "lstm"], "memory lstm is available for ppo; reinforce is feed-forward"),
+    (["train", "ppo", "--memory", "gru", *NO_VELOCITY], "memory must be one of none, lstm, got 'gru'"),
+    (["train", "ppo", "--memory", "lstm", "--sequence-length", "7", *NO_VELOCITY], "must be multiples of sequence_length (7)"),
+    (["train", "a2c", "--memory", "lstm", *NO_VELOCITY], "memory lstm is available for ppo; a2c is feed-forward (memory none)"),
+    (["train", "reinforce", "--memory", "lstm", *NO_VELOCITY], "memory lstm is available for ppo; reinforce is feed-forward"),
+    (["train", "ppo", "--memory", "lstm", "--env", "Pendulum-v1", "--continuous-policy", "mixture", "--action-persistence", "0.9"],
+     "action_persistence needs a feed-forward policy (memory none), not memory lstm"),
 ])
 def test_bad_memory_options_are_one_line_errors(tmp_path, capsys, command, message):
-    assert main([*command, "--env", "voidrl/CartPoleNoVelocity-v1", "--run-dir", str(tmp_path / "bad")]) == 2
+    assert main([*command, "--run-dir", str(tmp_path / "bad")]) == 2
     error = capsys.readouterr().err.strip()
     assert message in error and len(error.splitlines()) == 1
     assert not (tmp_path / "bad").exists()

@@ -58,8 +58,6 @@ class OnPolicyAlgorithm(Algorithm):
         """How the collector acts for this algorithm: sampling from ``policy`` (with the mixture policy's
         persistent ``action_noise`` when given), carrying its LSTM state when it is recurrent."""
         if isinstance(self.policy, RecurrentActorCritic):
-            if action_noise is not None:
-                raise ValueError("action_persistence needs a feed-forward policy (memory none)")
             return RecurrentPolicySampling(self.policy, num_envs)
         return PolicySampling(self.policy, action_noise)
 

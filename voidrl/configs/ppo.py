@@ -145,6 +145,8 @@ class PPOConfig(PolicyConfig):
                                  f"must be multiples of sequence_length ({self.sequence_length})")
             if self.intrinsic_gamma is not None:
                 raise ValueError(f"memory {self.memory} has no intrinsic value head; leave intrinsic_gamma unset")
+            if self.action_persistence:
+                raise ValueError(f"action_persistence needs a feed-forward policy (memory none), not memory {self.memory}")
 
     def check_run(self, config: TrainConfig) -> None:
         if self.intrinsic_gamma is not None and config.run.intrinsic is None:

@@ -137,11 +137,13 @@ class RecurrentPolicySampling:
         return action
 
     def after_step(self, step: Step, t: int, storage: RolloutStorage) -> None:
-        cut = (step.truncated & ~step.terminated).to(storage.values.device)
+        device = storage.values.device
+        cut = step.truncated & ~step.terminated
         if cut.any():
-            at_cut = LSTMState(self.state.hidden[cut], self.state.cell[cut])
-            storage.next_values[t, cut] = self.policy.value(step.final_obs[cut.cpu()].to(storage.values.device), at_cut)
-        self.episode_start = (step.terminated | step.truncated).to(storage.values.device)
+            cut_here = cut.to(device)
+            at_cut = LSTMState(self.state.hidden[cut_here], self.state.cell[cut_here])
+            storage.next_values[t, cut_here] = self.policy.value(step.final_obs[cut].to(device), at_cut)
+        self.episode_start = (step.terminated | step.truncated).to(device)
 
     def finish(self, storage: RolloutStorage, last_obs: torch.Tensor) -> None:
         """``next_values [T, N]``: V of the next state, 0 after a termination."""
