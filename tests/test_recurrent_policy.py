@@ -152,7 +152,8 @@ def train(run_dir, *extra, command="train"):
 
 
 def test_recurrent_ppo_trains_resumes_evaluates_and_lends_its_parts(tmp_path, capsys):
-    assert train(tmp_path / "run", "--checkpoint-every", "1") == 0
+    assert train(tmp_path / "run", "--checkpoint-every", "1", "--eval-every", "256", "--eval-episodes", "2") == 0
+    assert len(list(csv.DictReader((tmp_path / "run" / "evaluations.csv").open()))) == 2
     saved = load_checkpoint(tmp_path / "run" / "checkpoint.pt")["algorithm"]["policy"]
     assert {"actor_lstm.weight_ih", "critic_lstm.weight_ih"} <= set(saved)
     assert train(tmp_path / "run", "--steps", "1024", "--resume") == 0
