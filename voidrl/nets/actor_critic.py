@@ -281,7 +281,7 @@ class RecurrentActorCritic(ActorCritic):
 
     @torch.no_grad()
     def act(self, obs: torch.Tensor, state: LSTMState, episode_start: torch.Tensor, previous_reward: torch.Tensor | None = None,
-            deterministic: bool = True) -> tuple[torch.Tensor, LSTMState]:
+            deterministic: bool = False) -> tuple[torch.Tensor, LSTMState]:
         """``voidrl.algos.roles.Memory``'s act: actions ``[B]`` or ``[B, A]`` for ``obs [B, ...]`` and the next state
         (``previous_reward`` is not an input of this network)."""
         dist, _, state = self.step(obs, state, episode_start)
