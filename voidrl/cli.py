@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import gc
 import json
 import os
 import sys
@@ -254,6 +255,8 @@ def command_train(args: argparse.Namespace) -> int:
     from voidrl.train.runs import make_trainer
 
     pin_allocator_thresholds()  # this process is ours: the library itself leaves the allocator alone
+    ALGORITHMS[args.algo]  # imported now, so that the freeze below covers its modules
+    gc.freeze()  # the imports' objects leave the collector's view: each full collection no longer walks torch's modules
     if collective.launched_by_torchrun():
         if args.command == "compare":
             raise CliError("voidrl compare: launch one process; each of its runs trains in one process (torchrun runs "
