@@ -10,6 +10,7 @@ import torch
 
 from tests.learning import assert_majority, greedy_scores, train_seeds
 from tests.test_collector import Recorder
+from voidrl.algos.a2c import A2C
 from voidrl.algos.ppo import PPO
 from voidrl.cli import main
 from voidrl.config import make_config
@@ -175,8 +176,8 @@ NO_VELOCITY = ["--env", "voidrl/CartPoleNoVelocity-v1"]
 @pytest.mark.parametrize("command,message", [
     (["train", "ppo", "--memory", "gru", *NO_VELOCITY], "memory must be one of none, lstm, got 'gru'"),
     (["train", "ppo", "--memory", "lstm", "--sequence-length", "7", *NO_VELOCITY], "must be multiples of sequence_length (7)"),
-    (["train", "a2c", "--memory", "lstm", *NO_VELOCITY], "memory lstm is available for ppo; a2c is feed-forward (memory none)"),
-    (["train", "reinforce", "--memory", "lstm", *NO_VELOCITY], "memory lstm is available for ppo; reinforce is feed-forward"),
+    (["train", "reinforce", "--memory", "lstm", *NO_VELOCITY], "memory lstm is available for ppo, a2c, a3c; reinforce is feed-forward (memory none)"),
+    (["train", "trpo", "--memory", "lstm", *NO_VELOCITY], "memory lstm is available for ppo, a2c, a3c; trpo is feed-forward"),
     (["train", "ppo", "--memory", "lstm", "--env", "Pendulum-v1", "--continuous-policy", "mixture", "--action-persistence", "0.9"],
      "action_persistence needs a feed-forward policy (memory none), not memory lstm"),
 ])
@@ -204,3 +205,43 @@ def test_only_recurrent_ppo_solves_cartpole_without_velocities(tmp_path):
         scores[memory] = greedy_scores(runs, episodes=10)
     assert_majority(scores["lstm"], 400.0)
     assert_majority([-score for score in scores["none"]], -150.0)  # most feed-forward seeds stay below 150
+
+
+def test_a2cs_loss_unrolls_each_environment_from_the_state_its_rollout_began_with(monkeypatch):
+    """The second rollout begins mid-episode with non-zero states: the loss's log-probabilities are the collector's
+    bit for bit only when the unroll starts from the stored states (zeros would differ)."""
+    config = make_config("a2c", env="voidrl/CartPoleNoVelocity-v1", memory="lstm", lstm_size=8, hidden_sizes=(16,), num_steps=12)
+    torch.manual_seed(0)
+    env = make_env("voidrl/CartPoleNoVelocity-v1", EnvConfig(num_envs=3, max_episode_steps=7))
+    algo = A2C(config.algo_config, env.single_observation_space.shape, env.single_action_space)
+    collector = Collector(env, algo.acting(3))
+    obs = collector.reset(0)
+    storage = RolloutStorage(12, 3, obs.shape[1:], obs.dtype, (), torch.long, recurrent_state_shape=algo.policy.recurrent_state_shape)
+    for _ in range(2):
+        collector.collect(storage, start_step=0)
+    assert storage.lstm_hidden[0].abs().sum() > 0 and storage.episode_starts[1:].any()
+    seen = {}
+
+    def policy_gradient_loss(log_probs, advantages):
+        seen["log_probs"] = log_probs
+        return log_probs.sum() * 0, {}
+
+    monkeypatch.setattr("voidrl.algos.a2c.policy_gradient_loss", policy_gradient_loss)
+    algo.loss(storage)
+    assert torch.equal(seen["log_probs"].detach(), storage.log_probs.reshape(-1))
+
+
+@pytest.mark.parametrize("algo,extra", [("a2c", []), ("a3c", []), ("a3c", ["--actors", "2"])], ids=["a2c", "a3c", "a3c-ray"])
+def test_recurrent_a2c_and_a3c_train_resume_and_evaluate(tmp_path, capsys, algo, extra):
+    if extra:
+        pytest.importorskip("ray")
+    run_dir = tmp_path / algo
+    options = ["--env", "voidrl/CartPoleNoVelocity-v1", "--memory", "lstm", "--lstm-size", "16", "--num-steps", "16", "--num-envs", "4",
+               "--torch-threads", "1", "--no-progress", "--run-dir", str(run_dir), *extra]
+    assert main(["train", algo, *options, "--steps", "640"]) == 0
+    assert "actor_lstm.weight_ih" in load_checkpoint(run_dir / "checkpoint.pt")["algorithm"]["policy"]
+    assert main(["train", algo, *options, "--steps", "1280", "--resume"]) == 0
+    assert load_checkpoint(run_dir / "checkpoint.pt")["step"] >= 1280
+    capsys.readouterr()
+    assert main(["eval", "--checkpoint", str(run_dir / "checkpoint.pt"), "--episodes", "2"]) == 0
+    assert "over 2 episodes (greedy actions)" in capsys.readouterr().out

@@ -39,6 +39,7 @@ class A2CConfig(PolicyConfig):
     """A2C hyperparameters. Defaults are Stable-Baselines3's."""
 
     presets = PRESETS
+    recurrent = True
 
     num_steps: int = 5
     """Rollout length per environment between two updates (the n of the n-step returns)."""

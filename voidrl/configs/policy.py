@@ -48,19 +48,23 @@ class PolicyConfig(AlgorithmConfig):
 
     memory: str = "none"
     """lstm, or none (feed-forward): with lstm the body's features go through an LSTM (one when shared, else one
-    for the actor and one for the critic) before the heads, its state reset where an episode begins (PPO only)."""
+    for the actor and one for the critic) before the heads, its state reset where an episode begins (ppo, a2c, a3c)."""
     lstm_size: int = 128
     """LSTM units (memory lstm)."""
     sequence_length: int = 16
-    """memory lstm: the update cuts each environment's rollout into sequences of this many steps (num_steps
-    and minibatch_size must be multiples of it) and unrolls the LSTM over whole sequences."""
+    """memory lstm, ppo: the update cuts each environment's rollout into sequences of this many steps (num_steps
+    and minibatch_size must be multiples of it) and unrolls the LSTM over whole sequences (a2c and a3c unroll each
+    environment's whole rollout from the state it began with)."""
 
     def validate_policy(self) -> None:
         require_choice(self, "memory", MEMORIES)
         require_positive_integers(self, ("lstm_size", "sequence_length"))
         if self.memory != "none" and not self.recurrent:
+            from voidrl.configs import CONFIGS
+
             algo = type(self).__name__.removesuffix("Config").lower()
-            raise ValueError(f"memory {self.memory} is available for ppo; {algo} is feed-forward (memory none)")
+            recurrent = ", ".join(name for name, config in CONFIGS.items() if issubclass(config, PolicyConfig) and config.recurrent)
+            raise ValueError(f"memory {self.memory} is available for {recurrent}; {algo} is feed-forward (memory none)")
         require_choice(self, "network", NETWORKS)
         require_choice(self, "continuous_policy", CONTINUOUS_POLICIES)
         require_choice(self, "std_parameterization", STD_PARAMETERIZATIONS)

@@ -170,7 +170,8 @@ class ActorWorker:
         self.collector = Collector(self.env, self.actor.acting(self.env.num_envs))
         first = self.collector.reset(env_seed(run.seed + index + 1, update))
         self.storage = RolloutStorage(self.config.algo_config.num_steps, self.env.num_envs, first.shape[1:], first.dtype,
-                                      space.shape, torch.long if not space.shape else torch.float32, "cpu")
+                                      space.shape, torch.long if not space.shape else torch.float32, "cpu",
+                                      recurrent_state_shape=getattr(self.actor.policy, "recurrent_state_shape", None))
         self.version = -1
 
     def run(self, version: int, weights: dict[str, torch.Tensor]) -> dict[str, Any]:
