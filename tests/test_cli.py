@@ -88,7 +88,7 @@ def test_help_documents_every_option():
 
 def test_each_command_lists_the_options_its_algorithm_and_its_allowed_plug_ins_take(capsys):
     options = {}
-    for algo in ("ngu", "r2d2", "ppo"):
+    for algo in ("ngu", "r2d2", "ppo", "reinforce"):
         with pytest.raises(SystemExit):
             main(["train", algo, "--help"])
         options[algo] = set(capsys.readouterr().out.split())
@@ -96,6 +96,8 @@ def test_each_command_lists_the_options_its_algorithm_and_its_allowed_plug_ins_t
     assert "--contrastive-batch-size" in options["r2d2"]  # r2d2 takes --intrinsic apt
     assert "--contrastive-batch-size" not in options["ngu"] and "--intrinsic-coef" not in options["ngu"]  # ngu has its own
     assert "--actors" in options["ngu"] and "--actors" not in options["ppo"] and "--ray-address" not in options["ppo"]
+    assert {"--memory", "--lstm-size", "--sequence-length"} <= options["ppo"]  # reinforce refuses a recurrent policy
+    assert not {"--memory", "--lstm-size", "--sequence-length"} & options["reinforce"]
 
 
 BUILD_PARSERS = """

@@ -17,6 +17,10 @@ if TYPE_CHECKING:
     from voidrl.nets.actor_critic import ActorCritic
 
 
+MEMORY_OPTIONS = ("memory", "lstm_size", "sequence_length")
+"""A recurrent policy's options: left out of the ``--help`` of the algorithms that refuse ``memory lstm``."""
+
+
 @dataclass
 class PolicyConfig(AlgorithmConfig):
     """The acting network; every algorithm's config except PPG's (discrete only) extends it."""
