@@ -257,13 +257,14 @@ def command_train(args: argparse.Namespace) -> int:
     from voidrl.train.runs import make_trainer
 
     pin_allocator_thresholds()  # this process is ours: the library itself leaves the allocator alone
-    ALGORITHMS[args.algo]  # imported now, so that the freeze below covers its modules
-    gc.freeze()  # the imports' objects leave the collector's view: each full collection no longer walks torch's modules
     if collective.launched_by_torchrun():
         if args.command == "compare":
             raise CliError("voidrl compare: launch one process; each of its runs trains in one process (torchrun runs "
                            "train, pretrain and finetune)")
         collective.init_from_environment()
+    else:  # a torchrun rank once aborted at exit (terminate called without an active exception) with the freeze: not there
+        ALGORITHMS[args.algo]  # imported now, so that the freeze below covers its modules
+        gc.freeze()  # the imports' objects leave the collector's view: each full collection no longer walks torch's modules
 
     options = {k: tuple(v) if isinstance(v, list) else v for k, v in vars(args).items()
                if k not in ("command", "algo", "resume", "seeds", "pretrain_steps", "parallel")
