@@ -46,6 +46,8 @@ class RecurrentActing:
     """The collector's way of acting for a ``ReplayLearner`` or an ``ActorCore`` (``acts_for``): its ``Memory`` of the
     recurrent state."""
 
+    recurrent_state_shape = None  # the states go into the core's records (StepRecord), not the storage
+
     def __init__(self, acts_for: Any, num_envs: int):
         self.acts_for = acts_for
         self.num_envs = num_envs

@@ -31,7 +31,7 @@ from torch import nn
 from voidrl.algos.roles import Builder
 from voidrl.config import TrainConfig
 from voidrl.envs import make_env
-from voidrl.rollout import Collector, RolloutStorage
+from voidrl.rollout import Collector
 from voidrl.seeding import env_seed, seed_everything
 
 
@@ -168,10 +168,8 @@ class ActorWorker:
         if state is not None:
             self.actor.load_state_dict(state)
         self.collector = Collector(self.env, self.actor.acting(self.env.num_envs))
-        first = self.collector.reset(env_seed(run.seed + index + 1, update))
-        self.storage = RolloutStorage(self.config.algo_config.num_steps, self.env.num_envs, first.shape[1:], first.dtype,
-                                      space.shape, torch.long if not space.shape else torch.float32, "cpu",
-                                      recurrent_state_shape=getattr(self.actor.policy, "recurrent_state_shape", None))
+        self.collector.reset(env_seed(run.seed + index + 1, update))
+        self.storage = self.collector.make_storage(self.config.algo_config.num_steps)
         self.version = -1
 
     def run(self, version: int, weights: dict[str, torch.Tensor]) -> dict[str, Any]:

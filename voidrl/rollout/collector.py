@@ -59,6 +59,9 @@ class Transition:
 class Acting(Protocol):
     """How the collector chooses actions and what it records beside them."""
 
+    recurrent_state_shape: tuple[int, ...] | None
+    """Per environment, the shape of the policy state each step's record keeps (``RolloutStorage``); None: none."""
+
     def reset(self) -> None:
         """The environments were reset: every episode starts anew."""
 
@@ -79,6 +82,8 @@ class PolicySampling:
 
     ``action_noise`` supplies the uniforms a mixture policy samples from (the notebook's action persistence).
     """
+
+    recurrent_state_shape = None
 
     def __init__(self, policy: ActorCritic, action_noise: PersistentUniforms | None = None):
         self.policy = policy
@@ -122,6 +127,7 @@ class RecurrentPolicySampling:
     def __init__(self, policy: RecurrentActorCritic, num_envs: int):
         self.policy = policy
         self.num_envs = num_envs
+        self.recurrent_state_shape = policy.recurrent_state_shape
         self.reset()
 
     def reset(self) -> None:
@@ -207,6 +213,16 @@ class Collector:
         self.obs = self.env.reset(seed)
         self.acting.reset()
         return self.obs
+
+    def make_storage(self, num_steps: int) -> RolloutStorage:
+        """An empty rollout of ``num_steps`` steps of the environments (after ``reset``), on the collector's device,
+        with room for the states its way of acting records."""
+        if self.obs is None:
+            raise RuntimeError("Collector.reset must be called before make_storage")
+        space = self.env.single_action_space
+        return RolloutStorage(num_steps, self.env.num_envs, self.obs.shape[1:], self.obs.dtype, space.shape,
+                              torch.long if not space.shape else torch.float32, self.device,
+                              recurrent_state_shape=self.acting.recurrent_state_shape)
 
     @torch.no_grad()
     def collect(self, storage: RolloutStorage, start_step: int, episodes_per_env: int | None = None,

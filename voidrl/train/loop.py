@@ -31,7 +31,7 @@ from voidrl.io.checkpoint import load_checkpoint, save_checkpoint
 from voidrl.io.logger import RunLogger
 from voidrl.io.run_dir import RunDirError, RunDirLock, check_writable_dir, remove_stale_temporaries
 from voidrl.nets.parts import load_parts
-from voidrl.rollout import Collector, RolloutStorage
+from voidrl.rollout import Collector
 from voidrl.rollout.collector import RolloutStats
 from voidrl.rollout.diagnostics import identical_action_fraction
 from voidrl.seeding import env_seed, rank_seed, rng_state, seed_everything, set_rng_state
@@ -288,12 +288,8 @@ class Trainer:
                               on_step=None if plugin is None else plugin.on_step)
         if self.step == 0 and hasattr(plugin, "warm_up"):
             plugin.warm_up(env, env_seed(self.seed, self.update) + 1)
-        first_obs = collector.reset(env_seed(self.seed, self.update))
-        storage = RolloutStorage(
-            algo.num_steps, env.num_envs, first_obs.shape[1:], first_obs.dtype,
-            env.single_action_space.shape, torch.long if not env.single_action_space.shape else torch.float32, self.device,
-            recurrent_state_shape=getattr(algo.policy, "recurrent_state_shape", None),
-        )
+        collector.reset(env_seed(self.seed, self.update))
+        storage = collector.make_storage(algo.num_steps)
         storage.reward_weights = None if plugin is None else plugin.reward_weights
 
         def between_steps() -> bool:
