@@ -17,7 +17,7 @@ import time
 
 import torch
 
-from voidrl.algos.ppg import PRESETS
+from voidrl.configs.ppg import PRESETS
 from voidrl.intrinsic.apt import APTConfig, APTReward
 
 

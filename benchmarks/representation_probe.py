@@ -37,13 +37,13 @@ import numpy as np
 import torch
 from scipy.stats import spearmanr
 
-from voidrl.config import PRESETS
+from voidrl.configs.ppg import PRESETS
 from voidrl.envs.factory import EnvConfig, make_env
 from voidrl.intrinsic.apt import APTConfig, APTReward
 from voidrl.math.contrastive import representation_metrics
 from voidrl.math.knn import knn_distances, particle_reward
 
-THESIS = {name: value for name, value in PRESETS["ppg"]["pretrain-nt-xent"]["intrinsic_config"].items()
+THESIS = {name: value for name, value in PRESETS["pretrain-nt-xent"]["intrinsic_config"].items()
           if name not in ("extrinsic_coef", "intrinsic_coef")}
 SETTINGS: dict[str, dict] = {
     "thesis": THESIS,

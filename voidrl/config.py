@@ -231,10 +231,6 @@ def algorithm_presets(algo: str) -> dict[str, dict[str, dict[str, Any]]]:
     return ALGORITHMS.config_class(algo).presets
 
 
-PRESETS: dict[str, dict[str, dict[str, dict[str, Any]]]] = {name: algorithm_presets(name) for name in ALGORITHMS}
-"""The named settings of every algorithm built in, by algorithm."""
-
-
 ENV_PRESETS = {"CartPole-v1": "cartpole", "voidrl/InvertedPendulumFall-v5": "pendulum"}
 """Environments whose default preset is their own rather than their suite's (when the algorithm has it)."""
 

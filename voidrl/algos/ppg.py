@@ -17,7 +17,7 @@ import gymnasium as gym
 import torch
 
 from voidrl.algos.base import OnPolicyAlgorithm, rollout_gae, standardize_advantages, two_head_gae
-from voidrl.configs.ppg import PRESETS, PPGConfig
+from voidrl.configs.ppg import PPGConfig
 from voidrl.distributed.collective import global_mean
 from voidrl.math import clipped_surrogate_loss, entropy_loss, explained_variance, value_loss
 from voidrl.nets.actor_critic import ActorCritic
@@ -25,9 +25,6 @@ from voidrl.nets.flat import adam
 from voidrl.rollout.frames import Store, compact_copy, gather_across, load_store, store_state
 from voidrl.rollout.minibatches import accumulation_chunks, shuffled_minibatches
 from voidrl.rollout.storage import RolloutStorage
-
-__all__ = ["PPG", "PPGConfig", "PRESETS", "AuxiliaryBuffer"]  # PRESETS (voidrl.configs.ppg's) is still read from here
-
 
 class AuxiliaryBuffer:
     """The last rollouts' states and critic targets, for the auxiliary phase.
