@@ -17,6 +17,7 @@ at each episode's start.
     pip install -e ".[bench]"
     python benchmarks/bench_recurrent.py --steps 200000 --out RUNS
     python benchmarks/bench_recurrent.py --table      # the table of the committed run (benchmarks/results/recurrent-2026-11-26)
+    python benchmarks/bench_recurrent.py --episodes benchmarks/results/recurrent-2026-11-25-single-seed/*   # first runs
 """
 
 from __future__ import annotations
@@ -100,6 +101,19 @@ def table(results: dict[str, dict[str, float]], steps: int, seed: int) -> str:
     return "\n".join(lines)
 
 
+def episode_means(run_dirs: list[Path]) -> str:
+    """Per run: its steps, the mean of its last 20 training episodes and the mean return per 20k steps."""
+    from voidrl.io.report import read_episodes
+
+    lines = []
+    for run_dir in run_dirs:
+        steps, returns = read_episodes(run_dir)
+        windows = [returns[(steps > low) & (steps <= low + 20_000)].mean() for low in range(0, int(steps[-1]), 20_000)]
+        lines.append(f"{run_dir.name}: {int(steps[-1]):,} steps, last 20 episodes {returns[-20:].mean():.1f}, "
+                     f"per 20k steps {', '.join(f'{mean:.0f}' for mean in windows)}")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=None, help="directory of the runs and of results.json (--table: default the committed one)")
@@ -107,7 +121,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--eval-episodes", type=int, default=20)
     parser.add_argument("--table", action="store_true", help="print the table of --out's results.json (default: the committed one)")
+    parser.add_argument("--episodes", type=Path, nargs="+", metavar="RUN_DIR",
+                        help="print each run's last-20 and per-20k training returns (episodes.csv or .csv.gz)")
     args = parser.parse_args()
+    if args.episodes:
+        print(episode_means(args.episodes))
+        return
     if args.table:
         results = json.loads(((args.out or RESULTS) / "results.json").read_text())
         print(table(results, next(iter(results.values()))["steps"], args.seed))
