@@ -29,12 +29,12 @@ def test_policy_phase_never_touches_the_critic_and_critic_phase_never_touches_th
     rollout = policy_consistent_rollout(algo)
     critic_before = snapshot(algo.policy.critic_parameters())
     actor_before = snapshot(algo.policy.actor_parameters())
-    algo.policy_phase({"obs": rollout.flat("obs"), "actions": rollout.flat("actions"),
-                       "old_log_probs": rollout.flat("log_probs"), "advantages": torch.randn(64)})
+    algo.policy_phase({"obs": rollout.obs, "actions": rollout.actions, "old_log_probs": rollout.log_probs,
+                       "advantages": torch.randn(16, 4)})
     assert all(torch.equal(a, b) for a, b in zip(critic_before, algo.policy.critic_parameters()))
     assert any(not torch.equal(a, b) for a, b in zip(actor_before, algo.policy.actor_parameters()))
     actor_before = snapshot(algo.policy.actor_parameters())
-    algo.critic_phase({"obs": rollout.flat("obs"), "returns": torch.randn(64)}, 1, 16)
+    algo.critic_phase({"obs": rollout.obs, "returns": torch.randn(16, 4, 1)}, 1, 16)
     assert all(torch.equal(a, b) for a, b in zip(actor_before, algo.policy.actor_parameters()))
 
 
@@ -71,7 +71,7 @@ def test_auxiliary_policy_loss_never_reaches_the_critic():
     algo = PPG(config, (5,), DISCRETE)
     critic_losses = []
 
-    def no_critic_regression(obs, returns, share=1.0):
+    def no_critic_regression(batch, share=1.0):
         critic_losses.append(share)
         return torch.zeros(())
 

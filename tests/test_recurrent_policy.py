@@ -176,8 +176,8 @@ NO_VELOCITY = ["--env", "voidrl/CartPoleNoVelocity-v1"]
 @pytest.mark.parametrize("command,message", [
     (["train", "ppo", "--memory", "gru", *NO_VELOCITY], "memory must be one of none, lstm, got 'gru'"),
     (["train", "ppo", "--memory", "lstm", "--sequence-length", "7", *NO_VELOCITY], "must be multiples of sequence_length (7)"),
-    (["train", "reinforce", "--memory", "lstm", *NO_VELOCITY], "memory lstm is available for ppo, a2c, a3c; reinforce is feed-forward (memory none)"),
-    (["train", "trpo", "--memory", "lstm", *NO_VELOCITY], "memory lstm is available for ppo, a2c, a3c; trpo is feed-forward"),
+    (["train", "reinforce", "--memory", "lstm", *NO_VELOCITY], "memory lstm is available for ppo, ppg, a2c, a3c; reinforce is feed-forward (memory none)"),
+    (["train", "trpo", "--memory", "lstm", *NO_VELOCITY], "memory lstm is available for ppo, ppg, a2c, a3c; trpo is feed-forward"),
     (["train", "ppo", "--memory", "lstm", "--env", "Pendulum-v1", "--continuous-policy", "mixture", "--action-persistence", "0.9"],
      "action_persistence needs a feed-forward policy (memory none), not memory lstm"),
 ])

@@ -179,7 +179,7 @@ def test_ppg_critic_learns_both_heads_and_its_auxiliary_head_the_task_returns():
     obs = storage.obs.flatten(0, 1)
     targets = torch.stack([task_returns, intrinsic_returns], -1).flatten(0, 1)
     ppg.critic.zero_grad()
-    loss = ppg._critic_backward(obs, targets)
+    loss = ppg._critic_backward({"obs": obs, "returns": targets})
     with torch.no_grad():
         values = ppg.policy.critic_values(obs)
     expected = 0.5 * (values[:, 0] - task_returns.flatten()).pow(2).mean() + 0.5 * (values[:, 1] - intrinsic_returns.flatten()).pow(2).mean()

@@ -23,7 +23,7 @@ from voidrl.algos import ALGORITHMS
 from voidrl.config import (RENAMED_FIELDS, RENAMED_PRESETS, RunConfig, TrainConfig, algorithm_presets, check_field_types, field_docs, field_type,
                            make_config, plugin_options)
 from voidrl.configs.env import EnvConfig
-from voidrl.configs.policy import MEMORY_OPTIONS, PolicyConfig
+from voidrl.configs.policy import MEMORY_OPTIONS, MemoryConfig
 from voidrl.configs.vae import VAETrainConfig
 from voidrl.intrinsic import REWARD_SOURCES
 from voidrl.train.signals import RunAborted, RunStopped
@@ -153,7 +153,7 @@ def build_parser(argv: list[str] | None = None) -> Parser:
             add_dataclass_options(sub, RunConfig, "run", skip=("init_from",) if command in ("finetune", "compare") else (),
                                   unlisted=() if config_class.remote_actors else ("actors", "ray_address"))
             add_dataclass_options(sub, EnvConfig, "environment")
-            feed_forward = issubclass(config_class, PolicyConfig) and not config_class.recurrent
+            feed_forward = issubclass(config_class, MemoryConfig) and not config_class.recurrent
             add_dataclass_options(sub, config_class, name, unlisted=MEMORY_OPTIONS if feed_forward else ())
             if not config_class.own_intrinsic_reward:
                 add_plugin_options(sub)

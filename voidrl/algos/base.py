@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import gymnasium as gym
@@ -13,10 +13,11 @@ from voidrl.algos.algorithm import Algorithm
 from voidrl.configs.policy import PolicyConfig
 from voidrl.distributed import collective
 from voidrl.math import generalized_advantage_estimate, non_episodic_gae, standardize
-from voidrl.nets.actor_critic import ActorCritic, RecurrentActorCritic
+from voidrl.nets.actor_critic import ActorCritic, LSTMState, RecurrentActorCritic
 from voidrl.nets.flat import TrainedParameters
 from voidrl.nets.persistence import PersistentUniforms
 from voidrl.rollout.collector import PolicySampling, RecurrentPolicySampling
+from voidrl.rollout.minibatches import shuffled_minibatches, shuffled_sequence_minibatches
 from voidrl.rollout.storage import RolloutStorage
 
 
@@ -60,6 +61,31 @@ class OnPolicyAlgorithm(Algorithm):
         if isinstance(self.policy, RecurrentActorCritic):
             return RecurrentPolicySampling(self.policy, num_envs)
         return PolicySampling(self.policy, action_noise)
+
+    @property
+    def recurrent(self) -> bool:
+        return isinstance(self.policy, RecurrentActorCritic)
+
+    def minibatches(self, fields: dict[str, torch.Tensor], minibatch_size: int) -> Iterator[dict[str, torch.Tensor]]:
+        """One epoch over rollout ``fields [T, N, ...]``: shuffled steps ``[B, ...]``, or, for a recurrent policy,
+        shuffled whole sequences ``[sequence_length, B, ...]`` of ``minibatch_size`` steps in all."""
+        if self.recurrent:
+            return shuffled_sequence_minibatches(fields, self.config.sequence_length, minibatch_size)
+        return shuffled_minibatches({name: tensor.flatten(0, 1) for name, tensor in fields.items()}, minibatch_size)
+
+    def sequence_fields(self, rollout: RolloutStorage) -> dict[str, torch.Tensor]:
+        """What a recurrent policy's update unrolls from, besides the observations: the stored LSTM states and
+        episode starts ``[T, N, ...]`` (none for a feed-forward policy)."""
+        if not self.recurrent:
+            return {}
+        return {"lstm_hidden": rollout.lstm_hidden, "lstm_cell": rollout.lstm_cell, "episode_starts": rollout.episode_starts}
+
+    def network_inputs(self, batch: dict[str, torch.Tensor]) -> tuple:
+        """The policy's inputs for a minibatch: ``(obs,)``, or for a recurrent policy ``(obs [L, B, ...], the state
+        before each sequence's first step, episode_starts [L, B])``."""
+        if not self.recurrent:
+            return (batch["obs"],)
+        return batch["obs"], LSTMState(batch["lstm_hidden"][0], batch["lstm_cell"][0]), batch["episode_starts"]
 
     @abstractmethod
     def update(self, rollout: RolloutStorage, progress: float) -> dict[str, float]:

@@ -11,6 +11,7 @@ policy in place, and training the critic again on the same data.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import gymnasium as gym
@@ -20,27 +21,34 @@ from voidrl.algos.base import OnPolicyAlgorithm, rollout_gae, standardize_advant
 from voidrl.configs.ppg import PPGConfig
 from voidrl.distributed.collective import global_mean
 from voidrl.math import clipped_surrogate_loss, entropy_loss, explained_variance, value_loss
-from voidrl.nets.actor_critic import ActorCritic
+from voidrl.nets.actor_critic import ActorCritic, RecurrentActorCritic
 from voidrl.nets.flat import adam
 from voidrl.rollout.frames import Store, compact_copy, gather_across, load_store, store_state
-from voidrl.rollout.minibatches import accumulation_chunks, shuffled_minibatches
+from voidrl.rollout.minibatches import accumulation_chunks, sequence_steps
 from voidrl.rollout.storage import RolloutStorage
 
 class AuxiliaryBuffer:
-    """The last rollouts' states and critic targets, for the auxiliary phase.
+    """The last rollouts' states and critic targets, for the auxiliary phase; for a recurrent policy also their
+    episode starts and the LSTM state before each sequence of ``sequence_length`` steps.
 
     Frame-stacked uint8 pixels keep one new frame per state (``StackedFrames``), so the
     thesis's 32 rollouts of 16 x 256 Atari states take 0.9 GB instead of 3.7 GB.
     """
 
-    def __init__(self):
-        self.stores: list[Store] = []
-        self.returns: list[torch.Tensor] = []
+    def __init__(self, sequence_length: int | None = None):
+        self.sequence_length = sequence_length
+        self.clear()
 
-    def add(self, obs: torch.Tensor, returns: torch.Tensor) -> None:
-        """``obs [T, N, ...]`` and the critic's targets ``[T, N, heads]`` of one rollout (copied: the storage is reused)."""
+    def add(self, obs: torch.Tensor, returns: torch.Tensor, sequences: dict[str, torch.Tensor] | None = None) -> None:
+        """``obs [T, N, ...]`` and the critic's targets ``[T, N, heads]`` of one rollout (copied: the storage is
+        reused); for a recurrent policy its ``sequences`` (``OnPolicyAlgorithm.sequence_fields``)."""
         self.stores.append(compact_copy(obs))
         self.returns.append(returns.flatten(0, 1).clone())
+        if self.sequence_length is not None:
+            self.rollout_shape = tuple(obs.shape[:2])
+            self.episode_starts.append(sequences["episode_starts"].flatten(0, 1).clone())
+            self.lstm_hidden.append(sequences["lstm_hidden"][:: self.sequence_length].flatten(0, 1).clone())
+            self.lstm_cell.append(sequences["lstm_cell"][:: self.sequence_length].flatten(0, 1).clone())
 
     def __len__(self) -> int:
         return len(self.stores)
@@ -56,15 +64,44 @@ class AuxiliaryBuffer:
         """States at indices ``[B]`` into the concatenation of the stored rollouts."""
         return gather_across(self.stores, index)
 
+    def sequences(self, ids: torch.Tensor) -> dict[str, torch.Tensor]:
+        """Sequences ``ids [B]`` of the stored rollouts, each rollout cut per environment as ``sequence_steps``
+        cuts it (rollout r holding ids r S .. (r + 1) S - 1): ``obs [L, B, ...]``, ``returns [L, B, heads]``,
+        ``episode_starts [L, B]``, and the state before each sequence's first step as ``lstm_hidden`` and
+        ``lstm_cell`` ``[1, B, K, H]`` (what an unroll reads of them)."""
+        steps, envs = self.rollout_shape
+        per_rollout = steps // self.sequence_length * envs
+        rollout = torch.div(ids, per_rollout, rounding_mode="floor")
+        step_index, env_index = sequence_steps(ids % per_rollout, self.sequence_length, envs)
+        flat = rollout * steps * envs + step_index * envs + env_index
+        return {
+            "obs": self.gather(flat.flatten()).unflatten(0, flat.shape),
+            "returns": self.all_returns()[flat],
+            "episode_starts": torch.cat(self.episode_starts)[flat],
+            "lstm_hidden": torch.cat(self.lstm_hidden)[ids].unsqueeze(0),
+            "lstm_cell": torch.cat(self.lstm_cell)[ids].unsqueeze(0),
+        }
+
     def clear(self) -> None:
-        self.stores, self.returns = [], []
+        self.stores: list[Store] = []
+        self.returns: list[torch.Tensor] = []
+        self.episode_starts: list[torch.Tensor] = []
+        self.lstm_hidden: list[torch.Tensor] = []
+        self.lstm_cell: list[torch.Tensor] = []
 
     def state_dict(self) -> dict[str, Any]:
-        return {"stores": [store_state(store) for store in self.stores], "returns": list(self.returns)}
+        state = {"stores": [store_state(store) for store in self.stores], "returns": list(self.returns)}
+        if self.sequence_length is not None and self.stores:
+            state |= {"rollout_shape": list(self.rollout_shape), "episode_starts": list(self.episode_starts),
+                      "lstm_hidden": list(self.lstm_hidden), "lstm_cell": list(self.lstm_cell)}
+        return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.stores = [load_store(store) for store in state["stores"]]
         self.returns = [r if r.dim() == 2 else r.unsqueeze(-1) for r in state["returns"]]  # [states] before two heads
+        if self.sequence_length is not None and self.stores:
+            self.rollout_shape = tuple(state["rollout_shape"])
+            self.episode_starts, self.lstm_hidden, self.lstm_cell = state["episode_starts"], state["lstm_hidden"], state["lstm_cell"]
 
 
 class PPG(OnPolicyAlgorithm):
@@ -76,10 +113,13 @@ class PPG(OnPolicyAlgorithm):
         super().__init__(config, obs_shape, action_space, device)
         self.actor = self.trained("actor_optimizer", self.policy.actor_parameters(), adam(config.learning_rate, config.adam_eps))
         self.critic = self.trained("critic_optimizer", self.policy.critic_parameters(), adam(config.critic_learning_rate, config.adam_eps))
-        self.aux_buffer = AuxiliaryBuffer()
+        self.aux_buffer = AuxiliaryBuffer(config.sequence_length if self.recurrent else None)
 
     @staticmethod
     def make_policy(config: PPGConfig, obs_shape, action_space, device) -> ActorCritic:
+        if config.memory == "lstm":
+            return RecurrentActorCritic(obs_shape, action_space, config.lstm_size, config.network, config.hidden_sizes,
+                                        critic_network=config.critic_network, aux_value=True).to(device)
         return ActorCritic(
             obs_shape, action_space, config.network, config.hidden_sizes, shared=False,
             critic_network=config.critic_network, aux_value=True, intrinsic_value=config.intrinsic_gamma is not None,
@@ -93,37 +133,44 @@ class PPG(OnPolicyAlgorithm):
         else:
             advantages, returns = rollout_gae(rollout, cfg.gamma, cfg.gae_lambda)
             targets = returns.unsqueeze(-1)
-        obs = rollout.flat("obs")
+        sequences = self.sequence_fields(rollout)
         started = time.perf_counter()
         metrics = self.policy_phase({
-            "obs": obs, "actions": rollout.flat("actions"), "old_log_probs": rollout.flat("log_probs"),
-            "advantages": advantages.reshape(-1),
-        })
+            "obs": rollout.obs, "actions": rollout.actions, "old_log_probs": rollout.log_probs, "advantages": advantages,
+        } | sequences)
         policy_done = time.perf_counter()
-        metrics |= self.critic_phase({"obs": obs, "returns": targets.flatten(0, 1)}, cfg.value_epochs, cfg.minibatch_size)
+        metrics |= self.critic_phase({"obs": rollout.obs, "returns": targets} | sequences, cfg.value_epochs, cfg.minibatch_size)
         critic_done = time.perf_counter()
         metrics["train/explained_variance"] = explained_variance(rollout.values.reshape(-1), returns.reshape(-1)).item()
         metrics["time/policy_phase_seconds"] = policy_done - started
         metrics["time/critic_phase_seconds"] = critic_done - policy_done
-        self.aux_buffer.add(rollout.obs, targets)
+        self.aux_buffer.add(rollout.obs, targets, sequences)
         if len(self.aux_buffer) == cfg.policy_iterations:
             metrics |= self.auxiliary_phase()
             metrics["time/aux_phase_seconds"] = time.perf_counter() - critic_done
             self.aux_buffer.clear()
         return metrics
 
+    def chunks(self, batch: dict[str, torch.Tensor], chunk_size: int | None) -> Iterator[tuple[float, dict[str, torch.Tensor]]]:
+        """``accumulation_chunks`` of a minibatch: of its samples, or of whole sequences (``chunk_size`` steps
+        each) for a recurrent policy."""
+        if self.recurrent:
+            return accumulation_chunks(batch, chunk_size and chunk_size // self.config.sequence_length, dim=1)
+        return accumulation_chunks(batch, chunk_size)
+
     def policy_phase(self, fields: dict[str, torch.Tensor]) -> dict[str, float]:
+        """Clipped surrogate plus entropy on rollout ``fields [T, N, ...]``, the actor's parameters only."""
         cfg = self.config
         history = []
         for _ in range(cfg.epochs):
-            for batch in shuffled_minibatches(fields, cfg.minibatch_size):
+            for batch in self.minibatches(fields, cfg.minibatch_size):
                 adv = batch["advantages"]
                 if cfg.normalize_advantages and adv.numel() > 1:
                     batch["advantages"] = standardize_advantages(adv)
                 self.actor.zero_grad()
                 chunk_metrics = []
-                for share, chunk in accumulation_chunks(batch, cfg.chunk_size):
-                    dist = self.policy.distribution(chunk["obs"])
+                for share, chunk in self.chunks(batch, cfg.chunk_size):
+                    dist = self.policy.distribution(*self.network_inputs(chunk))
                     policy_loss, metrics = clipped_surrogate_loss(
                         dist.log_prob(chunk["actions"]), chunk["old_log_probs"], chunk["advantages"], cfg.clip)
                     entropy_term, entropy_metrics = entropy_loss(dist.entropy())
@@ -135,52 +182,60 @@ class PPG(OnPolicyAlgorithm):
         return _mean_metrics(history)
 
     def critic_phase(self, fields: dict[str, torch.Tensor], epochs: int, minibatch_size: int, prefix: str = "train/") -> dict[str, float]:
+        """The critic's regression on rollout ``fields [T, N, ...]`` (``returns [T, N, heads]``)."""
         history = []
         for _ in range(epochs):
-            for batch in shuffled_minibatches(fields, minibatch_size):
+            for batch in self.minibatches(fields, minibatch_size):
                 self.critic.zero_grad()
-                loss = sum(share * self._critic_backward(chunk["obs"], chunk["returns"], share)
-                           for share, chunk in accumulation_chunks(batch, self.config.chunk_size))
+                loss = sum(share * self._critic_backward(chunk, share) for share, chunk in self.chunks(batch, self.config.chunk_size))
                 self.critic.step(self.config.critic_max_grad_norm)
                 history.append({f"{prefix}value_loss": loss})
         return _mean_metrics(history)
 
-    def _critic_backward(self, obs: torch.Tensor, returns: torch.Tensor, share: float = 1.0) -> torch.Tensor:
-        """Accumulate the gradient of ``share`` x the critic's regression loss on ``obs``, the sum over its value
-        heads of each head's loss against its column of ``returns [B, heads]``; returns the loss."""
-        values = self.policy.critic_values(obs)
-        loss = values.shape[-1] * value_loss(values, returns)[0]
+    def _critic_backward(self, batch: dict[str, torch.Tensor], share: float = 1.0) -> torch.Tensor:
+        """Accumulate the gradient of ``share`` x the critic's regression loss on a minibatch, the sum over its
+        value heads of each head's loss against its column of ``batch["returns"] [..., heads]``; returns the loss."""
+        values = self.policy.critic_values(*self.network_inputs(batch))
+        loss = values.shape[-1] * value_loss(values, batch["returns"])[0]
         (share * loss).backward()
         return loss.detach()
 
     def auxiliary_phase(self) -> dict[str, float]:
-        """L_aux = 0.5 MSE(pi_aux(s), G) + beta_clone KL(pi_old || pi) over every stored state; critic on the same data."""
+        """L_aux = 0.5 MSE(pi_aux(s), G) + beta_clone KL(pi_old || pi) over every stored state; critic on the same
+        data. A recurrent policy trains on the stored rollouts' sequences, each unrolled from its stored starting
+        state, and pi_old is that same unroll at the start of the phase (so the phase starts at KL 0)."""
         cfg = self.config
         buffer = self.aux_buffer
-        chunk_size = cfg.chunk_size or cfg.aux_minibatch_size
-        every_state = torch.arange(buffer.num_states, device=buffer.returns[0].device)
-        with torch.no_grad():
-            old_log_probs = torch.cat([
-                self.policy.distribution(buffer.gather(chunk)).log_probs for chunk in every_state.split(chunk_size)
-            ])
+        unit = cfg.sequence_length if self.recurrent else 1  # steps per sample: a state, or a whole sequence
+        minibatch_units = cfg.aux_minibatch_size // unit
+        chunk_units = (cfg.chunk_size or cfg.aux_minibatch_size) // unit
+        across = 1 if self.recurrent else 0  # the samples' dim of a batch's fields: [L, B, ...] or [B, ...]
         returns = buffer.all_returns()
+
+        def batch_of(index: torch.Tensor) -> dict[str, torch.Tensor]:
+            return buffer.sequences(index) if self.recurrent else {"obs": buffer.gather(index), "returns": returns[index]}
+
+        every_unit = torch.arange(buffer.num_states // unit, device=returns.device)
+        with torch.no_grad():
+            old_log_probs = torch.cat([self.policy.distribution(*self.network_inputs(batch_of(chunk))).log_probs
+                                       for chunk in every_unit.split(chunk_units)], dim=across)
         history, policy_steps, stopped = [], 0, False
         for _ in range(cfg.aux_epochs):
-            for index in torch.randperm(buffer.num_states, device=returns.device).split(cfg.aux_minibatch_size):
+            for index in torch.randperm(every_unit.numel(), device=returns.device).split(minibatch_units):
                 self.actor.zero_grad()
                 self.critic.zero_grad()
                 aux_loss = clone_kl = critic_loss = 0.0
-                for chunk in index.split(chunk_size):
+                for chunk in index.split(chunk_units):
                     share = chunk.shape[0] / index.shape[0]  # the minibatch's losses are means over its states
-                    obs, chunk_returns = buffer.gather(chunk), returns[chunk]
+                    batch = batch_of(chunk)
                     if not stopped:
-                        dist, aux_values = self.policy.policy_and_aux_value(obs)
-                        chunk_aux_loss, _ = value_loss(aux_values, chunk_returns[:, 0])
-                        chunk_clone_kl = dist.kl_from(old_log_probs[chunk]).mean()
+                        dist, aux_values = self.policy.policy_and_aux_value(*self.network_inputs(batch))
+                        chunk_aux_loss, _ = value_loss(aux_values, batch["returns"][..., 0])
+                        chunk_clone_kl = dist.kl_from(old_log_probs.index_select(across, chunk)).mean()
                         (share * (chunk_aux_loss + cfg.beta_clone * chunk_clone_kl)).backward()
                         aux_loss += share * chunk_aux_loss.detach()
                         clone_kl += share * chunk_clone_kl.detach()
-                    critic_loss += share * self._critic_backward(obs, chunk_returns, share)
+                    critic_loss += share * self._critic_backward(batch, share)
                 if not stopped:
                     if cfg.aux_kl_stop is not None and global_mean(clone_kl) > cfg.aux_kl_stop:
                         stopped = True  # this minibatch's policy gradient is dropped, not applied

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import gymnasium as gym
 import torch
 
@@ -16,9 +14,8 @@ from voidrl.math import (
     explained_variance,
     value_loss,
 )
-from voidrl.nets.actor_critic import ActorCritic, LSTMState, RecurrentActorCritic
+from voidrl.nets.actor_critic import ActorCritic
 from voidrl.nets.flat import adam
-from voidrl.rollout.minibatches import shuffled_minibatches, shuffled_sequence_minibatches
 from voidrl.rollout.storage import RolloutStorage
 
 
@@ -32,13 +29,6 @@ class PPO(OnPolicyAlgorithm):
     @staticmethod
     def make_policy(config: PPOConfig, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str) -> ActorCritic:
         return config.build_policy(obs_shape, action_space, device, intrinsic_value=config.intrinsic_gamma is not None)
-
-    def minibatches(self, fields: dict[str, torch.Tensor]) -> Iterator[dict[str, torch.Tensor]]:
-        """One epoch over rollout ``fields [T, N, ...]``: shuffled steps ``[B, ...]``, or, for a recurrent policy,
-        shuffled whole sequences ``[sequence_length, B, ...]``."""
-        if isinstance(self.policy, RecurrentActorCritic):
-            return shuffled_sequence_minibatches(fields, self.config.sequence_length, self.config.minibatch_size)
-        return shuffled_minibatches({name: tensor.flatten(0, 1) for name, tensor in fields.items()}, self.config.minibatch_size)
 
     def update(self, rollout: RolloutStorage, progress: float) -> dict[str, float]:
         cfg = self.config
@@ -56,16 +46,13 @@ class PPO(OnPolicyAlgorithm):
         }
         if two_heads:
             fields |= {"old_intrinsic_values": rollout.intrinsic_values, "intrinsic_returns": intrinsic_returns}
-        recurrent = isinstance(self.policy, RecurrentActorCritic)
-        if recurrent:
-            fields |= {"lstm_hidden": rollout.lstm_hidden, "lstm_cell": rollout.lstm_cell, "episode_starts": rollout.episode_starts}
+        fields |= self.sequence_fields(rollout)
         history: list[dict[str, torch.Tensor]] = []
         stopped_early = False
         for _ in range(cfg.epochs):
-            for batch in self.minibatches(fields):
-                if recurrent:  # each sequence unrolled from its stored starting state
-                    start = LSTMState(batch["lstm_hidden"][0], batch["lstm_cell"][0])
-                    dist, values, _ = self.policy(batch["obs"], start, batch["episode_starts"])
+            for batch in self.minibatches(fields, cfg.minibatch_size):
+                if self.recurrent:  # each sequence unrolled from its stored starting state
+                    dist, values, _ = self.policy(*self.network_inputs(batch))
                 elif two_heads:
                     dist, values, intrinsic_values = self.policy.forward_with_intrinsic(batch["obs"])
                 else:

@@ -22,11 +22,49 @@ MEMORY_OPTIONS = ("memory", "lstm_size", "sequence_length")
 
 
 @dataclass
-class PolicyConfig(AlgorithmConfig):
-    """The acting network; every algorithm's config except PPG's (discrete only) extends it."""
+class MemoryConfig(AlgorithmConfig):
+    """A recurrent policy's options, shared by every on-policy config (PPG's and ``PolicyConfig``)."""
 
     recurrent: ClassVar[bool] = False
     """Its algorithm trains a recurrent policy (``memory lstm``); the others refuse one."""
+
+    memory: str = "none"
+    """lstm, or none (feed-forward): with lstm the body's features go through an LSTM (one when shared, else one
+    for the actor and one for the critic) before the heads, its state reset where an episode begins (ppo, ppg,
+    a2c, a3c)."""
+    lstm_size: int = 128
+    """LSTM units (memory lstm)."""
+    sequence_length: int = 16
+    """memory lstm, ppo and ppg: the update cuts each environment's rollout into sequences of this many steps
+    (num_steps and the minibatch sizes must be multiples of it) and unrolls the LSTM over whole sequences (a2c
+    and a3c unroll each environment's whole rollout from the state it began with)."""
+
+    def validate_memory(self, whole_sequences: tuple[str, ...] = ()) -> None:
+        """``memory`` is known and allowed for this algorithm; with an LSTM, the fields ``whole_sequences``
+        (step counts the update cuts into sequences) are multiples of ``sequence_length`` and a config with a
+        second value head (``intrinsic_gamma``) leaves it unset."""
+        require_choice(self, "memory", MEMORIES)
+        require_positive_integers(self, ("lstm_size", "sequence_length"))
+        if self.memory == "none":
+            return
+        if not self.recurrent:
+            from voidrl.configs import CONFIGS
+
+            algo = type(self).__name__.removesuffix("Config").lower()
+            recurrent = ", ".join(name for name, config in CONFIGS.items() if issubclass(config, MemoryConfig) and config.recurrent)
+            raise ValueError(f"memory {self.memory} is available for {recurrent}; {algo} is feed-forward (memory none)")
+        uneven = [f"{name} ({getattr(self, name)})" for name in whole_sequences
+                  if getattr(self, name) is not None and getattr(self, name) % self.sequence_length]
+        if uneven:
+            multiples = "multiples" if len(uneven) > 1 else "a multiple"
+            raise ValueError(f"memory {self.memory}: {' and '.join(uneven)} must be {multiples} of sequence_length ({self.sequence_length})")
+        if getattr(self, "intrinsic_gamma", None) is not None:
+            raise ValueError(f"memory {self.memory} has no intrinsic value head; leave intrinsic_gamma unset")
+
+
+@dataclass
+class PolicyConfig(MemoryConfig):
+    """The acting network; every algorithm's config except PPG's (discrete only) extends it."""
 
     network: str = "auto"
     """Body: auto, mlp, nature (Nature CNN, 2015), dqn2013 (the 2013 DQN network, the thesis's policy body),
@@ -50,25 +88,8 @@ class PolicyConfig(AlgorithmConfig):
     from the previous step (the notebook uses 0.965 on the pendulum, 0.931 on the cheetah); 0 = fresh
     draws every step."""
 
-    memory: str = "none"
-    """lstm, or none (feed-forward): with lstm the body's features go through an LSTM (one when shared, else one
-    for the actor and one for the critic) before the heads, its state reset where an episode begins (ppo, a2c, a3c)."""
-    lstm_size: int = 128
-    """LSTM units (memory lstm)."""
-    sequence_length: int = 16
-    """memory lstm, ppo: the update cuts each environment's rollout into sequences of this many steps (num_steps
-    and minibatch_size must be multiples of it) and unrolls the LSTM over whole sequences (a2c and a3c unroll each
-    environment's whole rollout from the state it began with)."""
-
-    def validate_policy(self) -> None:
-        require_choice(self, "memory", MEMORIES)
-        require_positive_integers(self, ("lstm_size", "sequence_length"))
-        if self.memory != "none" and not self.recurrent:
-            from voidrl.configs import CONFIGS
-
-            algo = type(self).__name__.removesuffix("Config").lower()
-            recurrent = ", ".join(name for name, config in CONFIGS.items() if issubclass(config, PolicyConfig) and config.recurrent)
-            raise ValueError(f"memory {self.memory} is available for {recurrent}; {algo} is feed-forward (memory none)")
+    def validate_policy(self, whole_sequences: tuple[str, ...] = ()) -> None:
+        self.validate_memory(whole_sequences)
         require_choice(self, "network", NETWORKS)
         require_choice(self, "continuous_policy", CONTINUOUS_POLICIES)
         require_choice(self, "std_parameterization", STD_PARAMETERIZATIONS)

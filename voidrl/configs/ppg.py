@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from voidrl.configs.base import AlgorithmConfig
 from voidrl.configs.choices import NETWORKS
-from voidrl.configs.policy import validate_discounting
+from voidrl.configs.policy import MemoryConfig, validate_discounting
 from voidrl.validation import require_choice, require_non_negative, require_positive, require_positive_integers, validate_fraction, validate_hidden_sizes
 
 
@@ -78,10 +77,11 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
 
 
 @dataclass
-class PPGConfig(AlgorithmConfig):
+class PPGConfig(MemoryConfig):
     """PPG hyperparameters. Defaults follow the PPG paper (Cobbe et al., 2021) and the thesis."""
 
     presets = PRESETS
+    recurrent = True
 
     num_steps: int = 256
     """Rollout length per environment between two policy phases."""
@@ -100,7 +100,8 @@ class PPGConfig(AlgorithmConfig):
     value_epochs: int = 1
     """Critic epochs per rollout in the policy phase (E_V)."""
     minibatch_size: int = 32
-    """Samples per gradient step in the policy phase."""
+    """Samples per gradient step in the policy phase (memory lstm: steps, minibatch_size / sequence_length whole
+    sequences)."""
     clip: float = 0.25
     """Surrogate clipping range epsilon, in (0, 1)."""
     entropy_coef: float = 0.01
@@ -116,11 +117,11 @@ class PPGConfig(AlgorithmConfig):
     aux_epochs: int = 3
     """E_aux: passes over the stored states in each auxiliary phase."""
     aux_minibatch_size: int = 256
-    """Samples per gradient step in the auxiliary phase."""
+    """Samples per gradient step in the auxiliary phase (memory lstm: steps, in whole sequences)."""
     chunk_size: int | None = None
     """Gradient accumulation: every minibatch (policy, critic and auxiliary phases) goes forward and
     backward in chunks of at most this many samples before its one optimiser step. The same step with a
-    fraction of the activation memory; None = whole minibatches."""
+    fraction of the activation memory; None = whole minibatches (memory lstm: steps, in whole sequences)."""
     beta_clone: float = 1.0
     """Weight of the behaviour-cloning KL(pi_old || pi) in the auxiliary loss."""
     aux_kl_stop: float | None = None
@@ -158,3 +159,4 @@ class PPGConfig(AlgorithmConfig):
         require_choice(self, "network", NETWORKS)
         if self.critic_network is not None:
             require_choice(self, "critic_network", NETWORKS)
+        self.validate_memory(whole_sequences=("num_steps", "minibatch_size", "aux_minibatch_size", "chunk_size"))

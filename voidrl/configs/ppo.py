@@ -138,15 +138,9 @@ class PPOConfig(PolicyConfig):
         require_non_negative(self, ("entropy_coef", "value_coef"))
         validate_fraction("clip", self.clip)
         validate_discounting(self)
-        self.validate_policy()
-        if self.memory != "none":
-            if self.num_steps % self.sequence_length or self.minibatch_size % self.sequence_length:
-                raise ValueError(f"memory {self.memory}: num_steps ({self.num_steps}) and minibatch_size ({self.minibatch_size}) "
-                                 f"must be multiples of sequence_length ({self.sequence_length})")
-            if self.intrinsic_gamma is not None:
-                raise ValueError(f"memory {self.memory} has no intrinsic value head; leave intrinsic_gamma unset")
-            if self.action_persistence:
-                raise ValueError(f"action_persistence needs a feed-forward policy (memory none), not memory {self.memory}")
+        self.validate_policy(whole_sequences=("num_steps", "minibatch_size"))
+        if self.memory != "none" and self.action_persistence:
+            raise ValueError(f"action_persistence needs a feed-forward policy (memory none), not memory {self.memory}")
 
     def check_run(self, config: TrainConfig) -> None:
         if self.intrinsic_gamma is not None and config.run.intrinsic is None:

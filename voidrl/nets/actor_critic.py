@@ -222,17 +222,19 @@ class RecurrentActorCritic(ActorCritic):
     the LSTM's summary of the episode so far (recurrent PPO, e.g. Andrychowicz et al. 2021, Huang et al. 2022).
 
     With ``shared`` one LSTM serves both heads; otherwise the actor and the critic each have their own, so the
-    value loss still never reaches the policy's parameters. Every pass takes ``episode_starts``: the state
-    of an environment whose episode begins at a step is zeroed before that step, so no information (and no
-    gradient) crosses an episode boundary. Steps run one at a time through an ``LSTMCell``, so a rollout
-    stepped by the collector and the same rollout unrolled in the update compute the same numbers.
-    ``forward``, ``value`` and ``act`` take and return the state; ``ActorCritic``'s other feed-forward passes
-    (``distribution``, ``critic_values``, the intrinsic and auxiliary heads) do not apply.
+    value loss still never reaches the policy's parameters (PPG's auxiliary value head reads the actor's).
+    Every pass takes ``episode_starts``: the state of an environment whose episode begins at a step is zeroed
+    before that step, so no information (and no gradient) crosses an episode boundary. Steps run one at a time
+    through an ``LSTMCell`` and the heads read one step at a time, so a rollout stepped by the collector and the
+    same rollout unrolled in the update compute the same numbers. ``forward``, ``distribution``,
+    ``policy_and_aux_value`` and ``critic_values`` take sequences ``[T, B, ...]`` with the state before their
+    first step; the intrinsic value head does not apply.
     """
 
     def __init__(self, obs_shape: tuple[int, ...], action_space: gym.Space, lstm_size: int, network: str = "auto",
                  hidden_sizes: tuple[int, ...] = (64, 64), shared: bool = False, init_log_std: float = 0.0, **options):
-        """``options``: ``ActorCritic``'s ``continuous_policy``, ``std_parameterization``, ``mixture_modes``."""
+        """``options``: ``ActorCritic``'s ``critic_network``, ``aux_value``, ``continuous_policy``,
+        ``std_parameterization``, ``mixture_modes``."""
         if options.get("intrinsic_value"):
             raise ValueError("a recurrent actor-critic has no intrinsic value head")
         super().__init__(obs_shape, action_space, network, hidden_sizes, shared, init_log_std, head_inputs=lstm_size, **options)
@@ -244,22 +246,33 @@ class RecurrentActorCritic(ActorCritic):
         zeros = torch.zeros(batch, *self.recurrent_state_shape, device=self.value_head.weight.device)
         return LSTMState(zeros, zeros.clone())
 
+    def _hidden_sequences(self, obs: torch.Tensor, state: LSTMState, episode_starts: torch.Tensor, actor: bool = True,
+                          critic: bool = True) -> tuple[list[list[torch.Tensor]], LSTMState]:
+        """The LSTMs' outputs step by step: ``obs [T, B, ...]`` from ``state`` with ``episode_starts [T, B]`` ->
+        (per LSTM run, its T outputs ``[B, lstm_size]``; the state after step T - 1, whose entries for an LSTM
+        not run are ``state``'s). ``actor`` and ``critic`` choose the LSTMs (shared: the one LSTM either way)."""
+        runs = sorted({k for k, wanted in ((0, actor), (self.recurrent_state_shape[0] - 1, critic)) if wanted})
+        bodies = [self.actor_body if k == 0 else self.critic_body for k in runs]
+        lstms = [self.actor_lstm if k == 0 else self.critic_lstm for k in runs]
+        hidden, cell = list(state.hidden.unbind(1)), list(state.cell.unbind(1))
+        outputs: list[list[torch.Tensor]] = [[] for _ in runs]
+        for step_obs, starts in zip(obs, episode_starts):
+            for k, body, lstm, out in zip(runs, bodies, lstms, outputs):
+                hidden[k], cell[k] = lstm(body(step_obs), (zero_where(hidden[k], starts), zero_where(cell[k], starts)))
+                out.append(hidden[k])
+        return outputs, LSTMState(torch.stack(hidden, 1), torch.stack(cell, 1))
+
+    @staticmethod
+    def _stepwise(head: nn.Module, hiddens: list[torch.Tensor]) -> torch.Tensor:
+        """``head`` applied to each step's ``[B, lstm_size]`` on its own (as when acting) -> ``[T, B, ...]``."""
+        return torch.stack([head(hidden) for hidden in hiddens])
+
     def unroll(self, obs: torch.Tensor, state: LSTMState, episode_starts: torch.Tensor
                ) -> tuple[torch.Tensor, torch.Tensor, LSTMState]:
         """``obs [T, B, ...]`` from ``state`` (each environment's state before step 0) with ``episode_starts [T, B]``
-        bool -> the policy head's outputs ``[T, B, ...]``, values ``[T, B]`` and the state after step T - 1.
-
-        Everything runs step by step (one ``[B, ...]`` batch at a time): the collector stepping a batch and the
-        update unrolling the same batch compute the same numbers bit for bit."""
-        lstms = [self.actor_lstm] if self.critic_lstm is None else [self.actor_lstm, self.critic_lstm]
-        hidden, cell = list(state.hidden.unbind(1)), list(state.cell.unbind(1))
-        policy_outs, values = [], []
-        for step_obs, starts in zip(obs, episode_starts):
-            for k, (lstm, features) in enumerate(zip(lstms, self._features(step_obs))):
-                hidden[k], cell[k] = lstm(features, (zero_where(hidden[k], starts), zero_where(cell[k], starts)))
-            policy_outs.append(self.policy_head(hidden[0]))
-            values.append(self.value_head(hidden[-1]).squeeze(-1))
-        return torch.stack(policy_outs), torch.stack(values), LSTMState(torch.stack(hidden, 1), torch.stack(cell, 1))
+        bool -> the policy head's outputs ``[T, B, ...]``, values ``[T, B]`` and the state after step T - 1."""
+        outputs, state = self._hidden_sequences(obs, state, episode_starts)
+        return self._stepwise(self.policy_head, outputs[0]), self._stepwise(self.value_head, outputs[-1]).squeeze(-1), state
 
     def forward(self, obs: torch.Tensor, state: LSTMState, episode_starts: torch.Tensor
                 ) -> tuple[Distribution, torch.Tensor, LSTMState]:
@@ -278,6 +291,26 @@ class RecurrentActorCritic(ActorCritic):
         """V ``[B]`` of ``obs [B, ...]`` one step on from ``state`` (not reset: a truncated episode's final
         observation continues it)."""
         return self.step(obs, state, torch.zeros(obs.shape[0], dtype=torch.bool, device=obs.device))[1]
+
+    def distribution(self, obs: torch.Tensor, state: LSTMState, episode_starts: torch.Tensor) -> Distribution:
+        """The action distribution over ``[T, B]`` of sequences ``obs [T, B, ...]``; only the actor's LSTM runs."""
+        outputs, _ = self._hidden_sequences(obs, state, episode_starts, critic=self.critic_lstm is None)
+        return self._distribution_of(self._stepwise(self.policy_head, outputs[0]))
+
+    def policy_and_aux_value(self, obs: torch.Tensor, state: LSTMState, episode_starts: torch.Tensor
+                             ) -> tuple[Distribution, torch.Tensor]:
+        """PPG on sequences ``obs [T, B, ...]``: the action distribution and the auxiliary value ``[T, B]``, both
+        from the actor's LSTM."""
+        if self.aux_value_head is None:
+            raise RuntimeError("this network has no auxiliary value head (aux_value=False)")
+        outputs, _ = self._hidden_sequences(obs, state, episode_starts, critic=self.critic_lstm is None)
+        return (self._distribution_of(self._stepwise(self.policy_head, outputs[0])),
+                self._stepwise(self.aux_value_head, outputs[0]).squeeze(-1))
+
+    def critic_values(self, obs: torch.Tensor, state: LSTMState, episode_starts: torch.Tensor) -> torch.Tensor:
+        """Values ``[T, B, 1]`` of sequences ``obs [T, B, ...]``; only the critic's LSTM runs."""
+        outputs, _ = self._hidden_sequences(obs, state, episode_starts, actor=self.critic_lstm is None)
+        return self._stepwise(self.value_head, outputs[-1])
 
     @torch.no_grad()
     def act(self, obs: torch.Tensor, state: LSTMState, episode_start: torch.Tensor, previous_reward: torch.Tensor | None = None,

@@ -63,12 +63,14 @@ def shuffled_sequence_minibatches(fields: dict[str, torch.Tensor], sequence_leng
         yield {name: tensor[step_index, env_index] for name, tensor in fields.items()}
 
 
-def accumulation_chunks(batch: dict[str, torch.Tensor], chunk_size: int | None) -> Iterator[tuple[float, dict[str, torch.Tensor]]]:
-    """A minibatch cut into chunks of at most ``chunk_size`` samples (None: one chunk), each with its share
-    of the minibatch: a mean loss over the minibatch is the share-weighted sum of the chunks' mean losses,
-    so back-propagating ``share * chunk loss`` chunk by chunk accumulates the minibatch's gradient."""
-    size = next(iter(batch.values())).shape[0]
+def accumulation_chunks(batch: dict[str, torch.Tensor], chunk_size: int | None, dim: int = 0
+                        ) -> Iterator[tuple[float, dict[str, torch.Tensor]]]:
+    """A minibatch cut along ``dim`` (its samples, or the sequences of ``[L, B, ...]`` fields: dim 1) into chunks
+    of at most ``chunk_size`` (None: one chunk), each with its share of the minibatch: a mean loss over the
+    minibatch is the share-weighted sum of the chunks' mean losses, so back-propagating ``share * chunk loss``
+    chunk by chunk accumulates the minibatch's gradient."""
+    size = next(iter(batch.values())).shape[dim]
     step = chunk_size or size
     for start in range(0, size, step):
-        chunk = {name: tensor[start : start + step] for name, tensor in batch.items()}
-        yield next(iter(chunk.values())).shape[0] / size, chunk
+        chunk = {name: tensor.narrow(dim, start, min(step, size - start)) for name, tensor in batch.items()}
+        yield next(iter(chunk.values())).shape[dim] / size, chunk
