@@ -140,7 +140,7 @@ class Agent:
         """
         self.check_evaluation(deterministic, None)
         obs_shape = tuple(self.interface.observation_space.shape)
-        obs = torch.as_tensor(obs)
+        obs = torch.as_tensor(obs).cpu()  # where the normaliser keeps its statistics; act moves it to the policy
         single = tuple(obs.shape) == obs_shape
         if not single and (obs.dim() != len(obs_shape) + 1 or tuple(obs.shape[1:]) != obs_shape):
             raise ValueError(f"obs must be one observation of shape {list(obs_shape)} or a batch of shape "
