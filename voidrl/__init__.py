@@ -31,7 +31,7 @@ importlib.import_module("voidrl.train")  # before train() below, which a first i
 def train(algo: str, env: str = "CartPole-v1", steps: int = 100_000, preset: str | None = None, **options: Any) -> Agent:
     """Train ``algo`` on ``env``; ``options`` name any config field (``seed=1``, ``learning_rate=1e-3``...).
 
-    Returns an ``Agent`` that can ``act``, ``evaluate`` and ``save``.
+    Returns an ``Agent`` that can ``predict`` (raw observations, one or a batch), ``act``, ``evaluate`` and ``save``.
     """
     from voidrl.config import make_config
     from voidrl.train.runs import train_from_config

@@ -1,4 +1,4 @@
-"""Command line: ``voidrl train|pretrain|finetune|compare|eval|envs|plot|vae``.
+"""Command line: ``voidrl train|pretrain|finetune|compare|eval|export|envs|plot|vae``.
 
 Training options are generated from the config dataclasses, so ``--help``
 shows every field with its docstring. Bad input fails before any work with one
@@ -22,6 +22,7 @@ from typing import Any, NoReturn
 from voidrl.algos import ALGORITHMS
 from voidrl.config import (RENAMED_FIELDS, RENAMED_PRESETS, RunConfig, TrainConfig, algorithm_presets, check_field_types, field_docs, field_type,
                            make_config, plugin_options)
+from voidrl.configs.choices import EXPORT_FORMATS
 from voidrl.configs.env import EnvConfig
 from voidrl.configs.policy import MEMORY_OPTIONS, MemoryConfig
 from voidrl.configs.vae import VAETrainConfig
@@ -169,6 +170,17 @@ def build_parser(argv: list[str] | None = None) -> Parser:
     evaluate.add_argument("--num-envs", type=int, default=None, help="parallel environments (default: as trained)")
     evaluate.add_argument("--seed", type=int, default=12345, help="environment seed (default: 12345)")
     evaluate.add_argument("--device", default="cpu", help="torch device (default: cpu)")
+
+    export = commands.add_parser(
+        "export", help="write a checkpoint's acting policy alone, as TorchScript or ONNX",
+        description="Write a checkpoint's acting policy alone, to run without voidrl: raw observations in (the run's observation "
+                    "normalisation folded in), the greedy action and the action distribution's parameters out; a recurrent "
+                    "policy's LSTM state in and out. Policy-gradient agents only. It prints the inputs and outputs.")
+    export.add_argument("--checkpoint", required=True, help="checkpoint file (RUN_DIR/checkpoint.pt)")
+    export.add_argument("--format", required=True, choices=EXPORT_FORMATS,
+                        help="torchscript (run with torch.jit.load) or onnx (run with onnxruntime; needs the export extra: "
+                             "pip install -e '.[export]')")
+    export.add_argument("--out", required=True, metavar="FILE", help="the file to write (its folders are made)")
 
     commands.add_parser("envs", help="list valid environment ids", description="List valid environment ids.")
 
@@ -391,6 +403,21 @@ def command_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def command_export(args: argparse.Namespace) -> int:
+    from voidrl.io.export import export_policy
+    from voidrl.io.run_dir import check_writable_dir
+    from voidrl.train.agent import Agent
+
+    out = Path(args.out)
+    if out.is_dir():
+        raise CliError(f"voidrl export: --out {args.out!r} is a directory; give the file to write")
+    with usage_errors():
+        check_writable_dir(out.parent, "--out's folder")
+        signature = export_policy(Agent.load(args.checkpoint), out, args.format)
+    print(f"{out} ({args.format}): {signature}")
+    return 0
+
+
 def command_plot(args: argparse.Namespace) -> int:
     from voidrl.io.report import compare_runs, episodes_file, group_runs, plot_runs
     from voidrl.io.run_dir import check_writable_dir
@@ -459,7 +486,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser(argv)
     try:
         args = parser.parse_args(argv)
-        handler = {"eval": command_eval, "envs": command_envs, "plot": command_plot, "vae": command_vae}.get(args.command, command_train)
+        handler = {"eval": command_eval, "export": command_export, "envs": command_envs, "plot": command_plot, "vae": command_vae}.get(args.command, command_train)
         from voidrl.distributed import collective
 
         try:

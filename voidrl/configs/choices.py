@@ -13,3 +13,5 @@ HEAD_NORMS = ("none", "batch", "layer")
 """Normalisations of APT's projection head (``voidrl.nets.encoders.ProjectionHead``)."""
 LIKELIHOODS = ("bernoulli", "gaussian")
 """Pixel models of the VAE (``voidrl.math.elbo``)."""
+EXPORT_FORMATS = ("torchscript", "onnx")
+"""Files ``voidrl export`` writes a policy to (``voidrl.io.export``)."""

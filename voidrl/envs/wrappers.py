@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from voidrl.envs.base import Step, VecEnv
-from voidrl.math.running_stats import RunningMeanStd
+from voidrl.math.running_stats import RunningMeanStd, standardize
 
 
 class VecEnvWrapper(VecEnv):
@@ -57,8 +57,7 @@ class NormalizeObservation(VecEnvWrapper):
         self.training = True
 
     def normalize(self, obs: torch.Tensor) -> torch.Tensor:
-        scaled = (obs.to(torch.float64) - self.stats.mean) / (self.stats.var + self.epsilon).sqrt()
-        return scaled.clamp(-self.clip, self.clip).to(torch.float32)
+        return standardize(obs, self.stats.mean, self.stats.var, self.clip, self.epsilon)
 
     def reset(self, seed: int) -> torch.Tensor:
         obs = self.env.reset(seed)
@@ -164,6 +163,15 @@ def set_training(env: VecEnv, training: bool) -> None:
         if hasattr(env, "training"):
             env.training = training
         env = env.env
+
+
+def observation_normalizer(env: VecEnv) -> NormalizeObservation | None:
+    """The chain's observation normaliser; None where the chain has none."""
+    while isinstance(env, VecEnvWrapper):
+        if isinstance(env, NormalizeObservation):
+            return env
+        env = env.env
+    return None
 
 
 class FrameStack(VecEnvWrapper):

@@ -14,7 +14,7 @@ import re
 import tempfile
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, Callable
 
 import torch
 
@@ -26,13 +26,18 @@ class CheckpointError(ValueError):
 
 
 def save_checkpoint(path: str | os.PathLike, payload: dict[str, Any]) -> None:
-    """Write ``payload`` to ``path`` via a temporary file, fsync and rename: never half-written."""
+    """Write ``payload`` to ``path`` atomically (``write_atomically``)."""
+    write_atomically(path, lambda handle: torch.save({"format": FORMAT, **payload}, handle))
+
+
+def write_atomically(path: str | os.PathLike, write: Callable[[BinaryIO], None]) -> None:
+    """``write`` the file at ``path`` (its folders made) via a temporary file, fsync and rename: never half-written."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
-            torch.save({"format": FORMAT, **payload}, handle)
+            write(handle)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)

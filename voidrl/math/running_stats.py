@@ -7,6 +7,12 @@ import torch
 from voidrl.distributed.collective import combine_moments
 
 
+def standardize(x: torch.Tensor, mean: torch.Tensor, var: torch.Tensor, clip: float, epsilon: float) -> torch.Tensor:
+    """``(x - mean) / sqrt(var + epsilon)`` clipped to [-clip, clip]: ``x [B, *shape]``, ``mean`` and ``var`` ``[*shape]``
+    float64; computed in float64, returned as float32."""
+    return ((x.to(torch.float64) - mean) / (var + epsilon).sqrt()).clamp(-clip, clip).to(torch.float32)
+
+
 class RunningMeanStd:
     """Mean and variance of everything seen so far, per feature of ``shape``.
 

@@ -6,14 +6,18 @@ import dataclasses
 import functools
 import math
 import os
-from typing import Any
+from typing import Any, Callable, NamedTuple
 
+import gymnasium as gym
+import numpy as np
 import torch
 
 from voidrl.algos import ALGORITHMS
 from voidrl.algos.roles import Memory
 from voidrl.config import TrainConfig
-from voidrl.envs import VecEnv, make_env, set_training
+from voidrl.envs import VecEnv, make_env, observation_normalizer, set_training
+from voidrl.envs.base import actions_to_numpy
+from voidrl.envs.wrappers import NormalizeObservation
 from voidrl.io.checkpoint import CheckpointError, load_run_checkpoint, save_checkpoint
 from voidrl.nets.actor_critic import ActorCritic
 
@@ -31,8 +35,19 @@ def resolve_device(name: str) -> torch.device:
     return device
 
 
+class PolicyInterface(NamedTuple):
+    """What a policy is given and gives back in its run's environments."""
+
+    observation_space: gym.Space
+    """One environment's observations, before observation normalisation."""
+    action_space: gym.Space
+    normalizer: NormalizeObservation | None
+    """The run's observation normaliser, its statistics frozen; None where the run did not normalise observations."""
+
+
 class Agent:
-    """Acts on observations of the environments returned by ``make_env``.
+    """Acts on observations of the environments returned by ``make_env`` (``act``, ``act_with``), or on raw
+    observations, one or a batch (``predict``).
 
     ``best_member``: for a policy family trained with bandits (Agent57), the member j whose training
     episodes in the bandits' windows brought the highest mean task return; otherwise None.
@@ -86,13 +101,87 @@ class Agent:
         set_training(env, False)
         return env
 
+    @functools.cached_property
+    def interface(self) -> PolicyInterface:
+        """The spaces and the frozen observation normaliser of the run's environments (read once, from one)."""
+        env = self.make_env(1)
+        try:
+            return PolicyInterface(env.single_observation_space, env.single_action_space, observation_normalizer(env))
+        finally:
+            env.close()
+
+    @property
+    def recurrent(self) -> bool:
+        """The policy carries a state from step to step (acting with ``act_with`` or ``predict``)."""
+        return hasattr(self.policy, "initial_state")
+
+    def predict(self, obs: np.ndarray | torch.Tensor, state: Any = None, episode_start: Any = None, deterministic: bool = True,
+                previous_reward: Any = None) -> tuple[np.ndarray, Any]:
+        """Acting on raw observations, as Stable-Baselines3's ``predict``: ``obs`` one observation ``[*obs_shape]`` or a
+        batch ``[B, *obs_shape]``, numpy or torch -> (numpy actions: one action, or ``[B]`` / ``[B, A]``; the next
+        recurrent state, None for a feed-forward policy).
+
+        ``obs`` is what the run's environments observe before observation normalisation, which ``predict`` applies with
+        the run's frozen statistics. ``obs_shape`` (``interface.observation_space``), per suite: classic control and
+        MuJoCo: gymnasium's observation vector (voidrl/CartPoleNoVelocity-v1: its entries 0 and 2); Atari: ALE's
+        preprocessed stack, uint8 ``[4, 84, 84]`` (grayscale 84x84, 4 frames, frame skip 4), not ``ALE/...-v5``'s RGB
+        frame; MinAtar: uint8 ``[C, 10, 10]`` in {0, 255} (gymnasium's ``[10, 10, C]`` bool grid, channels first);
+        MiniGrid: the egocentric view's one-hot planes (object, colour, state), uint8 ``[20, 7, 7]`` in {0, 255}, not the
+        dict observation; ``pixels S``: uint8 frames ``[3, S, S]``; ``vision``: the VAE's latent ``[Z]``; ``frame_stack
+        k``: k of these concatenated along the first axis, oldest first. ``make_env``'s environments give them
+        normalised already: act on those with ``act`` or ``act_with``.
+
+        Box actions come clipped to the action space, as voidrl's environments apply them. A recurrent policy starts
+        from its initial state where ``state`` is None; ``episode_start`` (bool, a scalar or ``[B]``; default: True where
+        ``state`` is None, else False) resets it where an episode begins; pass the state returned with the next
+        observation. ``previous_reward`` (a scalar or ``[B]``; default 0) is the reward each environment received last,
+        0 where an episode begins: the R2D2 family's networks read it, the others ignore it. A policy family (NGU,
+        Agent57) follows the member ``voidrl eval`` plays by default (``best_member``, else j = 0).
+        """
+        self.check_evaluation(deterministic, None)
+        obs_shape = tuple(self.interface.observation_space.shape)
+        obs = torch.as_tensor(obs).cpu()  # where the normaliser keeps its statistics; act moves it to the policy
+        single = tuple(obs.shape) == obs_shape
+        if not single and (obs.dim() != len(obs_shape) + 1 or tuple(obs.shape[1:]) != obs_shape):
+            raise ValueError(f"obs must be one observation of shape {list(obs_shape)} or a batch of shape "
+                             f"[B, {', '.join(map(str, obs_shape))}], got shape {list(obs.shape)}")
+        batch = obs.unsqueeze(0) if single else obs
+        if self.interface.normalizer is not None:
+            batch = self.interface.normalizer.normalize(batch)
+        if self.recurrent:
+            size = batch.shape[0]
+            memory = Memory(self.recurrent_act(deterministic, self.evaluation_member(None)),
+                            self.policy.initial_state(size) if state is None else state, size)
+            memory.episode_start = per_environment("episode_start", state is None if episode_start is None else episode_start,
+                                                   size, torch.bool)
+            memory.previous_reward = per_environment("previous_reward", 0.0 if previous_reward is None else previous_reward,
+                                                     size, torch.float32)
+            actions, state = self.act_with(memory, batch), memory.state
+        else:
+            actions = self.act(batch, deterministic)
+        actions = actions_to_numpy(actions, self.interface.action_space)
+        return (actions[0, ...] if single else actions), state
+
     def act(self, obs: torch.Tensor, deterministic: bool = True) -> torch.Tensor:
+        """A feed-forward policy's actions ``[B]`` or ``[B, A]`` (on the CPU) for a batch ``obs [B, *obs_shape]`` (a
+        tensor or an array) as ``make_env``'s environments give it, normalised where the run normalised observations:
+        the distribution's mode with ``deterministic``, else a sample. A recurrent policy acts with ``act_with``."""
+        if self.recurrent:
+            raise ValueError(f"act takes no recurrent state; this {self.config.algo} policy is recurrent: act with "
+                             "act_with(memory, obs) or predict(obs, state)")
         device = next(self.policy.parameters()).device
         return self.policy.act(torch.as_tensor(obs).to(device), deterministic).cpu()
 
     def act_with(self, memory: Memory, obs: torch.Tensor) -> torch.Tensor:
-        """A recurrent policy's actions, its state kept in ``memory``."""
+        """A recurrent policy's actions ``[B]`` or ``[B, A]`` (on the CPU) for a batch ``obs`` as ``act`` takes it, its
+        state kept in ``memory`` (whose act is ``recurrent_act``'s)."""
         return memory.act(torch.as_tensor(obs).to(next(self.policy.parameters()).device)).cpu()
+
+    def recurrent_act(self, deterministic: bool = True, member: int | None = None) -> Callable[..., tuple[torch.Tensor, Any]]:
+        """A recurrent policy's batched ``act(obs, state, episode_start, previous_reward) -> (actions, state)``, which a
+        ``Memory`` calls: greedy or sampled (an actor-critic), following family member j = ``member`` (NGU, Agent57)."""
+        act = functools.partial(self.policy.act, member=member) if member is not None else self.policy.act
+        return functools.partial(act, deterministic=deterministic) if isinstance(self.policy, ActorCritic) else act
 
     def evaluation_member(self, choice: str | None) -> int | None:
         """The family member j that ``choice`` names: an integer, ``best`` (``best_member``), or None for
@@ -118,7 +207,8 @@ class Agent:
         family has members."""
         algo = ALGORITHMS[self.config.algo]
         if not deterministic and algo.acts_greedily:
-            raise ValueError(f"--sampled applies to policy-gradient agents; {self.config.algo} acts greedily on its Q-values")
+            raise ValueError(f"--sampled applies to policy-gradient agents; {self.config.algo} acts greedily on its Q-values "
+                             "(in Python: deterministic must be True)")
         if member is not None and algo.family_size(self.policy) is None:
             raise ValueError(f"--member applies to ngu and agent57, not to {self.config.algo}")
 
@@ -133,17 +223,11 @@ class Agent:
         if episodes < 1:
             raise ValueError(f"episodes must be a positive integer, got {episodes}")
         self.check_evaluation(deterministic, member)
-        recurrent = hasattr(self.policy, "initial_state")
         num_envs = min(num_envs or self.config.env.num_envs, episodes)
         quota = [episodes // num_envs + (i < episodes % num_envs) for i in range(num_envs)]
         env = self.make_env(num_envs)
         returns: list[float] = []
-        memory = None
-        if recurrent:
-            act = functools.partial(self.policy.act, member=member) if member is not None else self.policy.act
-            if isinstance(self.policy, ActorCritic):  # a recurrent actor-critic: greedy or sampled
-                act = functools.partial(act, deterministic=deterministic)
-            memory = Memory(act, self.policy.initial_state(num_envs), num_envs)
+        memory = Memory(self.recurrent_act(deterministic, member), self.policy.initial_state(num_envs), num_envs) if self.recurrent else None
         try:
             obs = env.reset(seed)
             while len(returns) < episodes:
@@ -168,6 +252,16 @@ def build_policy_for(config: TrainConfig, device: torch.device) -> ActorCritic:
     finally:
         probe.close()
     return ALGORITHMS[config.algo].make_policy(config.algo_config, obs_shape, action_space, device)
+
+
+def per_environment(name: str, value: Any, batch: int, dtype: torch.dtype) -> torch.Tensor:
+    """``value``, a scalar or ``[batch]``, as a ``[batch]`` tensor of ``dtype``; a ValueError naming ``name`` otherwise."""
+    tensor = torch.as_tensor(value, dtype=dtype)
+    if tensor.dim() == 0:
+        return tensor.expand(batch)
+    if tuple(tensor.shape) != (batch,):
+        raise ValueError(f"{name} must be a scalar or one value per observation, shape [{batch}]; got shape {list(tensor.shape)}")
+    return tensor
 
 
 def summarize(returns: list[float]) -> tuple[float, float]:
