@@ -1,5 +1,7 @@
-"""Episode videos: ``voidrl eval --video`` writes each episode as an MP4 of the environment's own screens."""
+"""Episode videos: ``voidrl eval --video`` writes each episode as an MP4 of the environment's own screens, and
+``--eval-video`` shows one episode of each periodic evaluation in TensorBoard."""
 
+import io
 import os
 import subprocess
 import sys
@@ -9,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 
+import voidrl
 from voidrl.cli import main
 from voidrl.config import make_config
 from voidrl.envs import make_env
@@ -137,3 +140,27 @@ def test_a_suite_that_cannot_render_here_is_a_one_line_error(tmp_path):
     err = [line for line in result.stderr.splitlines() if not line.startswith("WARNING")]
     assert len(err) == 1 and "videos: MuJoCo could not render headless with MUJOCO_GL=glfw" in err[0], result.stderr
     assert not (tmp_path / "videos").exists()
+
+
+def test_eval_video_needs_eval_every(capsys):
+    assert main(["train", "ppo", "--eval-video", "--steps", "256"]) == 2
+    assert "eval_video needs eval_every" in capsys.readouterr().err
+
+
+def test_periodic_evaluations_show_an_episode_in_tensorboard(tmp_path):
+    from PIL import Image, ImageSequence
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    voidrl.train("ppo", env="CartPole-v1", steps=512, eval_every=256, eval_episodes=2, eval_video=True, progress=False,
+                 run_dir=str(tmp_path))
+    events = EventAccumulator(str(tmp_path / "tensorboard"), size_guidance={"images": 0, "scalars": 0})
+    events.Reload()
+    images = events.Images("eval/video")
+    returns = [scalar.value for scalar in events.Scalars("eval/video_return")]
+    assert [image.step for image in images] == [256, 512] and len(returns) == 2
+    for image, episode_return in zip(images, returns):
+        gif = Image.open(io.BytesIO(image.encoded_image_string))
+        # CartPole's 400 x 600 screens, every third pixel kept; one frame per step, as many as the return, shown
+        # 20 ms each (50 per second), where the GIF writer merges a run of equal frames into one frame shown longer.
+        assert gif.size == (200, 134) and (image.height, image.width) == (134, 200)
+        assert sum(frame.info["duration"] for frame in ImageSequence.Iterator(gif)) == 20 * episode_return

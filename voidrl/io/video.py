@@ -1,9 +1,11 @@
 """Episode videos from the screens ``Agent.evaluate`` hands a recorder: MP4 files (H.264 through imageio's ffmpeg
-plugin, whose ffmpeg binary comes in the imageio-ffmpeg wheel)."""
+plugin, whose ffmpeg binary comes in the imageio-ffmpeg wheel), or screens kept in memory for TensorBoard, where
+they go as an animated GIF."""
 
 from __future__ import annotations
 
 import importlib.util
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -75,3 +77,38 @@ class EpisodeFiles:
 
     def _incomplete(self) -> Path:
         return self.directory / f"episode-{len(self.paths):03d}.incomplete.mp4"
+
+
+@dataclass
+class Video:
+    """One episode: its screens ``[T, H, W, 3]`` uint8 (one after each of its T steps), their rate, its return."""
+
+    screens: np.ndarray
+    fps: float
+    episode_return: float
+
+
+class EpisodeScreens:
+    """Keeps each episode in memory, as a ``Video`` in ``videos``."""
+
+    def __init__(self):
+        self.videos: list[Video] = []
+        self.fps = 0.0
+        self.screens: list[np.ndarray] = []
+
+    def start(self, fps: float) -> None:
+        self.fps = fps
+
+    def add(self, screen: np.ndarray) -> None:
+        self.screens.append(screen)
+
+    def end(self, episode_return: float) -> None:
+        self.videos.append(Video(np.stack(self.screens), self.fps, episode_return))
+        self.screens = []
+
+
+def gif_bytes(video: Video) -> bytes:
+    """``video`` as an animated GIF that loops (a GIF's delays are whole hundredths of a second)."""
+    import imageio.v3 as iio
+
+    return iio.imwrite("<bytes>", video.screens, extension=".gif", duration=1000 / video.fps, loop=0)
