@@ -213,7 +213,10 @@ class ScreenAfterStep(gym.Wrapper):
     def __init__(self, env: gym.Env, suite: str):
         super().__init__(env)
         self.own_renderer = suite == "mujoco" and not isinstance(env, RenderedFrames)
-        self.renderer = FrameRenderer(env, "videos") if self.own_renderer else env.renderer if suite == "mujoco" else None
+        if self.own_renderer:
+            self.renderer = FrameRenderer(env, "videos")
+        else:
+            self.renderer = env.renderer if isinstance(env, RenderedFrames) else None
         self.cell_pixels = MINATAR_CELL_PIXELS if suite == "minatar" else None
         self.screen: np.ndarray | None = None
 
