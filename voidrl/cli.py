@@ -168,6 +168,10 @@ def build_parser(argv: list[str] | None = None) -> Parser:
                           help="ngu and agent57: the family member j to play, or best (the one whose training episodes in "
                                "the bandits' windows paid most); default: best for agent57, 0 (beta = 0) otherwise")
     evaluate.add_argument("--num-envs", type=int, default=None, help="parallel environments (default: as trained)")
+    evaluate.add_argument("--video", metavar="DIR", default=None,
+                          help="write each episode as DIR/episode-NNN-return-R.mp4 (ngu and agent57: ...-member-J.mp4), one "
+                               "frame per step as the environment's own renderer draws it; the episodes are then played one "
+                               "after another in one environment")
     evaluate.add_argument("--seed", type=int, default=12345, help="environment seed (default: 12345)")
     evaluate.add_argument("--device", default="cpu", help="torch device (default: cpu)")
 
@@ -384,22 +388,35 @@ def _last_returns(path: str, count: int) -> list[float]:
 
 
 def command_eval(args: argparse.Namespace) -> int:
+    from voidrl.io.run_dir import check_writable_dir
+    from voidrl.io.video import EpisodeFiles, check_video_packages
     from voidrl.train.agent import Agent, resolve_device, summarize
 
     if args.episodes < 1:
         raise CliError(f"voidrl eval: --episodes must be a positive integer, got {args.episodes}")
     if args.num_envs is not None and args.num_envs < 1:
         raise CliError(f"voidrl eval: --num-envs must be a positive integer, got {args.num_envs}")
+    if args.video is not None and args.num_envs not in (None, 1):
+        raise CliError(f"voidrl eval: --video plays the episodes in one environment; give --num-envs 1 or leave it out, got {args.num_envs}")
     with usage_errors():
+        if args.video is not None:
+            check_video_packages("--video", mp4=True)
+            check_writable_dir(args.video, "--video")
         agent = Agent.load(args.checkpoint, resolve_device(args.device).type)
         member = agent.evaluation_member(args.member)
         agent.check_evaluation(not args.sampled, member)
-    returns = agent.evaluate(args.episodes, deterministic=not args.sampled, num_envs=args.num_envs, seed=args.seed, member=member)
+        if args.video is not None:
+            agent.make_env(1, screens=True).close()  # an environment that cannot render here says so now
+    recorder = None if args.video is None else EpisodeFiles(args.video, member)
+    returns = agent.evaluate(args.episodes, deterministic=not args.sampled, num_envs=args.num_envs, seed=args.seed, member=member,
+                             recorder=recorder)
     mean, std = summarize(returns)
     mode = "sampled actions" if args.sampled else "greedy actions"
     if member is not None:
         mode += " of " + ALGORITHMS[agent.config.algo].describe_member(agent.policy, member)
     print(f"{agent.config.run.env}: mean return {mean:.2f} +- {std:.2f} over {len(returns)} episodes ({mode})")
+    for path in [] if recorder is None else recorder.paths:
+        print(path)
     return 0
 
 

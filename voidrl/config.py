@@ -71,6 +71,11 @@ class RunConfig:
     steps, not training episodes: the unit of --steps, the same for every algorithm."""
     eval_episodes: int = 10
     """Whole episodes per evaluation, split evenly over the parallel environments."""
+    eval_video: bool = False
+    """With eval_every: each evaluation also plays one greedy episode in one environment and shows it in
+    TensorBoard's Images tab (eval/video: an animated GIF of the environment's own rendering, one frame per
+    step, at most 256 pixels a side; its return is eval/video_return). The episode's frames are held in memory
+    until it ends (an Atari game: 100 kB a step)."""
     actors: int = 0
     """Ray actors that act, each with num_envs environments, and feed the learner in this process: r2d2's
     write sequences into its replay, a3c's send gradients of their own rollouts; 0 acts in this
@@ -131,6 +136,12 @@ class TrainConfig:
         if self.run.intrinsic is not None and self.algo_config.own_intrinsic_reward:
             raise ValueError(f"intrinsic: {self.algo} computes its own novelty reward; a reward plug-in ({self.run.intrinsic}) "
                              "would add a second one on top of it; leave --intrinsic out")
+        if self.run.eval_video:
+            from voidrl.io.video import check_video_packages
+
+            if self.run.eval_every is None:
+                raise ValueError("eval_video needs eval_every (it records one episode at each evaluation)")
+            check_video_packages("eval_video", mp4=False)
         if self.run.collapse_restore and self.run.collapse_entropy is None:
             raise ValueError("collapse_restore needs collapse_entropy (the entropy below which the guard acts)")
         if self.run.ray_address is not None and not self.run.actors:

@@ -22,6 +22,10 @@ import torch
 from voidrl.envs.base import EpisodeTracker, Step, VecEnv, actions_to_numpy
 
 ATARI_FRAME_SKIP = 4
+ATARI_SCREEN = (210, 160)
+"""Height and width of the emulator's screen."""
+ATARI_FRAME_RATE = 60
+"""Frames per second of the Atari 2600 (NTSC)."""
 
 
 def rom_name(env_id: str) -> str | None:
@@ -47,20 +51,22 @@ def all_rom_names() -> list[str]:
 
 
 class AtariVecEnv(VecEnv):
-    """``num_envs`` ALE games; ``episodic_life`` ends training episodes at each life loss."""
+    """``num_envs`` ALE games; ``episodic_life`` ends training episodes at each life loss.
 
-    def __init__(self, game: str, num_envs: int, episodic_life: bool = True, max_episode_steps: int = 27_000):
+    With ``screens``, ``Step.screens`` holds the emulator's RGB screen ``[N, 210, 160, 3]`` (the last frame of
+    each frame skip, as the game shows it). ALE's vector env returns only its processed observations, so a
+    twin of it, made with the same settings and seeds and given the same actions, is kept in lockstep and
+    asked for full-size colour frames (neither max-pooled nor stacked); every step checks that both are at
+    the same frame of the same game.
+    """
+
+    def __init__(self, game: str, num_envs: int, episodic_life: bool = True, max_episode_steps: int = 27_000,
+                 screens: bool = False):
         from ale_py.vector_env import AtariVectorEnv
 
-        self.env = AtariVectorEnv(
-            game,
-            num_envs,
+        settings = dict(
             autoreset_mode="SameStep",
             frameskip=ATARI_FRAME_SKIP,
-            stack_num=4,
-            img_height=84,
-            img_width=84,
-            grayscale=True,
             repeat_action_probability=0.0,
             full_action_space=True,
             noop_max=30,
@@ -69,6 +75,12 @@ class AtariVecEnv(VecEnv):
             reward_clipping=False,
             max_num_frames_per_episode=max_episode_steps * ATARI_FRAME_SKIP,
         )
+        self.env = AtariVectorEnv(game, num_envs, stack_num=4, img_height=84, img_width=84, grayscale=True, **settings)
+        self.screen_env = None
+        if screens:
+            self.screen_env = AtariVectorEnv(game, num_envs, stack_num=1, img_height=ATARI_SCREEN[0], img_width=ATARI_SCREEN[1],
+                                             grayscale=False, maxpool=False, **settings)
+            self.screen_fps = ATARI_FRAME_RATE / ATARI_FRAME_SKIP
         self.num_envs = num_envs
         self.single_observation_space = self.env.single_observation_space
         self.single_action_space = self.env.single_action_space
@@ -77,14 +89,15 @@ class AtariVecEnv(VecEnv):
 
     def reset(self, seed: int) -> torch.Tensor:
         obs, info = self.env.reset(seed=seed)
+        if self.screen_env is not None:
+            self.screen_env.reset(seed=seed)
         self.frame_numbers = np.asarray(info["episode_frame_number"], dtype=np.int64)
         self.tracker.reset()
         return torch.from_numpy(obs)
 
     def step(self, actions: torch.Tensor) -> Step:
-        obs, reward, terminated, truncated, info = self.env.step(
-            actions_to_numpy(actions, self.single_action_space)
-        )
+        actions = actions_to_numpy(actions, self.single_action_space)
+        obs, reward, terminated, truncated, info = self.env.step(actions)
         frame_numbers = np.asarray(info["episode_frame_number"], dtype=np.int64)
         # A life loss keeps the game's frame counter running; a new game restarts it.
         game_over = truncated | (terminated & (frame_numbers <= self.frame_numbers))
@@ -93,7 +106,7 @@ class AtariVecEnv(VecEnv):
         obs = torch.from_numpy(obs)
         # Only a new game resets an env; after a life loss the game goes on and ``obs`` is the true
         # successor (ALE's ``final_obs`` holds a stale frame there).
-        final_obs = torch.from_numpy(np.where(game_over[:, None, None, None], info["final_obs"], obs.numpy())) if game_over.any() else obs
+        final_obs = torch.from_numpy(_successors(obs.numpy(), info, game_over)) if game_over.any() else obs
         return Step(
             obs=obs,
             reward=torch.from_numpy(np.asarray(reward, dtype=np.float32)),
@@ -101,7 +114,23 @@ class AtariVecEnv(VecEnv):
             truncated=torch.from_numpy(np.asarray(truncated, dtype=bool)),
             final_obs=final_obs,
             **episodes,
+            screens=None if self.screen_env is None else self._screens(actions, frame_numbers, game_over),
         )
+
+    def _screens(self, actions: np.ndarray, frame_numbers: np.ndarray, game_over: np.ndarray) -> np.ndarray:
+        """The twin's ``[N, 210, 160, 3]`` screens after the same ``actions``."""
+        screens, _, _, _, info = self.screen_env.step(actions)
+        if not np.array_equal(info["episode_frame_number"], frame_numbers):
+            raise RuntimeError(f"the Atari screen twin left lockstep: at frames {info['episode_frame_number'].tolist()} "
+                               f"of its games, the agent's at {frame_numbers.tolist()}")
+        return (_successors(screens, info, game_over) if game_over.any() else screens)[:, 0]
 
     def close(self) -> None:
         self.env.close()
+        if self.screen_env is not None:
+            self.screen_env.close()
+
+
+def _successors(obs: np.ndarray, info: dict, game_over: np.ndarray) -> np.ndarray:
+    """``obs`` ``[N, ...]`` with the finished game's last observation (ALE's ``final_obs``) where ``game_over``."""
+    return np.where(game_over.reshape(-1, *[1] * (obs.ndim - 1)), info["final_obs"], obs)

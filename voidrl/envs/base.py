@@ -31,6 +31,9 @@ class Step:
     """``[K]`` their lengths in agent steps."""
     episode_envs: torch.Tensor
     """``[K]`` the sub-environments they ran in."""
+    screens: np.ndarray | None = None
+    """``[N, H, W, 3]`` uint8: each sub-environment's own rendering of the state ``final_obs`` observes (where
+    an episode ended, the screen it ended on); None unless the env was made with ``screens``."""
 
 
 class VecEnv:
@@ -39,6 +42,8 @@ class VecEnv:
     num_envs: int
     single_observation_space: gym.Space
     single_action_space: gym.Space
+    screen_fps: float | None = None
+    """Real-time frames per second of ``Step.screens`` (one per agent step); None without screens."""
 
     def reset(self, seed: int) -> torch.Tensor:
         """Reset every sub-environment; sub-environment i is seeded with ``seed + i``."""

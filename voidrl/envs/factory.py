@@ -27,11 +27,12 @@ def route_mujoco_warnings() -> None:
 
 
 def make_env(env_id: str, config: EnvConfig | None = None, gamma: float = 0.99, seed: int = 0,
-             device: torch.device | str = "cpu") -> VecEnv:
+             device: torch.device | str = "cpu", screens: bool = False) -> VecEnv:
     """Build ``config.num_envs`` copies of ``env_id`` as one torch ``VecEnv``.
 
     ``gamma`` is the discount used by reward normalisation; ``seed`` seeds the vision module's own noise;
-    ``device`` is where the vision module's VAE runs (observations stay on the CPU).
+    ``device`` is where the vision module's VAE runs (observations stay on the CPU); with ``screens`` each
+    step also returns what every environment's own renderer shows (``Step.screens``).
     """
     config = config or EnvConfig()
     variant = VARIANTS.get(env_id, Variant(env_id))
@@ -50,6 +51,7 @@ def make_env(env_id: str, config: EnvConfig | None = None, gamma: float = 0.99, 
             config.num_envs,
             episodic_life=config.episodic_life,
             max_episode_steps=config.max_episode_steps or 27_000,
+            screens=screens,
         )
     else:
         max_steps = config.max_episode_steps
@@ -60,7 +62,7 @@ def make_env(env_id: str, config: EnvConfig | None = None, gamma: float = 0.99, 
         pixels = config.pixels
         if vision is not None and pixels is None:
             pixels = vision[0].shape.image_size
-        env = make_gym_vec_env(env_id, config.num_envs, suite, max_steps, pixels)
+        env = make_gym_vec_env(env_id, config.num_envs, suite, max_steps, pixels, screens)
     if vision is not None:
         env = VAEVision(env, *vision, config.vision_latent, config.vision_finetune_every, seed, device)
     if config.frame_stack > 1:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import warnings
 
@@ -12,6 +13,12 @@ from gymnasium.envs.classic_control.cartpole import CartPoleVectorEnv
 from gymnasium.vector import AutoresetMode
 
 from voidrl.envs.base import EpisodeTracker, Step, VecEnv, actions_to_numpy
+
+DEFAULT_SCREEN_FPS = 20
+"""Screens per second of an env whose metadata has no ``render_fps`` (MinAtar's: its own display shows each
+state for 50 ms)."""
+MINATAR_CELL_PIXELS = 16
+"""Pixels a side of each MinAtar cell in its screens: 160 x 160 pictures."""
 
 
 class SameStepCartPole(CartPoleVectorEnv):
@@ -46,9 +53,10 @@ def _as_tensor(array) -> torch.Tensor:
 
 
 class GymVecEnv(VecEnv):
-    """Wraps a gymnasium ``VectorEnv`` running in same-step autoreset mode."""
+    """Wraps a gymnasium ``VectorEnv`` running in same-step autoreset mode; with ``screens``, its sub-environments
+    are wrapped in ``ScreenAfterStep``, whose screens become ``Step.screens``."""
 
-    def __init__(self, env: gym.vector.VectorEnv):
+    def __init__(self, env: gym.vector.VectorEnv, screens: bool = False):
         if env.metadata.get("autoreset_mode") != AutoresetMode.SAME_STEP:
             raise ValueError("GymVecEnv needs a vector env in same-step autoreset mode")
         self.env = env
@@ -56,6 +64,9 @@ class GymVecEnv(VecEnv):
         self.single_observation_space = env.single_observation_space
         self.single_action_space = env.single_action_space
         self.tracker = EpisodeTracker(self.num_envs)
+        self.draws_screens = screens
+        if screens:
+            self.screen_fps = env.metadata.get("render_fps") or DEFAULT_SCREEN_FPS
 
     def reset(self, seed: int) -> torch.Tensor:
         obs, _ = self.env.reset(seed=seed)
@@ -82,6 +93,7 @@ class GymVecEnv(VecEnv):
             truncated=torch.from_numpy(np.asarray(truncated, dtype=bool)),
             final_obs=final_obs,
             **episodes,
+            screens=np.stack(self.env.get_attr("screen")) if self.draws_screens else None,
         )
 
     def close(self) -> None:
@@ -133,7 +145,7 @@ class FrameRenderer:
     whose objects have the same ids (another env's frames would come out stale).
     """
 
-    def __init__(self, env: gym.Env):
+    def __init__(self, env: gym.Env, purpose: str = "pixels"):
         import mujoco
 
         self.env = env
@@ -150,15 +162,20 @@ class FrameRenderer:
         except Exception as error:  # EGL and OSMesa fail with import, attribute and runtime errors alike
             backend = os.environ.get("MUJOCO_GL")
             raise ValueError(
-                f"pixels: MuJoCo could not render headless with MUJOCO_GL={backend} ({type(error).__name__}: "
+                f"{purpose}: MuJoCo could not render headless with MUJOCO_GL={backend} ({type(error).__name__}: "
                 f"{str(error).splitlines()[0] if str(error) else 'no message'}); install EGL (Debian: libegl1 "
                 "libgl1-mesa-dri) or set MUJOCO_GL=osmesa with libosmesa6") from None
         self.viewer = unwrapped.mujoco_renderer.viewer
         self.shape = (3, *first.shape[:2])
 
     def frame(self) -> np.ndarray:
+        """``[3, S, S]`` uint8."""
+        return np.ascontiguousarray(np.moveaxis(self.screen(), -1, 0))
+
+    def screen(self) -> np.ndarray:
+        """``[S, S, 3]`` uint8, as gymnasium renders it."""
         self.viewer.make_context_current()
-        return np.ascontiguousarray(np.moveaxis(self.env.unwrapped.render(), -1, 0))
+        return self.env.unwrapped.render()
 
     def close(self) -> None:
         if self.viewer is not None:
@@ -184,6 +201,44 @@ class RenderedFrames(gym.ObservationWrapper):
         super().close()
 
 
+class ScreenAfterStep(gym.Wrapper):
+    """Keeps ``screen``: the env's own ``rgb_array`` rendering ``[H, W, 3]`` uint8 of the state its last step led
+    to, drawn inside ``step``, so that a same-step autoreset does not replace the screen an episode ended on.
+
+    MuJoCo draws through a ``FrameRenderer`` (the tracking camera; the one of ``RenderedFrames`` where the
+    agent observes frames too). MinAtar draws its 10 x 10 grid as 10 x 10 colours in [0, 1]; each becomes a
+    block of ``MINATAR_CELL_PIXELS`` squared uint8 pixels.
+    """
+
+    def __init__(self, env: gym.Env, suite: str):
+        super().__init__(env)
+        self.own_renderer = suite == "mujoco" and not isinstance(env, RenderedFrames)
+        if self.own_renderer:
+            self.renderer = FrameRenderer(env, "videos")
+        else:
+            self.renderer = env.renderer if isinstance(env, RenderedFrames) else None
+        self.cell_pixels = MINATAR_CELL_PIXELS if suite == "minatar" else None
+        self.screen: np.ndarray | None = None
+
+    def draw(self) -> np.ndarray:
+        if self.renderer is not None:
+            return self.renderer.screen()
+        screen = self.env.unwrapped.render()  # past gymnasium's checker, which would warn of MinAtar's float colours
+        if self.cell_pixels is not None:
+            screen = (screen * 255).round().astype(np.uint8).repeat(self.cell_pixels, 0).repeat(self.cell_pixels, 1)
+        return screen
+
+    def step(self, action):
+        result = self.env.step(action)
+        self.screen = self.draw()
+        return result
+
+    def close(self):
+        if self.own_renderer:
+            self.renderer.close()
+        super().close()
+
+
 def make_rendering_env(env_id: str, size: int, max_episode_steps: int | None = None) -> tuple[gym.Env, FrameRenderer]:
     """One gymnasium MuJoCo env (not yet reset) and its renderer of ``size`` x ``size`` frames; close the
     renderer before the env."""
@@ -194,17 +249,24 @@ def make_rendering_env(env_id: str, size: int, max_episode_steps: int | None = N
 
 
 def make_gym_vec_env(env_id: str, num_envs: int, suite: str, max_episode_steps: int | None = None,
-                     pixels: int | None = None) -> GymVecEnv:
+                     pixels: int | None = None, screens: bool = False) -> GymVecEnv:
     """Build a same-step vector env for a registered gymnasium id of ``suite``; MuJoCo tasks observed as
-    ``pixels`` x ``pixels`` frames when given (rendered headless, through EGL unless MUJOCO_GL says otherwise)."""
-    if env_id == "CartPole-v1" and max_episode_steps is None:
+    ``pixels`` x ``pixels`` frames when given (rendered headless, through EGL unless MUJOCO_GL says otherwise).
+    With ``screens`` each step also returns every sub-environment's own rendering (``ScreenAfterStep``; MuJoCo's
+    at ``pixels`` where given, else at gymnasium's default size)."""
+    if env_id == "CartPole-v1" and max_episode_steps is None and not screens:
         return GymVecEnv(SameStepCartPole(num_envs=num_envs, max_episode_steps=500))
     wrappers = {"minatar": [MinAtarPixels], "minigrid": [MiniGridPlanes]}.get(suite, [])
     rendering = {}
     if pixels is not None:
-        os.environ.setdefault("MUJOCO_GL", "egl")
         wrappers = [RenderedFrames]
-        rendering = {"render_mode": "rgb_array", "width": pixels, "height": pixels}
+        rendering = {"width": pixels, "height": pixels}
+    if pixels is not None or screens:
+        os.environ.setdefault("MUJOCO_GL", "egl")
+        os.environ.setdefault("SDL_VIDEODRIVER", "dummy")  # pygame draws classic control's pictures without a display
+        rendering["render_mode"] = "rgb_array"
+    if screens:
+        wrappers = [*wrappers, functools.partial(ScreenAfterStep, suite=suite)]
     env = gym.make_vec(
         env_id,
         num_envs=num_envs,
@@ -214,4 +276,4 @@ def make_gym_vec_env(env_id: str, num_envs: int, suite: str, max_episode_steps: 
         **({"max_episode_steps": max_episode_steps} if max_episode_steps else {}),
         **rendering,
     )
-    return GymVecEnv(env)
+    return GymVecEnv(env, screens)

@@ -22,6 +22,7 @@ class VecEnvWrapper(VecEnv):
         self.num_envs = env.num_envs
         self.single_observation_space = env.single_observation_space
         self.single_action_space = env.single_action_space
+        self.screen_fps = env.screen_fps
 
     def reset(self, seed: int) -> torch.Tensor:
         return self.env.reset(seed)

@@ -10,10 +10,16 @@ from __future__ import annotations
 import csv
 import math
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from voidrl.io.video import Video, gif_bytes
+
 EPISODE_COLUMNS = ["step", "return", "length"]
+TENSORBOARD_VIDEO_SIDE = 256
+"""Pixels a side, at most, of a video in TensorBoard: MuJoCo's 480 x 480 screens go as 240 x 240 (a 1,000-step
+HalfCheetah episode is a GIF of about 10 MB even so), Atari's 210 x 160 as they are."""
 
 
 def truncate_csv(path: Path, max_step: int, columns: list[str] | None = None) -> int:
@@ -112,6 +118,18 @@ class RunLogger:
             self.tensorboard.add_scalar(name, value, step)
         if self.wandb is not None:
             self.wandb.log(metrics, step=step)
+
+    def log_video(self, tag: str, video: Video, step: int) -> None:
+        """``video`` as an animated GIF in TensorBoard's Images tab, as ``SummaryWriter.add_video`` would write it
+        (which needs moviepy.editor, gone from moviepy 2), every k-th pixel of its screens kept for the least k
+        that brings their sides to ``TENSORBOARD_VIDEO_SIDE`` at most."""
+        from tensorboard.compat.proto.summary_pb2 import Summary
+
+        stride = -(-max(video.screens.shape[1:3]) // TENSORBOARD_VIDEO_SIDE)
+        video = replace(video, screens=video.screens[:, ::stride, ::stride])
+        _, height, width, channels = video.screens.shape
+        image = Summary.Image(height=height, width=width, colorspace=channels, encoded_image_string=gif_bytes(video))
+        self.tensorboard._get_file_writer().add_summary(Summary(value=[Summary.Value(tag=tag, image=image)]), step)
 
     def _add_metric_columns(self, names: list[str]) -> None:
         """A metric seen for the first time (e.g. the first finished episode): widen the file, old rows blank."""

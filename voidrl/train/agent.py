@@ -19,6 +19,7 @@ from voidrl.envs import VecEnv, make_env, observation_normalizer, set_training
 from voidrl.envs.base import actions_to_numpy
 from voidrl.envs.wrappers import NormalizeObservation
 from voidrl.io.checkpoint import CheckpointError, load_run_checkpoint, save_checkpoint
+from voidrl.io.video import EpisodeRecorder
 from voidrl.nets.actor_critic import ActorCritic
 
 
@@ -87,16 +88,17 @@ class Agent:
             "step": self.step,
         })
 
-    def make_env(self, num_envs: int | None = None, evaluation: bool = True) -> VecEnv:
+    def make_env(self, num_envs: int | None = None, evaluation: bool = True, screens: bool = False) -> VecEnv:
         """The training environment's twin, normalisers loaded and frozen.
 
-        With ``evaluation`` an Atari episode is a whole game (no life-loss episodes).
+        With ``evaluation`` an Atari episode is a whole game (no life-loss episodes); with ``screens`` its steps
+        carry what the environments' own renderers show (``Step.screens``).
         """
         env_config = dataclasses.replace(self.config.env, num_envs=num_envs or self.config.env.num_envs)
         if evaluation:
             env_config.episodic_life = False
         env = make_env(self.config.run.env, env_config, gamma=self.config.algo_config.gamma,
-                       device=next(self.policy.parameters()).device)
+                       device=next(self.policy.parameters()).device, screens=screens)
         env.load_state_dict(self.env_state)
         set_training(env, False)
         return env
@@ -213,19 +215,25 @@ class Agent:
             raise ValueError(f"--member applies to ngu and agent57, not to {self.config.algo}")
 
     def evaluate(self, episodes: int = 10, deterministic: bool = True, num_envs: int | None = None, seed: int = 12345,
-                 member: int | None = None) -> list[float]:
+                 member: int | None = None, recorder: EpisodeRecorder | None = None) -> list[float]:
         """Returns of ``episodes`` whole episodes, split evenly over the environments.
 
         Each environment contributes a fixed quota, so short episodes are not over-represented.
         A Q-network agent acts greedily (``deterministic`` must be True); a policy family (NGU, Agent57)
-        follows member j = ``member`` (default 0, beta = 0).
+        follows member j = ``member`` (default 0, beta = 0). With a ``recorder`` the episodes are played one
+        after another in one environment (``num_envs`` None or 1), whose screen after each step goes to it: an
+        episode of T steps is T screens.
         """
         if episodes < 1:
             raise ValueError(f"episodes must be a positive integer, got {episodes}")
+        if recorder is not None and num_envs not in (None, 1):
+            raise ValueError(f"a recorded evaluation plays one environment; num_envs must be 1 or None, got {num_envs}")
         self.check_evaluation(deterministic, member)
-        num_envs = min(num_envs or self.config.env.num_envs, episodes)
+        num_envs = 1 if recorder is not None else min(num_envs or self.config.env.num_envs, episodes)
         quota = [episodes // num_envs + (i < episodes % num_envs) for i in range(num_envs)]
-        env = self.make_env(num_envs)
+        env = self.make_env(num_envs, screens=recorder is not None)
+        if recorder is not None:
+            recorder.start(env.screen_fps)
         returns: list[float] = []
         memory = Memory(self.recurrent_act(deterministic, member), self.policy.initial_state(num_envs), num_envs) if self.recurrent else None
         try:
@@ -234,10 +242,14 @@ class Agent:
                 step = env.step(self.act(obs, deterministic) if memory is None else self.act_with(memory, obs))
                 if memory is not None:
                     memory.after_step(step)
+                if recorder is not None:
+                    recorder.add(step.screens[0])
                 for env_index, episode_return in zip(step.episode_envs.tolist(), step.episode_returns.tolist()):
                     if quota[env_index] > 0:
                         quota[env_index] -= 1
                         returns.append(episode_return)
+                        if recorder is not None:
+                            recorder.end(episode_return)
                 obs = step.obs
         finally:
             env.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import math
 from pathlib import Path
@@ -12,6 +13,7 @@ import torch
 
 from voidrl.config import TrainConfig
 from voidrl.io.logger import truncate_csv
+from voidrl.io.video import EpisodeScreens, Video
 from voidrl.train.agent import Agent, build_policy_for, summarize
 from voidrl.seeding import rng_state, set_rng_state
 
@@ -29,12 +31,23 @@ def evaluation_seed(seed: int, step: int) -> int:
     return int(np.random.SeedSequence([seed, step, EVALUATION_STREAM]).generate_state(1)[0]) % 2**31
 
 
+@contextlib.contextmanager
+def training_rng_kept():
+    """Leaves the python, numpy and torch generators as they were before the block."""
+    state = rng_state()
+    try:
+        yield
+    finally:
+        set_rng_state(state)
+
+
 class PeriodicEvaluator:
     """Greedy whole-episode evaluation every ``config.run.eval_every`` environment steps, and at the end.
 
     Each evaluation runs ``config.run.eval_episodes`` episodes on a fresh environment with the training
     normalisers frozen (``Agent.evaluate``), appends ``step,return_mean,return_std,episodes`` to
-    ``evaluations.csv``, and when its mean beats every earlier one writes the agent to ``best.pt``.
+    ``evaluations.csv``, and when its mean beats every earlier one writes the agent to ``best.pt``; with
+    ``config.run.eval_video`` one more episode is recorded (``record``).
     The random generators of training are left as they were, so evaluating does not change training.
     """
 
@@ -42,6 +55,7 @@ class PeriodicEvaluator:
         self.config = config
         self.every = config.run.eval_every
         self.episodes = config.run.eval_episodes
+        self.records_video = config.run.eval_video
         self.path = run_dir / EVALUATIONS_NAME
         self.best_path = run_dir / BEST_NAME
         self.last_step = 0
@@ -67,11 +81,8 @@ class PeriodicEvaluator:
 
     def evaluate(self, agent: Agent) -> dict[str, float]:
         """Evaluate ``agent`` (at step ``agent.step``); returns the ``eval/...`` metrics to log at that step."""
-        training_rng = rng_state()
-        try:
+        with training_rng_kept():
             returns = agent.evaluate(self.episodes, deterministic=True, seed=evaluation_seed(self.config.run.seed, agent.step))
-        finally:
-            set_rng_state(training_rng)
         mean, std = summarize(returns)
         new_file = not self.path.exists() or self.path.stat().st_size == 0
         with self.path.open("a", newline="") as handle:
@@ -89,6 +100,14 @@ class PeriodicEvaluator:
             }
             agent.save(self.best_path)
         return {"eval/return_mean": mean, "eval/return_std": std}
+
+    def record(self, agent: Agent) -> Video:
+        """One more greedy episode of ``agent``, in one environment seeded as the evaluation's first, with the
+        screens its renderer drew."""
+        recorder = EpisodeScreens()
+        with training_rng_kept():
+            agent.evaluate(1, deterministic=True, seed=evaluation_seed(self.config.run.seed, agent.step), recorder=recorder)
+        return recorder.videos[0]
 
     def state_dict(self) -> dict[str, Any]:
         return {"best_return": self.best_return, **({} if self.best is None else {"best": self.best})}

@@ -8,13 +8,14 @@ progress bar shows the step.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from tqdm import tqdm
 
 from voidrl.config import RunConfig
 from voidrl.io.logger import RunLogger
+from voidrl.io.video import Video
 from voidrl.rollout.collector import RolloutStats
 from voidrl.train.agent import Agent
 from voidrl.train.evaluation import PeriodicEvaluator
@@ -39,6 +40,8 @@ class UpdateReport:
     """Episodes in ``rollout/recent_return_mean`` (the last 20 at most)."""
     healthy: bool = True
     """False while the collapse guard finds the policy entropy below its threshold."""
+    videos: dict[str, Video] = field(default_factory=dict)
+    """Episodes to show in TensorBoard, by tag."""
 
 
 class Hook(Protocol):
@@ -75,18 +78,24 @@ class CollapseGuard:
 
 
 class EvaluationHook:
-    """Greedy evaluation when due (``PeriodicEvaluator``); its scores join the update's metrics."""
+    """Greedy evaluation when due (``PeriodicEvaluator``); its scores join the update's metrics, and its
+    recorded episode, where it records one, the update's videos."""
 
     def __init__(self, evaluator: PeriodicEvaluator, agent: Callable[[int], Agent]):
         self.evaluator, self.agent = evaluator, agent
 
     def after_update(self, report: UpdateReport) -> None:
         if self.evaluator.due(report.step, final=report.final):
-            report.metrics |= self.evaluator.evaluate(self.agent(report.step))
+            agent = self.agent(report.step)
+            report.metrics |= self.evaluator.evaluate(agent)
+            if self.evaluator.records_video:
+                video = report.videos["eval/video"] = self.evaluator.record(agent)
+                report.metrics["eval/video_return"] = video.episode_return
 
 
 class LogHook:
-    """Finished episodes to ``episodes.csv``, metrics to ``metrics.csv`` and TensorBoard, every update."""
+    """Finished episodes to ``episodes.csv``, metrics to ``metrics.csv`` and TensorBoard, every update; videos to
+    TensorBoard."""
 
     def __init__(self, logger: RunLogger):
         self.logger = logger
@@ -95,6 +104,8 @@ class LogHook:
         stats = report.stats
         self.logger.log_episodes(stats.episode_steps, stats.episode_returns, stats.episode_lengths)
         self.logger.log_metrics(report.step, report.metrics)
+        for tag, video in report.videos.items():
+            self.logger.log_video(tag, video, report.step)
         self.logger.flush()
 
 
