@@ -14,7 +14,6 @@ from voidrl.algos.ppg import PPG
 from voidrl.cli import main
 from voidrl.configs.ppg import PPGConfig
 from voidrl.io.checkpoint import load_checkpoint, save_checkpoint
-from voidrl.nets.actor_critic import LSTMState
 
 LENGTH = 8
 
@@ -148,21 +147,3 @@ def test_recurrent_ppg_trains_resumes_evaluates_and_fine_tunes(tmp_path, capsys)
     assert main(["eval", "--checkpoint", str(tmp_path / "run" / "checkpoint.pt"), "--episodes", "2"]) == 0
     assert "over 2 episodes (greedy actions)" in capsys.readouterr().out
     assert train(tmp_path / "tuned", "--from", str(tmp_path / "run" / "checkpoint.pt"), command="finetune") == 0
-
-
-def test_refreshed_states_are_the_current_policys_unroll_of_each_whole_rollout():
-    algo = recurrent_ppg()
-    storage = rollout_of(algo)
-    algo.aux_buffer.add(storage.obs, torch.randn(24, 3, 1), algo.sequence_fields(storage))
-    with torch.no_grad():
-        for parameter in algo.policy.parameters():
-            parameter.add_(0.1 * torch.randn_like(parameter))
-        algo.aux_buffer.refresh_states(algo.policy)
-        first = LSTMState(storage.lstm_hidden[0], storage.lstm_cell[0])
-        for i in range(24 // LENGTH):  # slow reference: steps 0 .. i L - 1 unrolled from the rollout's first state
-            state = first if i == 0 else algo.policy(storage.obs[: i * LENGTH], first, storage.episode_starts[: i * LENGTH])[2]
-            sequences = algo.aux_buffer.sequences(torch.arange(i * 3, (i + 1) * 3))
-            assert torch.allclose(sequences["lstm_hidden"][0], state.hidden, atol=1e-6)
-            assert torch.allclose(sequences["lstm_cell"][0], state.cell, atol=1e-6)
-            if i > 0:
-                assert not torch.allclose(sequences["lstm_hidden"][0], storage.lstm_hidden[i * LENGTH], atol=1e-3)

@@ -21,7 +21,7 @@ from voidrl.algos.base import OnPolicyAlgorithm, rollout_gae, standardize_advant
 from voidrl.configs.ppg import PPGConfig
 from voidrl.distributed.collective import global_mean
 from voidrl.math import clipped_surrogate_loss, entropy_loss, explained_variance, value_loss
-from voidrl.nets.actor_critic import ActorCritic, LSTMState, RecurrentActorCritic
+from voidrl.nets.actor_critic import ActorCritic, RecurrentActorCritic
 from voidrl.nets.flat import adam
 from voidrl.rollout.frames import Store, compact_copy, gather_across, load_store, store_state
 from voidrl.rollout.minibatches import accumulation_chunks, sequence_steps
@@ -81,27 +81,6 @@ class AuxiliaryBuffer:
             "lstm_hidden": torch.cat(self.lstm_hidden)[ids].unsqueeze(0),
             "lstm_cell": torch.cat(self.lstm_cell)[ids].unsqueeze(0),
         }
-
-    @torch.no_grad()
-    def refresh_states(self, policy: RecurrentActorCritic) -> torch.Tensor:
-        """Re-compute the state before every stored sequence with ``policy``, unrolling each rollout whole from its
-        stored first state (so that states and parameters agree again); returns the policy's log-probabilities
-        along the way, ``[L, sequences, A]`` in sequence order (as ``sequences`` cuts them)."""
-        length = self.sequence_length
-        steps, envs = self.rollout_shape
-        log_probs = []
-        for r, store in enumerate(self.stores):
-            obs = store.gather(torch.arange(steps * envs, device=self.returns[r].device)).unflatten(0, (steps, envs))
-            starts = self.episode_starts[r].view(steps, envs)
-            hidden, cell = self.lstm_hidden[r].unflatten(0, (-1, envs)), self.lstm_cell[r].unflatten(0, (-1, envs))
-            state, rollout_log_probs = LSTMState(hidden[0], cell[0]), []
-            for i in range(steps // length):
-                hidden[i], cell[i] = state
-                window = slice(i * length, (i + 1) * length)
-                dist, _, state = policy(obs[window], state, starts[window])
-                rollout_log_probs.append(dist.log_probs)
-            log_probs.append(torch.stack(rollout_log_probs, 1).flatten(1, 2))  # [L, T / L, N, A] -> sequence i N + n
-        return torch.cat(log_probs, 1)
 
     def clear(self) -> None:
         self.stores: list[Store] = []
@@ -223,15 +202,10 @@ class PPG(OnPolicyAlgorithm):
 
     def auxiliary_phase(self) -> dict[str, float]:
         """L_aux = 0.5 MSE(pi_aux(s), G) + beta_clone KL(pi_old || pi) over every stored state; critic on the same
-        data.
-
-        A recurrent policy trains on the stored rollouts' sequences, each unrolled from the state before it. Before
-        each epoch those states are re-computed by unrolling every rollout whole with the current parameters, and
-        pi_old is that unroll at the phase's start. Otherwise (states kept from collection, as in the policy phase)
-        the distillation is free to change what the LSTM's state means as long as the policy holds on sequences
-        that start from the old states; acting from an episode's start, the policy then drifts (on CartPole
-        without velocities it stopped learning: 29 after 200k steps, against 344 after 100k with no auxiliary
-        phase)."""
+        data. A recurrent policy trains on the stored rollouts' sequences, each unrolled from its stored starting
+        state, and pi_old is that same unroll at the start of the phase (so the phase starts at KL 0). The stored
+        states are those of collection, stale from the first gradient step on, as in the policy phase; re-computing
+        them before every epoch (each rollout unrolled whole) learned no better on CartPole without velocities."""
         cfg = self.config
         buffer = self.aux_buffer
         unit = cfg.sequence_length if self.recurrent else 1  # steps per sample: a state, or a whole sequence
@@ -244,16 +218,11 @@ class PPG(OnPolicyAlgorithm):
             return buffer.sequences(index) if self.recurrent else {"obs": buffer.gather(index), "returns": returns[index]}
 
         every_unit = torch.arange(buffer.num_states // unit, device=returns.device)
-        if self.recurrent:
-            old_log_probs = buffer.refresh_states(self.policy)
-        else:
-            with torch.no_grad():
-                old_log_probs = torch.cat([self.policy.distribution(batch_of(chunk)["obs"]).log_probs
-                                           for chunk in every_unit.split(chunk_units)])
+        with torch.no_grad():
+            old_log_probs = torch.cat([self.policy.distribution(*self.network_inputs(batch_of(chunk))).log_probs
+                                       for chunk in every_unit.split(chunk_units)], dim=across)
         history, policy_steps, stopped = [], 0, False
-        for epoch in range(cfg.aux_epochs):
-            if self.recurrent and epoch > 0:
-                buffer.refresh_states(self.policy)
+        for _ in range(cfg.aux_epochs):
             for index in torch.randperm(every_unit.numel(), device=returns.device).split(minibatch_units):
                 self.actor.zero_grad()
                 self.critic.zero_grad()

@@ -32,6 +32,16 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
                         "learning_rate": 1e-3, "clip": 0.2, "entropy_coef": 0.0, "policy_iterations": 4,
                         "aux_epochs": 2},
     },
+    "cartpole-memory": {
+        # CartPole without velocities (voidrl/CartPoleNoVelocity-v1) with --memory lstm: PPO's cartpole-memory schedule
+        # (8 envs x 128 steps, 4 epochs of 256-step minibatches of sequences of 32, lr 3e-4) with an auxiliary phase
+        # every 8 rollouts, and rewards normalised: unnormalised returns (up to ~100) made the auxiliary value
+        # regression through the actor's LSTM stall the policy (entropy stuck at ln 2; benchmarks/RESULTS.md).
+        "env": {"num_envs": 8, "normalize_reward": True},
+        "algo_config": {"num_steps": 128, "minibatch_size": 256, "epochs": 4, "learning_rate": 3e-4, "critic_learning_rate": 3e-4,
+                        "entropy_coef": 0.0, "policy_iterations": 8, "aux_minibatch_size": 256,
+                        "memory": "lstm", "lstm_size": 64, "sequence_length": 32},
+    },
     "minatar": {
         "env": {"num_envs": 16},
         "algo_config": {"num_steps": 128, "minibatch_size": 256, "network": "minatar", "policy_iterations": 8,
