@@ -101,6 +101,9 @@ def test_a_wrong_shape_is_refused_in_one_line_naming_the_expected_shape():
         with pytest.raises(ValueError) as error:
             agent.predict(obs)
         assert one_line(error).startswith("obs must be one observation of shape [4, 10, 10] or a batch of shape [B, 4, 10, 10], got shape")
+    with pytest.raises(ValueError) as error:  # what a new user tried first: one observation to the batched act
+        agent.act(np.zeros((4, 10, 10)))
+    assert one_line(error) == "act takes a batch of shape [B, 4, 10, 10], got shape [4, 10, 10]; predict(obs) takes one raw observation or a batch"
     recurrent = untrained_agent("ppo", "CartPole-v1", memory="lstm", lstm_size=8)
     with pytest.raises(ValueError) as error:
         recurrent.predict(np.zeros((3, 4)), episode_start=[True, False])

@@ -160,7 +160,7 @@ class Agent:
                                                      size, torch.float32)
             actions, state = self.act_with(memory, batch), memory.state
         else:
-            actions = self.act(batch, deterministic)
+            actions = self.batch_actions(batch, deterministic)
         actions = actions_to_numpy(actions, self.interface.action_space)
         return (actions[0, ...] if single else actions), state
 
@@ -171,8 +171,16 @@ class Agent:
         if self.recurrent:
             raise ValueError(f"act takes no recurrent state; this {self.config.algo} policy is recurrent: act with "
                              "act_with(memory, obs) or predict(obs, state)")
-        device = next(self.policy.parameters()).device
-        return self.policy.act(torch.as_tensor(obs).to(device), deterministic).cpu()
+        obs = torch.as_tensor(obs)
+        obs_shape = tuple(self.interface.observation_space.shape)
+        if obs.dim() != len(obs_shape) + 1 or tuple(obs.shape[1:]) != obs_shape:
+            raise ValueError(f"act takes a batch of shape [B, {', '.join(map(str, obs_shape))}], got shape {list(obs.shape)}; "
+                             "predict(obs) takes one raw observation or a batch")
+        return self.batch_actions(obs, deterministic)
+
+    def batch_actions(self, obs: torch.Tensor, deterministic: bool) -> torch.Tensor:
+        """``act`` without its checks (the evaluation loop's, whose batches come from ``make_env``)."""
+        return self.policy.act(obs.to(next(self.policy.parameters()).device), deterministic).cpu()
 
     def act_with(self, memory: Memory, obs: torch.Tensor) -> torch.Tensor:
         """A recurrent policy's actions ``[B]`` or ``[B, A]`` (on the CPU) for a batch ``obs`` as ``act`` takes it, its
@@ -239,7 +247,7 @@ class Agent:
         try:
             obs = env.reset(seed)
             while len(returns) < episodes:
-                step = env.step(self.act(obs, deterministic) if memory is None else self.act_with(memory, obs))
+                step = env.step(self.batch_actions(obs, deterministic) if memory is None else self.act_with(memory, obs))
                 if memory is not None:
                     memory.after_step(step)
                 if recorder is not None:
