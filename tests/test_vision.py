@@ -1,5 +1,6 @@
 """The VAE vision module: its ELBO, rendered frames, frame stacks, the --vision wrapper and its file."""
 
+import json
 import math
 
 import gymnasium as gym
@@ -283,3 +284,35 @@ def test_rendering_without_a_headless_gl_backend_is_a_one_line_error(tmp_path):
     err = [line for line in result.stderr.splitlines() if not line.startswith("WARNING")]
     assert len(err) == 1 and "could not render headless with MUJOCO_GL=glfw" in err[0], result.stderr
     assert not (tmp_path / "run").exists()
+
+
+def test_vae_probe_measures_a_vae_on_new_frames_and_refuses_a_bad_file_in_one_line(tmp_path, capsys, vae_file):
+    out = tmp_path / "probe" / "figures.json"
+    assert main(["vae", "probe", "--vision", str(vae_file), "--frames", "40", "--keep-probability", "0.5", "--torch-threads", "1",
+                 "--no-progress", "--out", str(out)]) == 0
+    figures = json.loads(out.read_text())
+    assert figures["env"] == "HalfCheetah-v5" and figures["frames"] == 40 and figures["held_out"] == 10
+    assert len(figures["probe_r2"]) == 8  # HalfCheetah's observed positions: qpos without the root's x
+    assert 0.0 < figures["body_share"] < 0.5 and figures["body_mse"] > 0 and figures["background_mse"] > 0
+    assert (tmp_path / "probe" / "figures.png").exists()
+    assert "held-out R^2" in capsys.readouterr().out
+    assert main(["vae", "probe", "--vision", str(tmp_path / "missing.pt")]) == 2
+    error = capsys.readouterr().err.strip()
+    assert "does not exist (write one with `voidrl vae train`)" in error and len(error.splitlines()) == 1
+    assert main(["vae", "probe", "--vision", str(vae_file), "--held-out-fraction", "0.95"]) == 2
+    assert "held_out_fraction must lie in (0, 0.9)" in capsys.readouterr().err
+
+
+def test_the_body_mask_is_the_bodys_pixels_and_follows_it():
+    """MuJoCo's segmentation in the frame's own context: the cheetah and nothing of the floor or sky, and it moves
+    when the body moves."""
+    from voidrl.train.vae import collect_frames
+
+    frames, positions, masks = collect_frames("HalfCheetah-v5", 64, 6, keep_probability=0.3, action_persistence=0.9, seed=0,
+                                              progress=False, body_masks=True)
+    assert masks.shape == (6, 64, 64) and 0.01 < masks.mean() < 0.2
+    assert not masks[:, :20].any()  # the top rows show the sky
+    body, elsewhere = frames.transpose(0, 2, 3, 1)[masks], frames.transpose(0, 2, 3, 1)[~masks]
+    assert body[:, 0].mean() > body[:, 2].mean() + 30  # the cheetah's tan: red well above blue
+    assert abs(elsewhere[:, 0].mean() - elsewhere[:, 2].mean()) < 30  # grey sky, bluish-grey floor
+    assert (masks[1:] != masks[:-1]).any() and positions.shape == (6, 8)

@@ -25,7 +25,7 @@ from voidrl.config import (RENAMED_FIELDS, RENAMED_PRESETS, RunConfig, TrainConf
 from voidrl.configs.choices import EXPORT_FORMATS
 from voidrl.configs.env import EnvConfig
 from voidrl.configs.policy import MEMORY_OPTIONS, MemoryConfig
-from voidrl.configs.vae import VAETrainConfig
+from voidrl.configs.vae import VAEProbeConfig, VAETrainConfig
 from voidrl.intrinsic import REWARD_SOURCES
 from voidrl.train.signals import RunAborted, RunStopped
 
@@ -196,6 +196,12 @@ def build_parser(argv: list[str] | None = None) -> Parser:
         description="Render frames of a MuJoCo task from random rollouts and train a VAE on them; writes RUN_DIR/vae.pt, "
                     "losses.csv, training.png (loss and latent drift) and reconstructions.png.")
     add_dataclass_options(vae_train, VAETrainConfig, "vae train")
+    vae_probe = vae_commands.add_parser(
+        "probe", help="measure what a VAE's latent keeps of the body",
+        description="Render new frames of a VAE's task and measure what it keeps: a linear probe's held-out R^2 from the "
+                    "latent to the joint positions (beside an untrained VAE's), and the reconstruction error on the body's "
+                    "pixels (beside drawing the background there) and elsewhere.")
+    add_dataclass_options(vae_probe, VAEProbeConfig, "vae probe")
 
     plot = commands.add_parser("plot", help="plot learning curves and best scores of runs",
                                description="Plot mean learning curves with 95% t-intervals over the runs of each group "
@@ -469,14 +475,17 @@ def command_plot(args: argparse.Namespace) -> int:
 
 
 def command_vae(args: argparse.Namespace) -> int:
-    from voidrl.train.vae import train_vae
+    from voidrl.nets.vae import load_vae
+    from voidrl.train.vae import probe_vae, train_vae
 
     options = {name: value for name, value in vars(args).items() if name not in ("command", "vae_command")}
     with usage_errors():
-        config = VAETrainConfig(**options)
+        config = (VAETrainConfig if args.vae_command == "train" else VAEProbeConfig)(**options)
         check_field_types(config)
         config.validate()
-    train_vae(config)
+        if args.vae_command == "probe":
+            load_vae(config.vision)  # a bad file is a usage error, before any frame is rendered
+    (train_vae if args.vae_command == "train" else probe_vae)(config)
     return 0
 
 

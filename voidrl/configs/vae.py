@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from voidrl.configs.choices import LIKELIHOODS
-from voidrl.validation import require_choice, require_positive, require_positive_integers, validate_fraction
+from voidrl.validation import require_choice, require_non_negative, require_positive, require_positive_integers, validate_fraction
 
 if TYPE_CHECKING:
     from voidrl.nets.vae import VAEShape
@@ -72,11 +72,8 @@ class VAETrainConfig:
         require_positive_integers(self, ("frames", "epochs", "batch_size", "latent_size"))
         require_positive(self, ("learning_rate", "gaussian_std"))
         require_choice(self, "likelihood", LIKELIHOODS)
-        if not 0.0 < self.keep_probability <= 1.0:
-            raise ValueError(f"keep_probability must lie in (0, 1], got {self.keep_probability}")
+        validate_collection(self)
         validate_fraction("validation_fraction", self.validation_fraction, high=0.5)
-        if not 0.0 <= self.action_persistence < 1.0:
-            raise ValueError(f"action_persistence must lie in [0, 1), got {self.action_persistence}")
         if self.torch_threads < 0:
             raise ValueError(f"torch_threads must be >= 0, got {self.torch_threads}")
         self.shape().validate()
@@ -89,3 +86,48 @@ class VAETrainConfig:
         check_writable_dir(self.run_dir, "run_dir")
         if (Path(self.run_dir) / VAE_NAME).exists():
             raise ValueError(f"run_dir {self.run_dir!r} already holds {VAE_NAME}; choose another --run-dir")
+
+
+@dataclass
+class VAEProbeConfig:
+    """What ``voidrl vae probe`` measures of a VAE on frames it was not trained on."""
+
+    vision: str = ""
+    """The VAE file (vae.pt of ``voidrl vae train``); its task and frame size are the probe's."""
+    frames: int = 4000
+    """Frames to render from random rollouts, collected as ``vae train`` collects them."""
+    held_out_fraction: float = 0.25
+    """Share of the frames the linear probe is scored on (fitted on the rest)."""
+    ridge: float = 1e-3
+    """The probe's ridge penalty, per frame, on standardised latents."""
+    keep_probability: float = 0.1
+    """Chance that a step's frame is kept (as in vae train)."""
+    action_persistence: float = 0.931
+    """Random actions each redrawn with probability 1 - p per step (as in vae train)."""
+    seed: int = 1
+    """Seeds the rollouts (vae train's default is 0, so the default frames are new to the VAE)."""
+    out: str | None = None
+    """Write the figures as JSON to this file too; None prints them only."""
+    torch_threads: int = 0
+    """Torch intra-op CPU threads; 0 keeps torch's default."""
+    progress: bool = True
+    """Show progress bars."""
+
+    def validate(self) -> None:
+        """A ValueError naming the first bad field; the VAE file is checked when it is loaded."""
+        if not self.vision:
+            raise ValueError("vision is required (--vision PATH of a vae.pt)")
+        require_positive_integers(self, ("frames",))
+        require_non_negative(self, ("ridge", "torch_threads"))
+        validate_fraction("held_out_fraction", self.held_out_fraction, high=0.9)
+        validate_collection(self)
+        if self.frames * self.held_out_fraction < 10 or self.frames * (1 - self.held_out_fraction) < 10:
+            raise ValueError(f"frames ({self.frames}) must leave at least 10 frames to fit and 10 to score the probe on")
+
+
+def validate_collection(config: VAETrainConfig | VAEProbeConfig) -> None:
+    """The random rollouts' ``keep_probability`` in (0, 1] and ``action_persistence`` in [0, 1)."""
+    if not 0.0 < config.keep_probability <= 1.0:
+        raise ValueError(f"keep_probability must lie in (0, 1], got {config.keep_probability}")
+    if not 0.0 <= config.action_persistence < 1.0:
+        raise ValueError(f"action_persistence must lie in [0, 1), got {config.action_persistence}")

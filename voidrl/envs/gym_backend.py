@@ -177,6 +177,32 @@ class FrameRenderer:
         self.viewer.make_context_current()
         return self.env.unwrapped.render()
 
+    def body_mask(self) -> np.ndarray:
+        """``[S, S]`` bool: the pixels of the last ``screen`` (same camera) that show a geom of a body other than the
+        world's (the floor is the world's), drawn with MuJoCo's segmentation rendering in this env's context
+        (gymnasium's own segmentation path overflows uint8 arithmetic under NumPy 2)."""
+        import mujoco
+
+        viewer, unwrapped = self.viewer, self.env.unwrapped
+        viewer.make_context_current()
+        mujoco.mjv_updateScene(unwrapped.model, unwrapped.data, viewer.vopt, viewer.pert, viewer.cam, mujoco.mjtCatBit.mjCAT_ALL, viewer.scn)
+        flags = (mujoco.mjtRndFlag.mjRND_SEGMENT, mujoco.mjtRndFlag.mjRND_IDCOLOR)
+        for flag in flags:
+            viewer.scn.flags[flag] = 1
+        try:
+            mujoco.mjr_render(viewer.viewport, viewer.scn, viewer.con)
+        finally:
+            for flag in flags:
+                viewer.scn.flags[flag] = 0
+        colours = np.zeros((viewer.viewport.height, viewer.viewport.width, 3), dtype=np.uint8)
+        mujoco.mjr_readPixels(colours, None, viewer.viewport, viewer.con)
+        segment = colours[::-1].astype(np.int64) @ np.array([1, 1 << 8, 1 << 16])  # segid + 1, 0 where no geom
+        body_of_segment = np.zeros(viewer.scn.ngeom + 1, dtype=bool)
+        for geom in viewer.scn.geoms[: viewer.scn.ngeom]:
+            if geom.segid >= 0 and geom.objtype == mujoco.mjtObj.mjOBJ_GEOM:
+                body_of_segment[geom.segid + 1] = unwrapped.model.geom_bodyid[geom.objid] != 0
+        return body_of_segment[segment.clip(0, viewer.scn.ngeom)]
+
     def close(self) -> None:
         if self.viewer is not None:
             self.viewer.make_context_current()

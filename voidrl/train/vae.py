@@ -12,34 +12,46 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from voidrl.configs.vae import VAE_NAME, VAETrainConfig
+from voidrl.configs.vae import VAE_NAME, VAEProbeConfig, VAETrainConfig
 from voidrl.envs.factory import route_mujoco_warnings
 from voidrl.envs.gym_backend import make_rendering_env
 from voidrl.io.report import pyplot
-from voidrl.nets.vae import VAE, save_vae
+from voidrl.math.probes import linear_probe_r2, masked_mean_squared_error
+from voidrl.nets.vae import VAE, load_vae, save_vae
 from voidrl.train.agent import resolve_device
 from voidrl.seeding import seed_everything
 from voidrl.train.threads import torch_threads
 
 
-def collect_frames(config: VAETrainConfig) -> np.ndarray:
-    """``[frames, 3, S, S]`` uint8 from one env stepped with persistent random actions."""
-    rng = np.random.default_rng(config.seed)
+def collect_frames(env_id: str, pixels: int, count: int, keep_probability: float, action_persistence: float, seed: int,
+                   progress: bool = True, body_masks: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """``count`` frames ``[count, 3, S, S]`` uint8 of one MuJoCo env stepped with persistent random actions (each
+    redrawn with probability ``1 - action_persistence``; a step's frame kept with ``keep_probability``), the
+    joint positions ``[count, P]`` each frame shows (the positions of the env's observation: ``qpos`` without the
+    root's x where the task leaves that out), and with ``body_masks`` where each frame shows the body
+    (``[count, S, S]`` bool, ``FrameRenderer.body_mask``; else None)."""
+    rng = np.random.default_rng(seed)
     route_mujoco_warnings()
-    env, renderer = make_rendering_env(config.env, config.pixels)
+    env, renderer = make_rendering_env(env_id, pixels)
     low, high = env.action_space.low, env.action_space.high
-    frames = np.zeros((config.frames, 3, config.pixels, config.pixels), dtype=np.uint8)
+    data = env.unwrapped.data
+    skipped = 1 if getattr(env.unwrapped, "_exclude_current_positions_from_observation", False) else 0
+    frames = np.zeros((count, 3, pixels, pixels), dtype=np.uint8)
+    positions = np.zeros((count, data.qpos.size - skipped))
+    masks = np.zeros((count, pixels, pixels), dtype=bool) if body_masks else None
     kept = 0
-    bar = tqdm(total=config.frames, desc="rendering frames", unit="frame", disable=not config.progress)
+    bar = tqdm(total=count, desc="rendering frames", unit="frame", disable=not progress)
     try:
-        env.reset(seed=config.seed)
+        env.reset(seed=seed)
         action = rng.normal(size=low.shape)
-        while kept < config.frames:
-            if rng.random() >= config.action_persistence:
+        while kept < count:
+            if rng.random() >= action_persistence:
                 action = rng.normal(size=low.shape)
             _, _, terminated, truncated, _ = env.step(np.clip(action, low, high))
-            if rng.random() < config.keep_probability:
-                frames[kept] = renderer.frame()
+            if rng.random() < keep_probability:
+                frames[kept], positions[kept] = renderer.frame(), data.qpos.flat[skipped:]
+                if body_masks:
+                    masks[kept] = renderer.body_mask()
                 kept += 1
                 bar.update()
             if terminated or truncated:
@@ -48,7 +60,7 @@ def collect_frames(config: VAETrainConfig) -> np.ndarray:
         bar.close()
         renderer.close()
         env.close()
-    return frames
+    return frames, positions, masks
 
 
 def latent_cosine_similarity(reference: torch.Tensor, current: torch.Tensor) -> float:
@@ -73,7 +85,8 @@ def train_vae(config: VAETrainConfig) -> Path:
     seed_everything(config.seed)
     threads = config.torch_threads or torch.get_num_threads()
     started = time.perf_counter()
-    frames = torch.from_numpy(collect_frames(config))
+    frames = torch.from_numpy(collect_frames(config.env, config.pixels, config.frames, config.keep_probability,
+                                             config.action_persistence, config.seed, config.progress)[0])
     render_seconds = time.perf_counter() - started
     generator = torch.Generator().manual_seed(config.seed)
     frames = frames[torch.randperm(len(frames), generator=generator)]
@@ -156,3 +169,54 @@ def plot_reconstructions(vae: VAE, frames: torch.Tensor, path: Path) -> None:
     figure.tight_layout()
     figure.savefig(path, dpi=100)
     plt.close(figure)
+
+
+@torch.no_grad()
+def probe_vae(config: VAEProbeConfig) -> dict[str, object]:
+    """``voidrl vae probe``: render new frames of the VAE's task with their joint positions and measure what its
+    latent keeps. A ridge probe from the latent means to the joint positions is fitted on part of the frames and
+    scored (R^2 per joint) on the rest, beside the same probe on an untrained VAE's latent (what training added);
+    the reconstruction error where the body is (MuJoCo's segmentation) and elsewhere, beside the body error of
+    drawing the frames' per-pixel median there (what a VAE that leaves the body out would score). Prints the figures
+    and, with ``out``, writes them as JSON and the held-out reconstructions beside it (``.png``)."""
+    config.validate()
+    vae, env_id, sha256 = load_vae(config.vision)
+    vae.eval()
+    with torch_threads(config.torch_threads or torch.get_num_threads()):
+        frames, positions, body = (torch.from_numpy(array) for array in collect_frames(
+            env_id, vae.shape.image_size, config.frames, config.keep_probability, config.action_persistence, config.seed,
+            config.progress, body_masks=True))
+        order = torch.randperm(len(frames), generator=torch.Generator().manual_seed(config.seed))  # held-out frames from the whole run
+        frames, positions, body = frames[order], positions[order], body[order]
+        with torch.random.fork_rng():
+            torch.manual_seed(config.seed)
+            untrained = VAE(vae.shape).eval()
+        latents = torch.cat([vae.encode(batch)[0] for batch in frames.split(256)])
+        untrained_latents = torch.cat([untrained.encode(batch)[0] for batch in frames.split(256)])
+        reconstructions = torch.cat([vae.reconstruct(batch) for batch in frames.split(256)])
+        fitted = len(frames) - int(len(frames) * config.held_out_fraction)
+        r2, untrained_r2 = (linear_probe_r2(inputs[:fitted], positions[:fitted], inputs[fitted:], positions[fitted:], config.ridge)
+                            for inputs in (latents, untrained_latents))
+        background = frames.median(dim=0).values.float().div(255.0).expand_as(frames)
+        figures = {
+            "env": env_id, "vae_sha256": sha256, "frames": len(frames), "held_out": len(frames) - fitted,
+            "probe_r2_mean": r2.mean().item(), "probe_r2": [round(value, 4) for value in r2.tolist()],
+            "untrained_probe_r2_mean": untrained_r2.mean().item(),
+            "body_share": body.float().mean().item(),
+            "body_mse": masked_mean_squared_error(frames, reconstructions, body),
+            "body_mse_of_background": masked_mean_squared_error(frames, background, body),
+            "background_mse": masked_mean_squared_error(frames, reconstructions, ~body),
+        }
+    print(f"{env_id}, VAE {sha256[:16]}...: a linear probe from the latent recovers the joint positions with held-out R^2 "
+          f"{figures['probe_r2_mean']:.3f} on average (per joint {', '.join(f'{value:.2f}' for value in r2.tolist())}; "
+          f"an untrained VAE's latent: {figures['untrained_probe_r2_mean']:.3f})")
+    print(f"reconstruction error (MSE of intensities in [0, 1]) on the body's pixels ({100 * figures['body_share']:.1f}% of them) "
+          f"{figures['body_mse']:.4f}, against {figures['body_mse_of_background']:.4f} for the background drawn there; "
+          f"elsewhere {figures['background_mse']:.4f}")
+    if config.out:
+        out = Path(config.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(figures, indent=2) + "\n")
+        plot_reconstructions(vae, frames[fitted : fitted + 8], out.with_suffix(".png"))
+        print(f"wrote {out} and {out.with_suffix('.png')}")
+    return figures
