@@ -316,3 +316,23 @@ def test_the_body_mask_is_the_bodys_pixels_and_follows_it():
     assert body[:, 0].mean() > body[:, 2].mean() + 30  # the cheetah's tan: red well above blue
     assert abs(elsewhere[:, 0].mean() - elsewhere[:, 2].mean()) < 30  # grey sky, bluish-grey floor
     assert (masks[1:] != masks[:-1]).any() and positions.shape == (6, 8)
+
+
+def test_pixel_weights_scale_each_pixels_reconstruction_term():
+    images, decoded = torch.rand(2, 3, 4, 4), torch.randn(2, 3, 4, 4)
+    for likelihood in ("bernoulli", "gaussian"):
+        plain = log_likelihood(images, decoded, likelihood)
+        assert torch.allclose(log_likelihood(images, decoded, likelihood, pixel_weights=torch.ones(2, 4, 4)), plain)
+        weights = torch.ones(2, 4, 4)
+        weights[1, 2, 3] = 5.0  # frame 1's pixel (2, 3) counts five times, all three channels
+        one_pixel = log_likelihood(images[1:, :, 2:3, 3:4], decoded[1:, :, 2:3, 3:4], likelihood)
+        weighted = log_likelihood(images, decoded, likelihood, pixel_weights=weights)
+        assert torch.allclose(weighted, plain + torch.tensor([0.0, 4.0]) * one_pixel)
+
+
+def test_vae_train_weights_the_bodys_pixels_when_asked(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["vae", "train", "--frames", "40", "--pixels", str(SIZE), "--epochs", "1", "--batch-size", "16", "--body-weight", "10",
+                 "--keep-probability", "0.5", "--run-dir", "vae", "--torch-threads", "1", "--no-progress"]) == 0
+    assert json.loads((tmp_path / "vae" / "config.json").read_text())["body_weight"] == 10.0
+    assert main(["vae", "train", "--body-weight", "0", "--run-dir", "other"]) == 2

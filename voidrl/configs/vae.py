@@ -33,6 +33,9 @@ class VAETrainConfig:
     """Pixel model: bernoulli (binary cross-entropy on intensities in [0, 1]) or gaussian (fixed std)."""
     gaussian_std: float = 0.1
     """With likelihood gaussian: each pixel's standard deviation."""
+    body_weight: float = 1.0
+    """Weight of the body's pixels in the reconstruction term, the others' being 1 (1: the ELBO itself). The body's
+    pixels come from MuJoCo's segmentation while frames are collected; the agent later sees frames only."""
     epochs: int = 8
     """Passes over the frames."""
     batch_size: int = 256
@@ -70,7 +73,7 @@ class VAETrainConfig:
         if not self.run_dir:
             raise ValueError("run_dir is required (--run-dir DIR)")
         require_positive_integers(self, ("frames", "epochs", "batch_size", "latent_size"))
-        require_positive(self, ("learning_rate", "gaussian_std"))
+        require_positive(self, ("learning_rate", "gaussian_std", "body_weight"))
         require_choice(self, "likelihood", LIKELIHOODS)
         validate_collection(self)
         validate_fraction("validation_fraction", self.validation_fraction, high=0.5)

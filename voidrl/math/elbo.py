@@ -28,8 +28,10 @@ def kl_to_standard_normal(mean: torch.Tensor, log_var: torch.Tensor) -> torch.Te
     return -0.5 * (1.0 + log_var - mean.square() - log_var.exp()).sum(-1)
 
 
-def log_likelihood(images: torch.Tensor, decoded: torch.Tensor, likelihood: str, gaussian_std: float = 0.1) -> torch.Tensor:
-    """log p(x|z) summed over pixels, ``[B]``.
+def log_likelihood(images: torch.Tensor, decoded: torch.Tensor, likelihood: str, gaussian_std: float = 0.1,
+                   pixel_weights: torch.Tensor | None = None) -> torch.Tensor:
+    """log p(x|z) summed over pixels, ``[B]``; with ``pixel_weights [B, H, W]`` each pixel's term (all its channels)
+    is weighted so.
 
     ``bernoulli``: ``decoded`` are logits, each intensity x in [0, 1] scored as x log p + (1 - x) log(1 - p)
     (the continuous Bernoulli's unnormalised density, the usual choice for images). ``gaussian``: ``decoded``
@@ -41,13 +43,16 @@ def log_likelihood(images: torch.Tensor, decoded: torch.Tensor, likelihood: str,
         per_pixel = -0.5 * ((images - decoded) / gaussian_std).square() - math.log(gaussian_std) - 0.5 * math.log(2 * math.pi)
     else:
         raise ValueError(f"likelihood must be one of {', '.join(LIKELIHOODS)}, got {likelihood!r}")
+    if pixel_weights is not None:
+        per_pixel = per_pixel * pixel_weights.unsqueeze(1)
     return per_pixel.flatten(1).sum(-1)
 
 
 def elbo(images: torch.Tensor, decoded: torch.Tensor, mean: torch.Tensor, log_var: torch.Tensor, likelihood: str,
-         gaussian_std: float = 0.1) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+         gaussian_std: float = 0.1, pixel_weights: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """``(elbo, log_likelihood, kl)``, each ``[B]``: ELBO = log p(x|z) - KL(q(z|x) || p(z)) with z drawn
-    from q (one sample, already decoded into ``decoded``)."""
-    reconstruction = log_likelihood(images, decoded, likelihood, gaussian_std)
+    from q (one sample, already decoded into ``decoded``); ``pixel_weights`` as ``log_likelihood``'s (with
+    weights other than 1 the objective is a weighted bound, no longer the ELBO)."""
+    reconstruction = log_likelihood(images, decoded, likelihood, gaussian_std, pixel_weights)
     kl = kl_to_standard_normal(mean, log_var)
     return reconstruction - kl, reconstruction, kl

@@ -90,12 +90,14 @@ class VAE(nn.Module):
         decoded = self.decode(self.encode(frames)[0])
         return decoded.sigmoid() if self.shape.likelihood == "bernoulli" else decoded.clamp(0.0, 1.0)
 
-    def loss(self, frames: torch.Tensor, generator: torch.Generator | None = None) -> tuple[torch.Tensor, dict[str, float]]:
-        """Negative ELBO per frame, averaged over the batch, and its parts (nats per frame)."""
+    def loss(self, frames: torch.Tensor, generator: torch.Generator | None = None, pixel_weights: torch.Tensor | None = None
+             ) -> tuple[torch.Tensor, dict[str, float]]:
+        """Negative ELBO per frame, averaged over the batch, and its parts (nats per frame); ``pixel_weights
+        [B, S, S]`` weight each pixel's reconstruction term (``math.elbo.log_likelihood``)."""
         images = frames.float() * (1.0 / 255.0)
         mean, log_var = self.encode_images(images)
         decoded = self.decode(reparameterize(mean, log_var, generator))
-        bound, reconstruction, kl = elbo(images, decoded, mean, log_var, self.shape.likelihood, self.shape.gaussian_std)
+        bound, reconstruction, kl = elbo(images, decoded, mean, log_var, self.shape.likelihood, self.shape.gaussian_std, pixel_weights)
         return -bound.mean(), {"reconstruction": -reconstruction.mean().item(), "kl": kl.mean().item()}
 
 

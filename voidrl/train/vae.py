@@ -85,15 +85,19 @@ def train_vae(config: VAETrainConfig) -> Path:
     seed_everything(config.seed)
     threads = config.torch_threads or torch.get_num_threads()
     started = time.perf_counter()
-    frames = torch.from_numpy(collect_frames(config.env, config.pixels, config.frames, config.keep_probability,
-                                             config.action_persistence, config.seed, config.progress)[0])
+    weighted = config.body_weight != 1.0
+    frames, _, body = collect_frames(config.env, config.pixels, config.frames, config.keep_probability, config.action_persistence,
+                                     config.seed, config.progress, body_masks=weighted)
     render_seconds = time.perf_counter() - started
     generator = torch.Generator().manual_seed(config.seed)
-    frames = frames[torch.randperm(len(frames), generator=generator)]
+    shuffle = torch.randperm(len(frames), generator=generator)
+    frames = torch.from_numpy(frames)[shuffle]
     held_out = max(1, int(len(frames) * config.validation_fraction))
     validation, training = frames[:held_out], frames[held_out:]
     device = resolve_device(config.device)
     validation, training = validation.to(device), training.to(device)
+    # the training frames' body pixels, weighted in the loss (the held-out loss stays the -ELBO, comparable across weights)
+    training_body = torch.from_numpy(body)[shuffle][held_out:].to(device) if weighted else None
     drift_sample = training[:10]  # the notebook's fixed sample whose latents are watched
     with torch_threads(threads):
         vae = VAE(config.shape()).to(device)
@@ -107,7 +111,9 @@ def train_vae(config: VAETrainConfig) -> Path:
         for epoch in range(config.epochs):
             order = torch.randperm(len(training), generator=generator).to(device)
             for start in range(0, len(training), config.batch_size):
-                loss, parts = vae.loss(training[order[start : start + config.batch_size]], generator)
+                batch = order[start : start + config.batch_size]
+                weights = None if training_body is None else 1.0 + (config.body_weight - 1.0) * training_body[batch].float()
+                loss, parts = vae.loss(training[batch], generator, weights)
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 optimizer.step()
