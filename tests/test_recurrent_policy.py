@@ -251,13 +251,15 @@ def test_recurrent_a2c_and_a3c_train_resume_and_evaluate(tmp_path, capsys, algo,
     assert "over 2 episodes (greedy actions)" in capsys.readouterr().out
 
 
-def test_recurrent_ppo_pretrains_with_the_particle_reward(tmp_path):
+@pytest.mark.parametrize("algo,extra", [("ppo", []), ("ppg", ["--policy-iterations", "2", "--aux-minibatch-size", "128"])])
+def test_a_recurrent_policy_pretrains_with_the_particle_reward(tmp_path, algo, extra):
     """APT's encoder reads observations, not the LSTM's state: reward-free pre-training works as for a feed-forward
-    policy, and the particle reward reaches the update."""
+    policy (PPG's auxiliary phase included), and the particle reward reaches the update."""
     run_dir = tmp_path / "apt"
-    assert main(["pretrain", "ppo", "--env", "MinAtar/Breakout-v1", "--memory", "lstm", "--lstm-size", "16", "--num-envs", "4",
+    assert main(["pretrain", algo, "--env", "MinAtar/Breakout-v1", "--memory", "lstm", "--lstm-size", "16", "--num-envs", "4",
                  "--num-steps", "64", "--minibatch-size", "128", "--sequence-length", "16", "--steps", "1024", "--torch-threads", "1",
-                 "--no-progress", "--run-dir", str(run_dir)]) == 0
+                 "--no-progress", "--run-dir", str(run_dir), *extra]) == 0
     rows = list(csv.DictReader((run_dir / "metrics.csv").open()))
     assert len(rows) == 4 and all(float(row["apt/buffer_size"]) > 0 for row in rows)
     assert any(float(row["apt/particle_reward"]) != 0 for row in rows)
+    assert algo == "ppo" or sum(1 for row in rows if row.get("aux/states")) == 2
