@@ -18,6 +18,7 @@ at each episode's start.
     python benchmarks/bench_recurrent.py --steps 200000 --out RUNS
     python benchmarks/bench_recurrent.py --table      # the table of the committed run (benchmarks/results/recurrent-2026-11-26)
     python benchmarks/bench_recurrent.py --episodes benchmarks/results/recurrent-2026-11-25-single-seed/*   # first runs
+    python benchmarks/bench_recurrent.py --episodes benchmarks/results/recurrent-ppg-2026-11-26/*   # recurrent PPG, 3 seeds
 """
 
 from __future__ import annotations
@@ -102,15 +103,18 @@ def table(results: dict[str, dict[str, float]], steps: int, seed: int) -> str:
 
 
 def episode_means(run_dirs: list[Path]) -> str:
-    """Per run: its steps, the mean of its last 20 training episodes and the mean return per 20k steps."""
+    """Per run: its steps, the mean of its last 20 training episodes, the mean return per 20k steps, and the greedy
+    evaluation written beside the episodes (greedy.json), where there is one."""
     from voidrl.io.report import read_episodes
 
     lines = []
     for run_dir in run_dirs:
         steps, returns = read_episodes(run_dir)
         windows = [returns[(steps > low) & (steps <= low + 20_000)].mean() for low in range(0, int(steps[-1]), 20_000)]
+        greedy = json.loads((run_dir / "greedy.json").read_text()) if (run_dir / "greedy.json").exists() else None
         lines.append(f"{run_dir.name}: {int(steps[-1]):,} steps, last 20 episodes {returns[-20:].mean():.1f}, "
-                     f"per 20k steps {', '.join(f'{mean:.0f}' for mean in windows)}")
+                     f"per 20k steps {', '.join(f'{mean:.0f}' for mean in windows)}"
+                     + ("" if greedy is None else f"; greedy {greedy['mean_return']:.1f} over {greedy['episodes']} episodes"))
     return "\n".join(lines)
 
 
