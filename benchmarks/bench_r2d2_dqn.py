@@ -194,15 +194,21 @@ def run(args: argparse.Namespace) -> None:
 
 def collect(args: argparse.Namespace) -> None:
     """Gzipped episodes and greedy returns of every finished run into benchmarks/results/r2d2-dqn/."""
-    for run_dir in sorted(args.out.iterdir()):
-        if not (run_dir / "greedy.json").exists():
+    collect_runs(args.out, RESULTS, "greedy.json")
+
+
+def collect_runs(out: Path, results: Path, marker: str) -> None:
+    """Every finished run under ``out`` (one holding ``marker``) into ``results/NAME/``: its episodes.csv gzipped,
+    ``marker`` and config.json where there is one."""
+    for run_dir in sorted(out.iterdir()):
+        if not (run_dir / marker).exists():
             continue
-        target = RESULTS / run_dir.name
+        target = results / run_dir.name
         target.mkdir(parents=True, exist_ok=True)
         with (run_dir / "episodes.csv").open("rb") as source, (target / "episodes.csv.gz").open("wb") as file, \
                 gzip.GzipFile(fileobj=file, mode="wb", mtime=0) as sink:  # mtime 0: the same run gives the same bytes
             shutil.copyfileobj(source, sink)
-        shutil.copy(run_dir / "greedy.json", target / "greedy.json")
+        shutil.copy(run_dir / marker, target / marker)
         if (run_dir / "config.json").exists():
             shutil.copy(run_dir / "config.json", target / "config.json")
         print(f"collected {target}")

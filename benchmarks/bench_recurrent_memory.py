@@ -29,16 +29,14 @@ from __future__ import annotations
 
 import argparse
 import csv
-import gzip
 import json
-import shutil
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from bench_r2d2_dqn import MinAtarTorso, read_episodes, write_episodes
+from bench_r2d2_dqn import MinAtarTorso, collect_runs, read_episodes, write_episodes
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "recurrent-memory"
@@ -140,17 +138,8 @@ def run(args: argparse.Namespace) -> None:
 
 
 def collect(args: argparse.Namespace) -> None:
-    """Each finished run's result.json and gzipped episodes.csv into benchmarks/results/recurrent-memory/."""
-    for run_dir in sorted(args.out.iterdir()):
-        if not (run_dir / "result.json").exists():
-            continue
-        target = RESULTS / run_dir.name
-        target.mkdir(parents=True, exist_ok=True)
-        with (run_dir / "episodes.csv").open("rb") as source, (target / "episodes.csv.gz").open("wb") as file, \
-                gzip.GzipFile(fileobj=file, mode="wb", mtime=0) as sink:  # mtime 0: the same run gives the same bytes
-            shutil.copyfileobj(source, sink)
-        shutil.copy(run_dir / "result.json", target / "result.json")
-        print(f"collected {target}")
+    """Each finished run's result.json, config.json and gzipped episodes.csv into benchmarks/results/recurrent-memory/."""
+    collect_runs(args.out, RESULTS, "result.json")
 
 
 def table(source: Path, last: int = 100) -> str:
