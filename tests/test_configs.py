@@ -1,9 +1,13 @@
 """The torch-free configs and their registry say the same as the algorithms, plug-ins and networks they stand for."""
 
+import json
+
 import pytest
 import torch
 
 from voidrl.algos import ALGORITHMS
+from voidrl.cli import main
+from voidrl.config import algorithm_presets, check_preset, make_config
 from voidrl.algos.ngu import NGU
 from voidrl.configs import ALGORITHM_CLASSES, CONFIGS, REWARD_CONFIGS, REWARD_SOURCE_CLASSES
 from voidrl.configs.choices import NETWORKS
@@ -46,3 +50,46 @@ def test_every_network_name_builds_a_body(network):
     obs_shape = (4,) if network == "mlp" else (4, 84, 84)
     body = make_body(network, obs_shape, (8,))
     assert body(torch.zeros(1, *obs_shape)).shape[0] == 1
+
+
+@pytest.mark.parametrize("algo", sorted(CONFIGS))
+def test_every_built_in_preset_has_a_presets_shape(algo):
+    for name, settings in algorithm_presets(algo).items():
+        check_preset(settings, algo, f"preset {name}")
+
+
+@pytest.mark.parametrize("suffix", [".json", ".toml"])
+def test_a_preset_file_gives_the_config_of_the_preset_it_holds(tmp_path, suffix):
+    preset = algorithm_presets("ppo")["minigrid-rnd"]
+    settings = {**preset, "algo_config": {**preset["algo_config"], "hidden_sizes": [32]}, "intrinsic_config": {"intrinsic_coef": 0.5}}
+    path = tmp_path / f"preset{suffix}"
+    path.write_text(json.dumps(settings) if suffix == ".json" else "".join(
+        f"[{section}]\n" + "".join(f"{name} = {json.dumps(value)}\n" for name, value in values.items())
+        for section, values in settings.items()))
+    from_file = make_config("ppo", preset_file=str(path), env="MiniGrid-DoorKey-5x5-v0")
+    named = make_config("ppo", "minigrid-rnd", env="MiniGrid-DoorKey-5x5-v0", hidden_sizes=(32,), intrinsic_coef=0.5)
+    assert from_file.to_dict() == named.to_dict()
+    from_file.validate()
+
+
+@pytest.mark.parametrize("text,fragment", [
+    ('{"algo_config": {"learning_rat": 0.1}}', "preset.json': algo_config has no option 'learning_rat' for ppo"),
+    ('{"algo_config": {"learning_rate": "fast"}}', "preset.json': algo_config.learning_rate must be a float, got 'fast'"),
+    ('{"algo": {"gamma": 0.9}}', "preset.json': unknown section 'algo'; choose from run, env, algo_config, intrinsic_config"),
+    ('{"intrinsic_config": {"intrinsic_coef": 1}}', "preset.json': section 'intrinsic_config' needs the plug-in it configures"),
+    ('{"env": {"num_envs": 4}', "preset.json' is not valid JSON"),
+    ('[1, 2]', "preset.json' must map sections (run, env, algo_config, intrinsic_config) to options, got list"),
+])
+def test_a_bad_preset_file_is_refused_in_one_line_naming_the_file_and_key(tmp_path, capsys, text, fragment):
+    (tmp_path / "preset.json").write_text(text)
+    assert main(["train", "ppo", "--preset-file", str(tmp_path / "preset.json"), "--run-dir", str(tmp_path / "run")]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and fragment in lines[0], lines
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_preset_file_takes_the_place_of_a_named_preset(capsys):
+    assert main(["train", "ppo", "--preset", "cartpole", "--preset-file", "p.json"]) == 2
+    assert "argument --preset-file: not allowed with argument --preset" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="give --preset or --preset-file, not both"):
+        make_config("ppo", "cartpole", preset_file="p.json")

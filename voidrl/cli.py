@@ -21,7 +21,7 @@ from typing import Any, NoReturn
 
 from voidrl.algos import ALGORITHMS
 from voidrl.config import (RENAMED_FIELDS, RENAMED_PRESETS, RunConfig, TrainConfig, algorithm_presets, check_field_types, field_docs, field_type,
-                           make_config, plugin_options)
+                           make_config, plugin_options, preset_settings)
 from voidrl.configs.choices import EXPORT_FORMATS
 from voidrl.configs.env import EnvConfig
 from voidrl.configs.policy import MEMORY_OPTIONS, MemoryConfig
@@ -131,10 +131,15 @@ def build_parser(argv: list[str] | None = None) -> Parser:
             if (command, name) not in needed:
                 continue
             config_class, presets = ALGORITHMS.config_class(name), algorithm_presets(name)
-            sub.add_argument("--preset", choices=sorted(presets) + sorted(old for old, new in RENAMED_PRESETS.items() if new in presets),
+            preset_options = sub.add_mutually_exclusive_group()
+            preset_options.add_argument("--preset", choices=sorted(presets) + sorted(old for old, new in RENAMED_PRESETS.items() if new in presets),
                              metavar="{" + ",".join(sorted(presets)) + "}",
                              help="named settings; default: the environment's own (cartpole, atari, minatar, mujoco, pendulum for a2c on voidrl/InvertedPendulumFall-v5; "
                                   "ppg's pretrain on Atari: pretrain, or pretrain-nt-xent, the published attempt's)")
+            preset_options.add_argument("--preset-file", default=argparse.SUPPRESS, metavar="FILE",
+                                        help="instead of --preset: a JSON or TOML file of a preset's shape, section (run, env, "
+                                             "algo_config, intrinsic_config) -> option -> value, e.g. the best-preset.json "
+                                             "voidrl tune writes")
             if command != "compare":
                 sub.add_argument("--resume", action="store_true",
                                  help="continue the run in --run-dir from its checkpoint with its saved settings (options given "
@@ -242,9 +247,9 @@ def resume_config(algo: str, options: dict[str, Any]) -> TrainConfig | None:
     config = TrainConfig.from_dict(stored)
     config.run.run_dir = run_dir
     given = dict(options)
-    preset = given.pop("preset", None)
-    if preset is not None:
-        for values in algorithm_presets(algo)[preset].values():
+    preset, preset_file = given.pop("preset", None), given.pop("preset_file", None)
+    if preset is not None or preset_file is not None:
+        for values in preset_settings(algo, config.run.env, preset, preset_file).values():
             given = {**values, **given}
     sections = config.sections()
     owner = {f.name: section for section in sections.values() for f in dataclasses.fields(section)}
@@ -352,7 +357,7 @@ def pretrain_defaults(algo: str, preset: str | None, options: dict[str, Any]) ->
 
     options = {"intrinsic": "apt", "extrinsic_coef": 0.0, **options}
     suite_preset = PRETRAIN_PRESETS.get(suite_of(options.get("env", "CartPole-v1")))
-    if preset is None and suite_preset in algorithm_presets(algo):
+    if preset is None and "preset_file" not in options and suite_preset in algorithm_presets(algo):
         preset = suite_preset
     return preset, options
 
