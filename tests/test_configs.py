@@ -1,6 +1,7 @@
 """The torch-free configs and their registry say the same as the algorithms, plug-ins and networks they stand for."""
 
 import json
+import re
 
 import pytest
 import torch
@@ -11,6 +12,7 @@ from voidrl.config import algorithm_presets, check_preset, make_config
 from voidrl.algos.ngu import NGU
 from voidrl.configs import ALGORITHM_CLASSES, CONFIGS, REWARD_CONFIGS, REWARD_SOURCE_CLASSES
 from voidrl.configs.choices import NETWORKS
+from voidrl.configs.search import check_search_space
 from voidrl.intrinsic import REWARD_SOURCES
 from voidrl.nets.bodies import make_body
 from voidrl.registry import Registry
@@ -93,3 +95,30 @@ def test_a_preset_file_takes_the_place_of_a_named_preset(capsys):
     assert "argument --preset-file: not allowed with argument --preset" in capsys.readouterr().err
     with pytest.raises(ValueError, match="give --preset or --preset-file, not both"):
         make_config("ppo", "cartpole", preset_file="p.json")
+
+
+def test_ppo_ppg_and_a2c_declare_a_search_space_and_a3c_inherits_a2cs():
+    assert {name for name, config in CONFIGS.items() if config.search_space} == {"a2c", "a3c", "ppg", "ppo"}
+    assert CONFIGS["a3c"].search_space is CONFIGS["a2c"].search_space
+
+
+@pytest.mark.parametrize("algo", ["a2c", "a3c", "ppg", "ppo"])
+def test_every_search_space_names_options_of_its_config_with_values_it_accepts(algo):
+    check_search_space(CONFIGS[algo])
+
+
+@pytest.mark.parametrize("space,fragment", [
+    ({"learning_rat": ("log_float", 1e-5, 1e-2)}, "'learning_rat' is not one of its options"),
+    ({"learning_rate": ("log_float", 0.0, 1e-2)}, "learning_rate needs bounds low < high with low > 0"),
+    ({"gamma": ("float", 0.99, 0.9)}, "gamma needs bounds low < high"),
+    ({"epochs": ("int", 1, 2.5)}, "epochs needs integer bounds"),
+    ({"epochs": ("categorical", [5])}, "epochs must offer a list of at least two distinct scalar choices"),
+    ({"hidden_sizes": ("categorical", [(64,), (64, 64)])}, "hidden_sizes must offer a list of at least two distinct scalar"),
+    ({"gamma": ("uniform", 0.9, 0.99)}, "gamma has kind 'uniform'; choose one of float, log_float, int, categorical"),
+    ({"clip": ("float", 0.1, 1.5)}, "clip = 1.5 is refused (clip must lie in (0, 1)"),
+    ({"epochs": ("float", 1.0, 20.0)}, "epochs = 1.0 is refused (epochs must be an int"),
+])
+def test_a_bad_search_space_is_refused_naming_the_option(space, fragment):
+    bad = type("BadConfig", (CONFIGS["ppo"],), {"search_space": space})
+    with pytest.raises(ValueError, match=re.escape(fragment)):
+        check_search_space(bad)
