@@ -1,4 +1,4 @@
-"""Command line: ``voidrl train|pretrain|finetune|compare|eval|export|envs|plot|vae``.
+"""Command line: ``voidrl train|pretrain|finetune|compare|tune|eval|export|envs|plot|vae``.
 
 Training options are generated from the config dataclasses, so ``--help``
 shows every field with its docstring. Bad input fails before any work with one
@@ -12,6 +12,7 @@ import argparse
 import contextlib
 import dataclasses
 import gc
+import importlib.util
 import json
 import os
 import sys
@@ -25,6 +26,7 @@ from voidrl.config import (RENAMED_FIELDS, RENAMED_PRESETS, RunConfig, TrainConf
 from voidrl.configs.choices import EXPORT_FORMATS
 from voidrl.configs.env import EnvConfig
 from voidrl.configs.policy import MEMORY_OPTIONS, MemoryConfig
+from voidrl.configs.tune import TuneConfig
 from voidrl.configs.vae import VAETrainConfig
 from voidrl.intrinsic import REWARD_SOURCES
 from voidrl.train.signals import RunAborted, RunStopped
@@ -186,6 +188,16 @@ def build_parser(argv: list[str] | None = None) -> Parser:
                         help="torchscript (run with torch.jit.load) or onnx (run with onnxruntime; needs the export extra: "
                              "pip install -e '.[export]')")
     export.add_argument("--out", required=True, metavar="FILE", help="the file to write (its folders are made)")
+
+    tune = commands.add_parser(
+        "tune", help="search an algorithm's hyperparameters with Optuna",
+        description="Search an algorithm's hyperparameters with Optuna: TPE samples its search space on top of a preset, "
+                    "each trial is an ordinary run in STUDY_DIR/trial-NNNN/ with periodic greedy evaluations, and a median "
+                    "pruner stops the trials that fall behind. The study is kept in STUDY_DIR/study.db: the same command "
+                    "resumes it. Writes STUDY_DIR/trials.csv and STUDY_DIR/best-preset.json (for voidrl train --preset-file).")
+    tuned = sorted(name for name in ALGORITHMS if ALGORITHMS.config_class(name).search_space)
+    tune.add_argument("algo", choices=sorted(ALGORITHMS), metavar="ALGO", help=f"the algorithm to tune: {', '.join(tuned)}")
+    add_dataclass_options(tune, TuneConfig, "tune", skip=("algo",))
 
     commands.add_parser("envs", help="list valid environment ids", description="List valid environment ids.")
 
@@ -468,6 +480,23 @@ def command_vae(args: argparse.Namespace) -> int:
     return 0
 
 
+def command_tune(args: argparse.Namespace) -> int:
+    if importlib.util.find_spec("optuna") is None:
+        raise CliError("voidrl tune needs the optuna package: install voidrl's tune extra (pip install -e '.[tune]')")
+    from voidrl.train.tune import TrialFailed, Tuner
+
+    with usage_errors():
+        config = TuneConfig(**{name: value for name, value in vars(args).items() if name != "command"})
+        check_field_types(config)
+        tuner = Tuner(config)
+    try:
+        print(tuner.run())
+    except TrialFailed as error:
+        print(f"voidrl tune: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def command_envs(_: argparse.Namespace) -> int:
     from voidrl.envs.suites import list_env_ids
 
@@ -491,7 +520,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser(argv)
     try:
         args = parser.parse_args(argv)
-        handler = {"eval": command_eval, "export": command_export, "envs": command_envs, "plot": command_plot, "vae": command_vae}.get(args.command, command_train)
+        handler = {"eval": command_eval, "export": command_export, "envs": command_envs, "plot": command_plot, "tune": command_tune,
+                   "vae": command_vae}.get(args.command, command_train)
         from voidrl.distributed import collective
 
         try:
