@@ -107,12 +107,15 @@ def add_plugin_options(parser: argparse.ArgumentParser) -> None:
 def algorithm_commands(argv: list[str] | None) -> set[tuple[str, str]]:
     """The (command, algorithm) pairs whose options the parser of ``argv`` needs (building all 40 took about a
     second): the one ``argv`` starts with; none where ``argv`` names no algorithm, so that no algorithm's parser
-    can run (``voidrl --help``, ``voidrl eval ...``); every one otherwise, and without ``argv``."""
+    can run (``voidrl --help``, ``voidrl eval ...``), or where it starts with another command (``voidrl tune ppo``);
+    every one otherwise, and without ``argv``."""
     every = {(command, name) for command in COMMANDS for name in ALGORITHMS}
     if argv is None:
         return every
     if tuple(argv[:2]) in every:
         return {tuple(argv[:2])}
+    if argv and not argv[0].startswith("-") and argv[0] not in COMMANDS:
+        return set()
     return every if any(arg in ALGORITHMS for arg in argv) else set()
 
 
@@ -135,9 +138,9 @@ def build_parser(argv: list[str] | None = None) -> Parser:
             config_class, presets = ALGORITHMS.config_class(name), algorithm_presets(name)
             preset_options = sub.add_mutually_exclusive_group()
             preset_options.add_argument("--preset", choices=sorted(presets) + sorted(old for old, new in RENAMED_PRESETS.items() if new in presets),
-                             metavar="{" + ",".join(sorted(presets)) + "}",
-                             help="named settings; default: the environment's own (cartpole, atari, minatar, mujoco, pendulum for a2c on voidrl/InvertedPendulumFall-v5; "
-                                  "ppg's pretrain on Atari: pretrain, or pretrain-nt-xent, the published attempt's)")
+                                        metavar="{" + ",".join(sorted(presets)) + "}",
+                                        help="named settings; default: the environment's own (cartpole, atari, minatar, mujoco, pendulum for a2c on voidrl/InvertedPendulumFall-v5; "
+                                             "ppg's pretrain on Atari: pretrain, or pretrain-nt-xent, the published attempt's)")
             preset_options.add_argument("--preset-file", default=argparse.SUPPRESS, metavar="FILE",
                                         help="instead of --preset: a JSON or TOML file of a preset's shape, section (run, env, "
                                              "algo_config, intrinsic_config) -> option -> value, e.g. the best-preset.json "
