@@ -107,16 +107,18 @@ from voidrl.cli import build_parser
 build_parser(["train", "r2d2", "--help"])
 build_parser(["--help"])
 build_parser()
-try:
-    build_parser(["train", "ppo", "--help"]).parse_args(["train", "ppo", "--help"])
-except SystemExit:
-    pass
-print(sorted({"torch", "gymnasium"} & set(sys.modules)))
+for argv in (["train", "ppo", "--help"], ["tune", "ppo", "--help"]):
+    try:
+        build_parser(argv).parse_args(argv)
+    except SystemExit:
+        pass
+print(sorted({"torch", "gymnasium", "optuna"} & set(sys.modules)))
 """
 
 
-def test_the_command_line_is_built_without_torch_or_gymnasium():
-    """``voidrl --help`` and ``voidrl train ALGO --help`` start in a blink: building every option imports neither."""
+def test_the_command_line_is_built_without_torch_gymnasium_or_optuna():
+    """``voidrl --help``, ``voidrl train ALGO --help`` and ``voidrl tune ALGO --help`` start in a blink: building every
+    option imports none of them."""
     result = subprocess.run([sys.executable, "-c", BUILD_PARSERS], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[-1] == "[]"

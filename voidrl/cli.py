@@ -1,4 +1,4 @@
-"""Command line: ``voidrl train|pretrain|finetune|compare|eval|export|envs|plot|vae``.
+"""Command line: ``voidrl train|pretrain|finetune|compare|tune|eval|export|envs|plot|vae``.
 
 Training options are generated from the config dataclasses, so ``--help``
 shows every field with its docstring. Bad input fails before any work with one
@@ -12,6 +12,7 @@ import argparse
 import contextlib
 import dataclasses
 import gc
+import importlib.util
 import json
 import os
 import sys
@@ -21,10 +22,11 @@ from typing import Any, NoReturn
 
 from voidrl.algos import ALGORITHMS
 from voidrl.config import (RENAMED_FIELDS, RENAMED_PRESETS, RunConfig, TrainConfig, algorithm_presets, check_field_types, field_docs, field_type,
-                           make_config, plugin_options)
+                           make_config, plugin_options, preset_settings)
 from voidrl.configs.choices import EXPORT_FORMATS
 from voidrl.configs.env import EnvConfig
 from voidrl.configs.policy import MEMORY_OPTIONS, MemoryConfig
+from voidrl.configs.tune import TuneConfig
 from voidrl.configs.vae import VAEProbeConfig, VAETrainConfig
 from voidrl.intrinsic import REWARD_SOURCES
 from voidrl.train.signals import RunAborted, RunStopped
@@ -105,12 +107,15 @@ def add_plugin_options(parser: argparse.ArgumentParser) -> None:
 def algorithm_commands(argv: list[str] | None) -> set[tuple[str, str]]:
     """The (command, algorithm) pairs whose options the parser of ``argv`` needs (building all 40 took about a
     second): the one ``argv`` starts with; none where ``argv`` names no algorithm, so that no algorithm's parser
-    can run (``voidrl --help``, ``voidrl eval ...``); every one otherwise, and without ``argv``."""
+    can run (``voidrl --help``, ``voidrl eval ...``), or where it starts with another command (``voidrl tune ppo``);
+    every one otherwise, and without ``argv``."""
     every = {(command, name) for command in COMMANDS for name in ALGORITHMS}
     if argv is None:
         return every
     if tuple(argv[:2]) in every:
         return {tuple(argv[:2])}
+    if argv and not argv[0].startswith("-") and argv[0] not in COMMANDS:
+        return set()
     return every if any(arg in ALGORITHMS for arg in argv) else set()
 
 
@@ -131,10 +136,15 @@ def build_parser(argv: list[str] | None = None) -> Parser:
             if (command, name) not in needed:
                 continue
             config_class, presets = ALGORITHMS.config_class(name), algorithm_presets(name)
-            sub.add_argument("--preset", choices=sorted(presets) + sorted(old for old, new in RENAMED_PRESETS.items() if new in presets),
-                             metavar="{" + ",".join(sorted(presets)) + "}",
-                             help="named settings; default: the environment's own (cartpole, atari, minatar, mujoco, pendulum for a2c on voidrl/InvertedPendulumFall-v5; "
-                                  "ppg's pretrain on Atari: pretrain, or pretrain-nt-xent, the published attempt's)")
+            preset_options = sub.add_mutually_exclusive_group()
+            preset_options.add_argument("--preset", choices=sorted(presets) + sorted(old for old, new in RENAMED_PRESETS.items() if new in presets),
+                                        metavar="{" + ",".join(sorted(presets)) + "}",
+                                        help="named settings; default: the environment's own (cartpole, atari, minatar, mujoco, pendulum for a2c on voidrl/InvertedPendulumFall-v5; "
+                                             "ppg's pretrain on Atari: pretrain, or pretrain-nt-xent, the published attempt's)")
+            preset_options.add_argument("--preset-file", default=argparse.SUPPRESS, metavar="FILE",
+                                        help="instead of --preset: a JSON or TOML file of a preset's shape, section (run, env, "
+                                             "algo_config, intrinsic_config) -> option -> value, e.g. the best-preset.json "
+                                             "voidrl tune writes")
             if command != "compare":
                 sub.add_argument("--resume", action="store_true",
                                  help="continue the run in --run-dir from its checkpoint with its saved settings (options given "
@@ -185,6 +195,16 @@ def build_parser(argv: list[str] | None = None) -> Parser:
                         help="torchscript (run with torch.jit.load) or onnx (run with onnxruntime; needs the export extra: "
                              "pip install -e '.[export]')")
     export.add_argument("--out", required=True, metavar="FILE", help="the file to write (its folders are made)")
+
+    tune = commands.add_parser(
+        "tune", help="search an algorithm's hyperparameters with Optuna",
+        description="Search an algorithm's hyperparameters with Optuna: TPE samples its search space on top of a preset, "
+                    "each trial is an ordinary run in STUDY_DIR/trial-NNNN/ with periodic greedy evaluations, and a median "
+                    "pruner stops the trials that fall behind. The study is kept in STUDY_DIR/study.db: the same command "
+                    "resumes it. Writes STUDY_DIR/trials.csv and STUDY_DIR/best-preset.json (for voidrl train --preset-file).")
+    tuned = sorted(name for name in ALGORITHMS if ALGORITHMS.config_class(name).search_space)
+    tune.add_argument("algo", choices=sorted(ALGORITHMS), metavar="ALGO", help=f"the algorithm to tune: {', '.join(tuned)}")
+    add_dataclass_options(tune, TuneConfig, "tune", skip=("algo",))
 
     commands.add_parser("envs", help="list valid environment ids", description="List valid environment ids.")
 
@@ -252,9 +272,9 @@ def resume_config(algo: str, options: dict[str, Any]) -> TrainConfig | None:
     config = TrainConfig.from_dict(stored)
     config.run.run_dir = run_dir
     given = dict(options)
-    preset = given.pop("preset", None)
-    if preset is not None:
-        for values in algorithm_presets(algo)[preset].values():
+    preset, preset_file = given.pop("preset", None), given.pop("preset_file", None)
+    if preset is not None or preset_file is not None:
+        for values in preset_settings(algo, config.run.env, preset, preset_file).values():
             given = {**values, **given}
     sections = config.sections()
     owner = {f.name: section for section in sections.values() for f in dataclasses.fields(section)}
@@ -362,7 +382,7 @@ def pretrain_defaults(algo: str, preset: str | None, options: dict[str, Any]) ->
 
     options = {"intrinsic": "apt", "extrinsic_coef": 0.0, **options}
     suite_preset = PRETRAIN_PRESETS.get(suite_of(options.get("env", "CartPole-v1")))
-    if preset is None and suite_preset in algorithm_presets(algo):
+    if preset is None and "preset_file" not in options and suite_preset in algorithm_presets(algo):
         preset = suite_preset
     return preset, options
 
@@ -489,6 +509,23 @@ def command_vae(args: argparse.Namespace) -> int:
     return 0
 
 
+def command_tune(args: argparse.Namespace) -> int:
+    if importlib.util.find_spec("optuna") is None:
+        raise CliError("voidrl tune needs the optuna package: install voidrl's tune extra (pip install -e '.[tune]')")
+    from voidrl.train.tune import TrialFailed, Tuner
+
+    with usage_errors():
+        config = TuneConfig(**{name: value for name, value in vars(args).items() if name != "command"})
+        check_field_types(config)
+        tuner = Tuner(config)
+    try:
+        print(tuner.run())
+    except TrialFailed as error:
+        print(f"voidrl tune: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def command_envs(_: argparse.Namespace) -> int:
     from voidrl.envs.suites import list_env_ids
 
@@ -512,7 +549,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser(argv)
     try:
         args = parser.parse_args(argv)
-        handler = {"eval": command_eval, "export": command_export, "envs": command_envs, "plot": command_plot, "vae": command_vae}.get(args.command, command_train)
+        handler = {"eval": command_eval, "export": command_export, "envs": command_envs, "plot": command_plot, "tune": command_tune,
+                   "vae": command_vae}.get(args.command, command_train)
         from voidrl.distributed import collective
 
         try:

@@ -11,10 +11,12 @@ import json
 import math
 import textwrap
 import time
+import tomllib
 import types
 import typing
 from dataclasses import dataclass, field
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from voidrl.algos import ALGORITHMS
@@ -254,8 +256,76 @@ def default_preset(algo: str, env_id: str) -> str | None:
     return name if name in algorithm_presets(algo) else None
 
 
-def make_config(algo: str, preset: str | None = None, **overrides: Any) -> TrainConfig:
-    """Defaults, then the preset (given or the env's default), then ``overrides`` by field name.
+PRESET_SECTIONS = ("run", "env", "algo_config", "intrinsic_config")
+"""The sections of a preset, each mapping option names of its part of ``TrainConfig`` to values."""
+
+
+def preset_settings(algo: str, env_id: str, preset: str | None = None, preset_file: str | None = None) -> dict[str, dict[str, Any]]:
+    """The preset applied beneath the options given: the one named, the one read from ``preset_file``, or else the
+    environment's default one ({} where the algorithm has none)."""
+    if preset is not None and preset_file is not None:
+        raise ValueError("give --preset or --preset-file, not both")
+    if preset_file is not None:
+        return load_preset_file(preset_file, algo)
+    preset, presets = RENAMED_PRESETS.get(preset, preset), algorithm_presets(algo)
+    if preset is None:
+        preset = default_preset(algo, env_id)
+    elif preset not in presets:
+        raise ValueError(f"unknown preset {preset!r} for {algo}; choose one of {', '.join(presets)}")
+    return presets[preset] if preset is not None else {}
+
+
+def load_preset_file(path: str, algo: str) -> dict[str, dict[str, Any]]:
+    """A preset of ``algo`` from a JSON or TOML file of the built-in presets' shape (section -> option -> value),
+    checked as they are (``check_preset``); lists become tuples. A one-line ValueError names the file."""
+    file = Path(path)
+    if file.suffix not in (".json", ".toml"):
+        raise ValueError(f"preset file {path!r} must be a .json or .toml file")
+    try:
+        text = file.read_text()
+    except OSError as error:
+        raise ValueError(f"preset file {path!r} cannot be read ({error.strerror})") from None
+    try:
+        settings = json.loads(text) if file.suffix == ".json" else tomllib.loads(text)
+    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as error:
+        raise ValueError(f"preset file {path!r} is not valid {file.suffix[1:].upper()} ({error})") from None
+    check_preset(settings, algo, f"preset file {path!r}")
+    return {section: {name: tuple(value) if isinstance(value, list) else value for name, value in values.items()}
+            for section, values in settings.items()}
+
+
+def check_preset(settings: Any, algo: str, source: str) -> None:
+    """``settings`` is a preset of ``algo``: each section one of ``PRESET_SECTIONS`` (``intrinsic_config`` only with
+    the plug-in named in ``run``), each option a field of its section holding a value of the field's type. Else a
+    one-line ValueError that starts with ``source`` and names the bad key."""
+    if not isinstance(settings, dict):
+        raise ValueError(f"{source} must map sections ({', '.join(PRESET_SECTIONS)}) to options, got {type(settings).__name__}")
+    for section, values in settings.items():
+        if section not in PRESET_SECTIONS:
+            raise ValueError(f"{source}: unknown section {section!r}; choose from {', '.join(PRESET_SECTIONS)}")
+        if not isinstance(values, dict):
+            raise ValueError(f"{source}: section {section!r} must map option names to values, got {values!r}")
+    intrinsic = settings.get("run", {}).get("intrinsic")
+    if "intrinsic_config" in settings and intrinsic is None:
+        raise ValueError(f"{source}: section 'intrinsic_config' needs the plug-in it configures in run.intrinsic")
+    classes = {"run": RunConfig, "env": EnvConfig, "algo_config": ALGORITHMS.config_class(algo)}
+    for section, values in settings.items():
+        cls = classes[section] if section in classes else intrinsic_config_class(intrinsic)
+        options = cls()
+        fields = {f.name for f in dataclasses.fields(cls)}
+        for name, value in values.items():
+            if name not in fields:
+                raise ValueError(f"{source}: {section} has no option {name!r} for {algo} (see voidrl train {algo} --help)")
+            setattr(options, name, tuple(value) if isinstance(value, list) else value)
+        try:
+            check_field_types(options)
+        except ValueError as error:
+            raise ValueError(f"{source}: {section}.{error}") from None
+
+
+def make_config(algo: str, preset: str | None = None, preset_file: str | None = None, **overrides: Any) -> TrainConfig:
+    """Defaults, then the preset (named, read from ``preset_file``, or the env's default), then ``overrides`` by
+    field name.
 
     ``overrides`` may name fields of RunConfig, EnvConfig, the algorithm's config and the options of
     the reward plug-in chosen (by ``intrinsic`` or the preset).
@@ -265,12 +335,7 @@ def make_config(algo: str, preset: str | None = None, **overrides: Any) -> Train
         if not isinstance(overrides["env"], str):
             raise ValueError(f"env must be a str (an environment id), got {overrides['env']!r}")
         config.run.env = overrides["env"]
-    preset, presets = RENAMED_PRESETS.get(preset, preset), algorithm_presets(algo)
-    if preset is None:
-        preset = default_preset(algo, config.run.env)
-    elif preset not in presets:
-        raise ValueError(f"unknown preset {preset!r} for {algo}; choose one of {', '.join(presets)}")
-    settings = presets[preset] if preset is not None else {}
+    settings = preset_settings(algo, config.run.env, preset, preset_file)
     config.run.intrinsic = overrides.get("intrinsic", settings.get("run", {}).get("intrinsic"))
     config.intrinsic_config = None if config.run.intrinsic is None else intrinsic_config_class(config.run.intrinsic)()
     sections = config.sections()
@@ -284,7 +349,7 @@ def make_config(algo: str, preset: str | None = None, **overrides: Any) -> Train
     if unknown:
         raise ValueError(f"unknown option(s) for {algo}: {', '.join(sorted(unknown))}")
     if "intrinsic_config" in settings and config.run.intrinsic != settings["run"]["intrinsic"]:
-        raise ValueError(f"preset {preset} sets reward plug-in options; it needs --intrinsic {settings['run']['intrinsic']}")
+        raise ValueError(f"the preset sets reward plug-in options; it needs --intrinsic {settings['run']['intrinsic']}")
     for section, values in settings.items():
         for name, value in values.items():
             setattr(sections[section], name, value)

@@ -34,11 +34,27 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
 }
 
 
+# What voidrl tune samples on top of the preset: after RL Zoo's A2C sampler (sample_a2c_params), continuous where it
+# lists values, the learning rate capped at 1e-2 and the rollout from the paper's 5 steps to 128 per environment.
+SEARCH_SPACE: dict[str, tuple[Any, ...]] = {
+    "learning_rate": ("log_float", 1e-5, 1e-2),
+    "optimizer": ("categorical", ["rmsprop", "adam"]),
+    "num_steps": ("categorical", [5, 8, 16, 32, 64, 128]),
+    "gamma": ("float", 0.9, 0.9999),
+    "gae_lambda": ("float", 0.8, 1.0),
+    "entropy_coef": ("log_float", 1e-8, 0.1),
+    "value_coef": ("float", 0.1, 1.0),
+    "max_grad_norm": ("float", 0.3, 5.0),
+    "normalize_advantages": ("categorical", [False, True]),
+}
+
+
 @dataclass
 class A2CConfig(PolicyConfig):
     """A2C hyperparameters. Defaults are Stable-Baselines3's."""
 
     presets = PRESETS
+    search_space = SEARCH_SPACE
     recurrent = True
 
     num_steps: int = 5

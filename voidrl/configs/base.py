@@ -14,6 +14,9 @@ class AlgorithmConfig:
 
     presets: ClassVar[dict[str, dict[str, dict[str, Any]]]] = {}
     """Named settings: preset -> config section (run, env, algo_config, intrinsic_config) -> overrides."""
+    search_space: ClassVar[dict[str, tuple[Any, ...]]] = {}
+    """What ``voidrl tune`` samples on top of a preset: option -> dimension (``voidrl.configs.search``); empty: the
+    algorithm is not tuned."""
     remote_actors: ClassVar[bool] = False
     """Its algorithm has Ray actors (``--actors N``), made by the algorithm's ``builder_class``."""
     own_intrinsic_reward: ClassVar[bool] = False

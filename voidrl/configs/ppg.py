@@ -86,11 +86,29 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
 }
 
 
+# What voidrl tune samples on top of the preset: PPO's ranges for what the policy phase shares with it, and the
+# phase lengths around the paper's (N_pi 32, E_aux 6 in Cobbe et al.; 4 and 2 in the cartpole preset).
+SEARCH_SPACE: dict[str, tuple[Any, ...]] = {
+    "learning_rate": ("log_float", 1e-5, 1e-2),
+    "critic_learning_rate": ("log_float", 1e-5, 1e-2),
+    "num_steps": ("categorical", [32, 64, 128, 256, 512]),
+    "minibatch_size": ("categorical", [32, 64, 128, 256]),
+    "epochs": ("categorical", [1, 2, 4]),
+    "policy_iterations": ("categorical", [2, 4, 8, 16, 32]),
+    "aux_epochs": ("categorical", [1, 2, 3, 6]),
+    "gamma": ("float", 0.9, 0.9999),
+    "gae_lambda": ("float", 0.8, 1.0),
+    "clip": ("float", 0.1, 0.4),
+    "entropy_coef": ("log_float", 1e-8, 0.1),
+}
+
+
 @dataclass
 class PPGConfig(MemoryConfig):
     """PPG hyperparameters. Defaults follow the PPG paper (Cobbe et al., 2021) and the thesis."""
 
     presets = PRESETS
+    search_space = SEARCH_SPACE
     recurrent = True
 
     num_steps: int = 256

@@ -86,11 +86,28 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
 }
 
 
+# What voidrl tune samples on top of the preset: after RL Zoo's PPO sampler (sample_ppo_params), continuous where it
+# lists values, the learning rate capped at 1e-2 and the minibatches from 32 samples.
+SEARCH_SPACE: dict[str, tuple[Any, ...]] = {
+    "learning_rate": ("log_float", 1e-5, 1e-2),
+    "anneal_lr": ("categorical", [False, True]),
+    "num_steps": ("categorical", [16, 32, 64, 128, 256, 512, 1024, 2048]),
+    "minibatch_size": ("categorical", [32, 64, 128, 256, 512]),
+    "epochs": ("categorical", [1, 5, 10, 20]),
+    "gamma": ("float", 0.9, 0.9999),
+    "gae_lambda": ("float", 0.8, 1.0),
+    "clip": ("float", 0.1, 0.4),
+    "entropy_coef": ("log_float", 1e-8, 0.1),
+    "max_grad_norm": ("float", 0.3, 5.0),
+}
+
+
 @dataclass
 class PPOConfig(PolicyConfig):
     """PPO hyperparameters. Defaults are Stable-Baselines3's."""
 
     presets = PRESETS
+    search_space = SEARCH_SPACE
     recurrent = True
 
     num_steps: int = 2048

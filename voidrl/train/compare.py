@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import copy
-import ctypes
-import ctypes.util
 import multiprocessing
 import os
 import signal
@@ -18,11 +16,10 @@ from voidrl.io.report import compare_runs
 from voidrl.train.allocator import pin_allocator_thresholds
 from voidrl.train.loop import CHECKPOINT_NAME, has_run_files
 from voidrl.train.runs import make_trainer
-from voidrl.train.signals import GracefulStop, RunStopped
+from voidrl.train.signals import GracefulStop, RunStopped, stop_with_parent
 from voidrl.train.threads import available_cpus
 
 GROUPS = {"pre-trained": "pretrained", "scratch": "scratch"}
-PR_SET_PDEATHSIG = 1
 
 
 def run_to_completion(config: TrainConfig) -> None:
@@ -122,6 +119,6 @@ def _detach_worker() -> None:
     allocator thresholds."""
     os.setpgrp()
     pin_allocator_thresholds()
-    libc = ctypes.util.find_library("c")
-    if libc is not None and sys.platform.startswith("linux"):
-        ctypes.CDLL(libc).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    stop = stop_with_parent()
+    if stop is not None:
+        stop()

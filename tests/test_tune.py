@@ -1,0 +1,151 @@
+"""voidrl tune: a short PPO study on CartPole that is killed and resumed, prunes, and writes a preset that trains the
+best trial's configuration again; one-line refusals of bad settings and of a study directory made for another study."""
+
+import csv
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import optuna
+import pytest
+
+from voidrl.cli import main
+from voidrl.train.tune import OBJECTIVE_EVALUATIONS
+
+VOIDRL = [sys.executable, "-m", "voidrl"]
+STUDY = ["tune", "ppo", "--env", "CartPole-v1", "--trials", "4", "--steps", "8192", "--eval-every", "2048",
+         "--eval-episodes", "3", "--startup-trials", "2", "--seed", "1", "--torch-threads", "1", "--study-dir", "study"]
+"""Two random trials, then two sampled by TPE and open to pruning (seed 1 prunes one, killed or not)."""
+
+
+def read_rows(path):
+    with open(path, newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def wait_for(condition, process, timeout=120):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert process.poll() is None and time.monotonic() < deadline, process.stderr.read() if process.stderr else ""
+        time.sleep(0.1)
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    """The study, killed (SIGKILL) while its second trial trains, then finished by the same command; the resumed
+    command's result and the study directory."""
+    cwd = tmp_path_factory.mktemp("tune")
+    killed = subprocess.Popen([*VOIDRL, *STUDY], cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wait_for(lambda: (cwd / "study" / "trial-0001" / "evaluations.csv").exists(), killed)
+    killed.send_signal(signal.SIGKILL)
+    killed.wait()
+    resumed = subprocess.run([*VOIDRL, *STUDY], cwd=cwd, capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    return resumed, cwd / "study"
+
+
+def test_a_killed_study_resumes_and_runs_the_cut_off_trial_again(study):
+    resumed, study_dir = study
+    trials = read_rows(study_dir / "trials.csv")
+    failed = [trial for trial in trials if trial["state"] == "FAIL"]
+    assert len(failed) == 1 and f"trial {failed[0]['number']} was cut off" in resumed.stderr
+    rerun = [trial for trial in trials if trial["rerun_of"] == failed[0]["number"]]
+    parameters = [name for name in trials[0] if name not in ("number", "state", "value", "last_step", "rerun_of")]
+    assert len(rerun) == 1 and all(rerun[0][name] == failed[0][name] for name in parameters)
+    assert sum(trial["state"] in ("COMPLETE", "PRUNED") for trial in trials) == 4
+    for trial in trials:  # every trial is an ordinary run directory, the cut-off one kept
+        assert (study_dir / f"trial-{int(trial['number']):04d}" / "config.json").is_file()
+
+
+def test_the_median_pruner_stops_a_trial_at_an_evaluation(study):
+    resumed, study_dir = study
+    pruned = [trial for trial in read_rows(study_dir / "trials.csv") if trial["state"] == "PRUNED"]
+    assert pruned
+    stopped = []
+    for trial in pruned:
+        assert f"trial {trial['number']}: pruned at step {trial['last_step']}" in resumed.stderr
+        run_dir = study_dir / f"trial-{int(trial['number']):04d}"
+        assert (run_dir / "checkpoint.pt").is_file()  # the run's directory is whole
+        if "stopped by SIGTERM" in (run_dir / "train.log").read_text():
+            stopped.append(int(read_rows(run_dir / "evaluations.csv")[-1]["step"]))
+    # A run learns on while this process reads its evaluation (a quarter of a second at most) and the pruner decides:
+    # a fast one may end first; one of these did not.
+    assert stopped and min(stopped) < 8192
+
+
+def test_the_best_preset_trains_the_best_trials_configuration(study, tmp_path):
+    resumed, study_dir = study
+    complete = [trial for trial in read_rows(study_dir / "trials.csv") if trial["state"] == "COMPLETE"]
+    best = max(complete, key=lambda trial: float(trial["value"]))
+    best_dir = study_dir / f"trial-{int(best['number']):04d}"
+    means = [float(row["return_mean"]) for row in read_rows(best_dir / "evaluations.csv")][-OBJECTIVE_EVALUATIONS:]
+    assert float(best["value"]) == pytest.approx(sum(means) / len(means))
+    assert f"best: trial {best['number']}:" in resumed.stdout
+    assert f"voidrl train ppo --env CartPole-v1 --steps 8192 --preset-file {study_dir.name}/best-preset.json" in resumed.stdout
+
+    result = subprocess.run([*VOIDRL, "train", "ppo", "--env", "CartPole-v1", "--steps", "8192", "--seed", "1",
+                             "--eval-every", "2048", "--eval-episodes", "3", "--torch-threads", "1", "--no-progress",
+                             "--preset-file", str(study_dir / "best-preset.json"), "--run-dir", str(tmp_path / "again")],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    again, trial = (json.loads((run_dir / "config.json").read_text()) for run_dir in (tmp_path / "again", best_dir))
+    again["run"].pop("run_dir"), trial["run"].pop("run_dir")
+    assert again == trial
+
+
+def test_a_signal_stops_the_running_trial_and_queues_it_to_run_again(tmp_path):
+    args = ["tune", "ppo", "--trials", "2", "--steps", "40000", "--eval-every", "2048", "--eval-episodes", "2",
+            "--torch-threads", "1", "--study-dir", "study"]
+    process = subprocess.Popen([*VOIDRL, *args], cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wait_for(lambda: (tmp_path / "study" / "trial-0000" / "evaluations.csv").exists(), process)
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=120) == 128 + signal.SIGTERM
+    assert "stopped by SIGTERM" in process.stderr.read()
+    assert "voidrl: stopped by SIGTERM" in (tmp_path / "study" / "trial-0000" / "train.log").read_text()
+    stopped, queued = optuna.load_study(study_name="ppo on CartPole-v1", storage=f"sqlite:///{tmp_path / 'study' / 'study.db'}").trials
+    assert stopped.state == optuna.trial.TrialState.FAIL and queued.state == optuna.trial.TrialState.WAITING
+    assert queued.system_attrs["fixed_params"] == stopped.params and queued.user_attrs == {"rerun_of": 0}
+
+
+def test_parallel_trials_run_at_once(tmp_path):
+    result = subprocess.run([*VOIDRL, "tune", "ppo", "--trials", "2", "--parallel", "2", "--steps", "2048",
+                             "--eval-every", "1024", "--eval-episodes", "2", "--torch-threads", "1", "--study-dir", "study"],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    first, second = optuna.load_study(study_name="ppo on CartPole-v1", storage=f"sqlite:///{tmp_path / 'study' / 'study.db'}").trials
+    assert first.state == second.state == optuna.trial.TrialState.COMPLETE
+    assert first.datetime_start < second.datetime_complete and second.datetime_start < first.datetime_complete
+
+
+@pytest.mark.parametrize("args,fragment", [
+    (["tune", "ppo", "--trials", "0"], "trials must be a positive integer, got 0"),
+    (["tune", "ppo", "--parallel", "0"], "parallel must be a positive integer, got 0"),
+    (["tune", "ppo", "--eval-every", "0"], "eval_every must be a positive integer, got 0"),
+    (["tune", "reinforce"], "reinforce has no search space; tune one of a2c, a3c, ppg, ppo"),
+    (["tune", "ppo", "--preset", "nope"], "unknown preset 'nope' for ppo; choose one of cartpole"),
+    (["tune", "ppo", "--env", "Bogus-v9"], "unknown environment id 'Bogus-v9'"),
+    (["tune", "ppg", "--env", "Pendulum-v1"], "ppg supports discrete action spaces only"),  # the fit to the environment
+])
+def test_bad_settings_are_refused_in_one_line_before_any_trial(tmp_path, monkeypatch, capsys, args, fragment):
+    monkeypatch.chdir(tmp_path)
+    assert main(args) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in lines[0] and fragment in lines[0], lines
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("change,fragment", [
+    ({"ppo": "a2c"}, "holds the study of ppo on CartPole-v1, not of a2c on CartPole-v1; choose another --study-dir"),
+    ({"CartPole-v1": "Acrobot-v1"}, "holds the study of ppo on CartPole-v1, not of ppo on Acrobot-v1"),
+    ({"8192": "4096"}, "made with other settings: --steps 8192 -> 4096;"),
+])
+def test_a_study_directory_of_another_study_is_refused_in_one_line(study, monkeypatch, capsys, change, fragment):
+    _, study_dir = study
+    monkeypatch.chdir(study_dir.parent)
+    before = (study_dir / "study.db").read_bytes()
+    assert main([change.get(arg, arg) for arg in STUDY]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and fragment in lines[0], lines
+    assert (study_dir / "study.db").read_bytes() == before
