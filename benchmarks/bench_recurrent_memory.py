@@ -9,6 +9,8 @@ shared by the policy and value heads) and the `minigrid` preset's schedule: 16 e
 minibatches of 256 steps, lr 1e-3, entropy 0.01, gamma 0.99, lambda 0.95, clip 0.2, value coefficient 0.5,
 gradient norm 0.5.
 - voidrl lstm: ``voidrl train ppo --preset minigrid --memory lstm`` (sequences of 16 steps, 16 per minibatch);
+- voidrl lstm 128: the same with ``--sequence-length 128``: each environment's whole rollout one sequence, 2 per
+  minibatch, as sb3-contrib and CleanRL's ppo_atari_lstm cut them (back-propagation through all 128 steps);
 - voidrl feed-forward: the same with ``--memory none``;
 - sb3-contrib 2.9.2 ``RecurrentPPO`` with ``shared_lstm=True, enable_critic_lstm=False`` (it cuts minibatches
   into per-episode sequences padded to equal length).
@@ -41,13 +43,19 @@ from bench_r2d2_dqn import MinAtarTorso, collect_runs, read_episodes, write_epis
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "recurrent-memory"
 ENV_ID = "MiniGrid-MemoryS7-v0"
-ARMS = ("voidrl-lstm", "voidrl-ff", "sb3contrib")
+ARMS = {
+    # arm: the options of `voidrl train ppo --preset minigrid` beyond --env, --steps, --seed (None: sb3-contrib's RecurrentPPO)
+    "voidrl-lstm": ["--memory", "lstm"],
+    "voidrl-lstm-128": ["--memory", "lstm", "--sequence-length", "128"],
+    "voidrl-ff": ["--memory", "none"],
+    "sb3contrib": None,
+}
 
 
-def train_voidrl(memory: str, seed: int, args: argparse.Namespace, run_dir: Path) -> dict[str, float]:
+def train_voidrl(options: list[str], seed: int, args: argparse.Namespace, run_dir: Path) -> dict[str, float]:
     from voidrl.train.agent import Agent
 
-    command = [sys.executable, "-m", "voidrl", "train", "ppo", "--env", ENV_ID, "--preset", "minigrid", "--memory", memory,
+    command = [sys.executable, "-m", "voidrl", "train", "ppo", "--env", ENV_ID, "--preset", "minigrid", *options,
                "--steps", str(args.steps), "--seed", str(seed), "--torch-threads", "1", "--no-progress", "--run-dir", str(run_dir)]
     if (run_dir / "checkpoint.pt").exists():
         command.append("--resume")
@@ -128,10 +136,10 @@ def run(args: argparse.Namespace) -> None:
             run_dir = args.out / f"{arm}-s{seed}"
             if (run_dir / "result.json").exists():
                 continue
-            if arm == "sb3contrib":
+            if ARMS[arm] is None:
                 result = train_sb3_contrib(seed, args, run_dir)
             else:
-                result = train_voidrl("lstm" if arm == "voidrl-lstm" else "none", seed, args, run_dir)
+                result = train_voidrl(ARMS[arm], seed, args, run_dir)
             (run_dir / "result.json").write_text(json.dumps(result) + "\n")
             print(f"{arm} seed {seed}: {result['steps'] / result['training_seconds']:,.0f} steps/s, "
                   f"greedy {statistics.mean(result['greedy_returns']):.3f}", flush=True)
@@ -166,7 +174,7 @@ def table(source: Path, last: int = 100) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=None, help="directory of the runs")
-    parser.add_argument("--arms", nargs="+", default=list(ARMS), choices=ARMS)
+    parser.add_argument("--arms", nargs="+", default=list(ARMS), choices=list(ARMS))
     parser.add_argument("--steps", type=int, default=500_000)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--eval-episodes", type=int, default=50)
