@@ -40,6 +40,8 @@ def assert_usage_error(result, fragment):
     (["train", "ppo", "--preset", "nope"], "invalid choice: 'nope'"),
     (["train", "ppo", "--device", "cuda:7"], "device 'cuda:7' is not available"),
     (["train", "ppo", "--learning-rate", "abc"], "invalid float value: 'abc'"),
+    (["train", "ppo", "--action-repeat", "0"], "action_repeat must be a positive integer, got 0"),
+    (["train", "ppo", "--env", "ALE/Pong-v5", "--action-repeat", "4"], "action_repeat must be 1 on Atari"),
     (["eval", "--checkpoint", "missing.pt"], "does not exist"),
     (["eval", "--checkpoint", "x.pt", "--episodes", "0"], "--episodes must be a positive integer"),
 ])
@@ -159,6 +161,23 @@ def test_killed_run_resumes_without_duplicate_or_missing_rows(tmp_path):
     assert load_checkpoint(tmp_path / "run" / "checkpoint.pt")["step"] == final
     assert (tmp_path / "run" / "config.json").exists()
     assert list((tmp_path / "run" / "tensorboard").glob("events.out.tfevents.*"))
+
+
+def test_action_repeat_counts_environment_steps_and_resumes_with_the_run(tmp_path, monkeypatch, capsys):
+    """16 decisions of 4 environment steps each: 64 steps per update, and episodes end on multiples of 4."""
+    monkeypatch.chdir(tmp_path)
+    command = ["train", "ppo", "--env", "InvertedPendulum-v5", "--preset", "mujoco", "--action-repeat", "4",
+               "--num-steps", "16", "--run-dir", "run", "--torch-threads", "1", "--no-progress"]
+    assert main([*command, "--steps", "128"]) == 0
+    assert load_checkpoint(tmp_path / "run" / "checkpoint.pt")["config"]["env"]["action_repeat"] == 4
+    capsys.readouterr()
+    assert main(["train", "ppo", "--resume", "--run-dir", "run", "--action-repeat", "2", "--no-progress"]) == 2
+    assert "--action-repeat 4 -> 2" in capsys.readouterr().err
+    assert main(["train", "ppo", "--resume", "--run-dir", "run", "--steps", "192", "--no-progress"]) == 0
+    assert [int(row["step"]) for row in read_rows(tmp_path / "run" / "metrics.csv")] == [64, 128, 192]
+    episodes = read_rows(tmp_path / "run" / "episodes.csv")
+    assert episodes and all(int(row["step"]) % 4 == 0 for row in episodes)
+    assert all(float(row["return"]) <= 4 * int(row["length"]) for row in episodes)  # up to 4 rewards of 1 per decision
 
 
 @pytest.mark.slow

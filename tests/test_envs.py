@@ -202,3 +202,48 @@ def test_notebook_half_cheetah_is_cut_at_500_steps():
         step = env.step(torch.zeros(1, 6))
     assert step.truncated.all() and not step.terminated.any() and step.episode_lengths.tolist() == [500]
     assert "voidrl/HalfCheetah500-v5" in list_env_ids()["mujoco"]
+
+
+@pytest.mark.parametrize("limit,push,ends", [(6, 0.0, "truncated"), (None, 3.0, "terminated")])
+def test_action_repeat_sums_the_rewards_of_its_steps_and_stops_where_an_episode_ends(limit, push, ends):
+    """Each decision is 4 steps of the plain env with that action, rewards summed; the time limit (at step 6) or a fall
+    (a full push topples the pole within 4 steps) inside the repeat ends it there, the two flags kept apart."""
+    config = EnvConfig(num_envs=1, max_episode_steps=limit)
+    plain = make_env("InvertedPendulum-v5", config)
+    repeated = make_env("InvertedPendulum-v5", EnvConfig(num_envs=1, max_episode_steps=limit, action_repeat=4))
+    assert (plain.action_repeat, repeated.action_repeat) == (1, 4)
+    plain.reset(0), repeated.reset(0)
+    action = torch.full((1, 1), push)
+    decisions, steps_taken = 0, []
+    while True:
+        step = repeated.step(action)
+        decisions += 1
+        reward = 0.0
+        for taken in range(1, 5):
+            inner = plain.step(action)
+            reward += inner.reward.item()
+            if (inner.terminated | inner.truncated).any():
+                break
+        steps_taken.append(taken)
+        assert step.reward.item() == pytest.approx(reward)
+        assert torch.equal(step.final_obs, inner.final_obs)
+        assert torch.equal(step.terminated, inner.terminated) and torch.equal(step.truncated, inner.truncated)
+        if len(step.episode_returns):
+            break
+    assert steps_taken[-1] < 4 and all(taken == 4 for taken in steps_taken[:-1])  # it ended inside a repeat
+    assert bool(getattr(step, ends)) and not bool(step.truncated if ends == "terminated" else step.terminated)
+    assert step.episode_returns.item() == pytest.approx(inner.episode_returns.item())
+    assert step.episode_lengths.tolist() == [decisions]  # lengths count decisions
+
+
+def test_videos_of_repeated_actions_play_in_real_time():
+    env = make_env("InvertedPendulum-v5", EnvConfig(num_envs=1, action_repeat=4), screens=True)
+    assert env.screen_fps == 25 / 4  # the model's 25 steps a second, one screen per 4
+    env.close()
+
+
+def test_action_repeat_is_refused_on_atari_which_already_skips_frames():
+    with pytest.raises(ValueError, match="action_repeat must be 1 on Atari, which already repeats each action for 4 frames, got 4"):
+        EnvConfig(action_repeat=4).validate("ALE/Pong-v5")
+    with pytest.raises(ValueError, match="action_repeat must be a positive integer, got 0"):
+        EnvConfig(action_repeat=0).validate("HalfCheetah-v5")

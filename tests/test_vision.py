@@ -106,6 +106,16 @@ def test_frame_stacks_shift_and_restart_at_episode_boundaries():
     assert env.step(torch.zeros(2)).obs.tolist() == [[0, 0, 1], [2, 3, 4]]
 
 
+@pytest.mark.parametrize("size,flat", [(64, 64 * 4 * 4), (96, 64 * 8 * 8)])
+def test_the_pixel_presets_cnn_reads_stacks_of_64_and_96_pixel_frames(size, flat):
+    """mujoco-pixels' Nature CNN on 3 stacked RGB frames: 64 px leaves 4x4 maps for its fc layer, 96 px 8x8."""
+    config = make_config("ppo", "mujoco-pixels", env="HalfCheetah-v5", pixels=size)
+    policy = config.algo_config.build_policy((9, size, size), gym.spaces.Box(-1, 1, (6,)), "cpu")
+    body = policy.actor_body
+    assert policy.critic_body is None and body.fc[0].in_features == flat
+    assert body(torch.zeros(2, 9, size, size, dtype=torch.uint8)).shape == (2, 512)
+
+
 @pytest.fixture(scope="module")
 def vae_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("vision") / "vae.pt"

@@ -34,7 +34,8 @@ class RunConfig:
     env: str = "CartPole-v1"
     """Environment id (``voidrl envs`` lists them)."""
     steps: int = 100_000
-    """Environment steps to train for, counted over all parallel environments."""
+    """Environment steps to train for, counted over all parallel environments (with --action-repeat N, N per
+    agent decision)."""
     seed: int = 0
     """Seed for torch, numpy, python and the environments."""
     device: str = "cpu"
@@ -178,7 +179,7 @@ class TrainConfig:
 
     @property
     def steps_per_update(self) -> int:
-        return self.algo_config.num_steps * self.env.num_envs
+        return self.algo_config.num_steps * self.env.num_envs * self.env.action_repeat
 
     def to_dict(self) -> dict[str, Any]:
         return {"algo": self.algo, **{name: dataclasses.asdict(section) for name, section in self.sections().items()}}

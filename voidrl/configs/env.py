@@ -26,7 +26,14 @@ class EnvConfig:
     episodic_life: bool = True
     """Atari only: a lost life ends the training episode (reported returns still run to game over)."""
     max_episode_steps: int | None = None
-    """Override the id's time limit in agent steps (Atari default 27,000 = 108,000 frames)."""
+    """Override the id's time limit, in environment steps (with --action-repeat, each step inside a repeat; Atari:
+    agent steps, default 27,000 = 108,000 frames)."""
+    action_repeat: int = 1
+    """Apply each action for this many environment steps, their rewards summed (only the last is rendered); an
+    episode that ends inside the repeat (terminated or truncated, kept apart) stops it. --steps and the step
+    columns count environment steps, N per agent decision (also the last of an episode that ended early), as the
+    pixel-control literature reports them (PlaNet, DrQ: cheetah-run with 4); episode lengths stay in decisions.
+    Not on Atari, which already repeats each action for 4 frames."""
     pixels: int | None = None
     """MuJoCo only: observe S x S RGB frames rendered headless by gymnasium (uint8 [3, S, S], e.g. 96) instead
     of the joint state; None keeps the state (with --vision: the VAE's frame size)."""
@@ -47,7 +54,7 @@ class EnvConfig:
         from voidrl.envs.suites import VARIANTS, Variant, suite_of
         from voidrl.envs.vision import parse_vision
 
-        require_positive_integers(self, ("num_envs", "max_episode_steps", "frame_stack", "vision_finetune_every"))
+        require_positive_integers(self, ("num_envs", "max_episode_steps", "action_repeat", "frame_stack", "vision_finetune_every"))
         require_positive(self, ("reward_scale", "reward_clip"))
         require_each(self, ("pixels",), lambda size: size >= 16, "be at least 16 (pixels a side)")
         require_choice(self, "vision_latent", LATENTS)
@@ -55,6 +62,8 @@ class EnvConfig:
             parse_vision(self.vision)
         elif self.vision_finetune_every is not None or self.vision_latent != "mean":
             raise ValueError("vision_latent and vision_finetune_every need --vision vae:PATH")
+        if self.action_repeat > 1 and suite_of(env_id) == "atari":
+            raise ValueError(f"action_repeat must be 1 on Atari, which already repeats each action for 4 frames, got {self.action_repeat}")
         visual = self.pixels is not None or self.vision is not None
         if visual and suite_of(env_id) != "mujoco":
             raise ValueError(f"pixels and vision render MuJoCo tasks; {env_id} is a {suite_of(env_id)} task")

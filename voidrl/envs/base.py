@@ -28,7 +28,7 @@ class Step:
     episode_returns: torch.Tensor
     """``[K]`` undiscounted raw task returns of the K episodes that finished in this step."""
     episode_lengths: torch.Tensor
-    """``[K]`` their lengths in agent steps."""
+    """``[K]`` their lengths in agent steps (decisions: with an action repeat, each up to that many environment steps)."""
     episode_envs: torch.Tensor
     """``[K]`` the sub-environments they ran in."""
     screens: np.ndarray | None = None
@@ -44,6 +44,8 @@ class VecEnv:
     single_action_space: gym.Space
     screen_fps: float | None = None
     """Real-time frames per second of ``Step.screens`` (one per agent step); None without screens."""
+    action_repeat: int = 1
+    """Environment steps each agent step counts for (``EnvConfig.action_repeat``; Atari's frame skip is not one)."""
 
     def reset(self, seed: int) -> torch.Tensor:
         """Reset every sub-environment; sub-environment i is seeded with ``seed + i``."""

@@ -62,7 +62,7 @@ def make_env(env_id: str, config: EnvConfig | None = None, gamma: float = 0.99, 
         pixels = config.pixels
         if vision is not None and pixels is None:
             pixels = vision[0].shape.image_size
-        env = make_gym_vec_env(env_id, config.num_envs, suite, max_steps, pixels, screens)
+        env = make_gym_vec_env(env_id, config.num_envs, suite, max_steps, pixels, screens, config.action_repeat)
     if vision is not None:
         env = VAEVision(env, *vision, config.vision_latent, config.vision_finetune_every, seed, device)
     if config.frame_stack > 1:

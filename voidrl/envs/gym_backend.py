@@ -54,9 +54,10 @@ def _as_tensor(array) -> torch.Tensor:
 
 class GymVecEnv(VecEnv):
     """Wraps a gymnasium ``VectorEnv`` running in same-step autoreset mode; with ``screens``, its sub-environments
-    are wrapped in ``ScreenAfterStep``, whose screens become ``Step.screens``."""
+    are wrapped in ``ScreenAfterStep``, whose screens become ``Step.screens``; ``action_repeat``: the environment
+    steps each of its steps takes (its sub-environments wrapped in ``ActionRepeat``)."""
 
-    def __init__(self, env: gym.vector.VectorEnv, screens: bool = False):
+    def __init__(self, env: gym.vector.VectorEnv, screens: bool = False, action_repeat: int = 1):
         if env.metadata.get("autoreset_mode") != AutoresetMode.SAME_STEP:
             raise ValueError("GymVecEnv needs a vector env in same-step autoreset mode")
         self.env = env
@@ -64,9 +65,10 @@ class GymVecEnv(VecEnv):
         self.single_observation_space = env.single_observation_space
         self.single_action_space = env.single_action_space
         self.tracker = EpisodeTracker(self.num_envs)
+        self.action_repeat = action_repeat
         self.draws_screens = screens
         if screens:
-            self.screen_fps = env.metadata.get("render_fps") or DEFAULT_SCREEN_FPS
+            self.screen_fps = (env.metadata.get("render_fps") or DEFAULT_SCREEN_FPS) / action_repeat
 
     def reset(self, seed: int) -> torch.Tensor:
         obs, _ = self.env.reset(seed=seed)
@@ -98,6 +100,25 @@ class GymVecEnv(VecEnv):
 
     def close(self) -> None:
         self.env.close()
+
+
+class ActionRepeat(gym.Wrapper):
+    """Each action applied for ``repeat`` steps of the wrapped env, their rewards summed and the last step's
+    observation returned (wrappers outside, such as ``RenderedFrames``, see one step); an episode that ends inside
+    the repeat stops it there, with its own terminated and truncated flags."""
+
+    def __init__(self, env: gym.Env, repeat: int):
+        super().__init__(env)
+        self.repeat = repeat
+
+    def step(self, action):
+        total = 0.0
+        for _ in range(self.repeat):
+            obs, reward, terminated, truncated, info = self.env.step(action)
+            total += float(reward)
+            if terminated or truncated:
+                break
+        return obs, total, terminated, truncated, info
 
 
 class MinAtarPixels(gym.ObservationWrapper):
@@ -275,18 +296,21 @@ def make_rendering_env(env_id: str, size: int, max_episode_steps: int | None = N
 
 
 def make_gym_vec_env(env_id: str, num_envs: int, suite: str, max_episode_steps: int | None = None,
-                     pixels: int | None = None, screens: bool = False) -> GymVecEnv:
+                     pixels: int | None = None, screens: bool = False, action_repeat: int = 1) -> GymVecEnv:
     """Build a same-step vector env for a registered gymnasium id of ``suite``; MuJoCo tasks observed as
     ``pixels`` x ``pixels`` frames when given (rendered headless, through EGL unless MUJOCO_GL says otherwise).
     With ``screens`` each step also returns every sub-environment's own rendering (``ScreenAfterStep``; MuJoCo's
-    at ``pixels`` where given, else at gymnasium's default size)."""
-    if env_id == "CartPole-v1" and max_episode_steps is None and not screens:
+    at ``pixels`` where given, else at gymnasium's default size). Each action is applied for ``action_repeat``
+    steps inside the time limit (``ActionRepeat``), before frames are rendered."""
+    if env_id == "CartPole-v1" and max_episode_steps is None and not screens and action_repeat == 1:
         return GymVecEnv(SameStepCartPole(num_envs=num_envs, max_episode_steps=500))
     wrappers = {"minatar": [MinAtarPixels], "minigrid": [MiniGridPlanes]}.get(suite, [])
     rendering = {}
     if pixels is not None:
         wrappers = [RenderedFrames]
         rendering = {"width": pixels, "height": pixels}
+    if action_repeat > 1:
+        wrappers = [functools.partial(ActionRepeat, repeat=action_repeat), *wrappers]
     if pixels is not None or screens:
         os.environ.setdefault("MUJOCO_GL", "egl")
         os.environ.setdefault("SDL_VIDEODRIVER", "dummy")  # pygame draws classic control's pictures without a display
@@ -302,4 +326,4 @@ def make_gym_vec_env(env_id: str, num_envs: int, suite: str, max_episode_steps: 
         **({"max_episode_steps": max_episode_steps} if max_episode_steps else {}),
         **rendering,
     )
-    return GymVecEnv(env, screens)
+    return GymVecEnv(env, screens, action_repeat)

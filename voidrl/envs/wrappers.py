@@ -23,6 +23,7 @@ class VecEnvWrapper(VecEnv):
         self.single_observation_space = env.single_observation_space
         self.single_action_space = env.single_action_space
         self.screen_fps = env.screen_fps
+        self.action_repeat = env.action_repeat
 
     def reset(self, seed: int) -> torch.Tensor:
         return self.env.reset(seed)

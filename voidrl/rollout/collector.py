@@ -26,7 +26,7 @@ class RolloutStats:
     """What happened during one rollout, besides the transitions themselves."""
 
     episode_steps: list[int] = field(default_factory=list)
-    """Total environment steps (all envs) at which each finished episode ended."""
+    """Total environment steps (all envs, ``VecEnv.action_repeat`` per agent step) at which each finished episode ended."""
     episode_returns: list[float] = field(default_factory=list)
     episode_lengths: list[int] = field(default_factory=list)
     env_seconds: float = 0.0
@@ -36,6 +36,8 @@ class RolloutStats:
     """Time in the ``on_step`` hook (e.g. contrastive updates)."""
     vector_steps: int = 0
     """Vector steps taken (each steps every environment once)."""
+    env_steps: int = 0
+    """Environment steps taken: vector steps x environments x ``VecEnv.action_repeat``."""
     stopped: bool = False
     """``should_stop`` ended the collection early; the storage holds a partial rollout to discard."""
 
@@ -239,10 +241,10 @@ class Collector:
         if self.obs is None:
             raise RuntimeError("Collector.reset must be called before collect")
         stats = RolloutStats()
-        num_envs = storage.num_envs
+        steps_per_vector_step = storage.num_envs * self.env.action_repeat
         storage.final_obs = {}
         storage.valid.fill_(True)
-        finished = torch.zeros(num_envs, dtype=torch.long, device=self.device)
+        finished = torch.zeros(storage.num_envs, dtype=torch.long, device=self.device)
         obs = self.obs.to(self.device)
         started = time.perf_counter()
         for t in range(storage.num_steps):
@@ -272,7 +274,7 @@ class Collector:
                 stats.on_step_seconds += time.perf_counter() - hook_started
             obs = self.to_device(step.obs)
             for episode_return, length in zip(step.episode_returns.tolist(), step.episode_lengths.tolist()):
-                stats.episode_steps.append(start_step + (t + 1) * num_envs)
+                stats.episode_steps.append(start_step + (t + 1) * steps_per_vector_step)
                 stats.episode_returns.append(episode_return)
                 stats.episode_lengths.append(length)
             if episodes_per_env is not None:
@@ -280,6 +282,7 @@ class Collector:
                 if bool((finished >= episodes_per_env).all()):
                     break
         storage.length = stats.vector_steps = t + 1
+        stats.env_steps = stats.vector_steps * steps_per_vector_step
         self.acting.finish(storage, obs)
         stats.inference_seconds = time.perf_counter() - started - stats.env_seconds - stats.on_step_seconds
         storage.last_obs.copy_(obs)

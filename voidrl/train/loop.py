@@ -311,7 +311,7 @@ class Trainer:
             collected = time.perf_counter()
             metrics = algo.update(storage, progress=self.step / config.run.steps) | intrinsic_metrics
             updated = time.perf_counter()
-            steps_taken = stats.vector_steps * env.num_envs * self.world_size
+            steps_taken = stats.env_steps * self.world_size
             metrics.update({
                 "time/sps": steps_taken / (updated - started),
                 "time/env_seconds": stats.env_seconds,

@@ -127,7 +127,7 @@ class DistributedTrainer(Trainer):
                 request(worker)
             updates_before = algo.updates
             chunk: RolloutStats = result["stats"]
-            steps_taken = chunk.vector_steps * config.env.num_envs
+            steps_taken = chunk.env_steps
             delivery = result["delivery"]
             adopt_statistics(algo.policy, delivery["statistics"])
             metrics = algo.receive(delivery, self.step / config.run.steps, self.step + steps_taken)
