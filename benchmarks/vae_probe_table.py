@@ -12,11 +12,12 @@ from pathlib import Path
 
 
 def table(folder: Path) -> str:
-    lines = ["| VAE | frames x epochs | body weight | probe R^2, mean (per joint) | untrained VAE's R^2 | body MSE | "
-             "background drawn on the body | MSE elsewhere |", "|---|---|---:|---|---:|---:|---:|---:|"]
+    lines = ["| VAE | frames x epochs | latent | body weight | probe R^2, mean (per joint) | untrained VAE's R^2 | body MSE | "
+             "background drawn on the body | MSE elsewhere |", "|---|---|---:|---:|---|---:|---:|---:|---:|"]
     for probe_file in sorted(folder.glob("*/probe.json")):
         probe, config = json.loads(probe_file.read_text()), json.loads((probe_file.parent / "config.json").read_text())
-        lines.append(f"| {probe_file.parent.name} | {config['frames']:,} x {config['epochs']} | {config.get('body_weight', 1.0):g} | "
+        lines.append(f"| {probe_file.parent.name} | {config['frames']:,} x {config['epochs']} | {config['latent_size']} | "
+                     f"{config.get('body_weight', 1.0):g} | "
                      f"{probe['probe_r2_mean']:.3f} ({', '.join(f'{value:.2f}' for value in probe['probe_r2'])}) | "
                      f"{probe['untrained_probe_r2_mean']:.3f} | {probe['body_mse']:.4f} | {probe['body_mse_of_background']:.4f} | "
                      f"{probe['background_mse']:.4f} |")
