@@ -8,9 +8,11 @@ uses the same network (the MinAtar CNN, 16@3x3 then fc 128, one body and, for th
 shared by the policy and value heads) and the `minigrid` preset's schedule: 16 envs x 128 steps, 4 epochs of
 minibatches of 256 steps, lr 1e-3, entropy 0.01, gamma 0.99, lambda 0.95, clip 0.2, value coefficient 0.5,
 gradient norm 0.5.
-- voidrl lstm: ``voidrl train ppo --preset minigrid --memory lstm`` (sequences of 16 steps, 16 per minibatch);
-- voidrl lstm 128: the same with ``--sequence-length 128``: each environment's whole rollout one sequence, 2 per
-  minibatch, as sb3-contrib and CleanRL's ppo_atari_lstm cut them (back-propagation through all 128 steps);
+- voidrl lstm: ``voidrl train ppo --preset minigrid --memory lstm --sequence-length 16`` (the default length when
+  the runs were made: 16 sequences per minibatch);
+- voidrl lstm 128: the same with ``--sequence-length 128`` (the preset's since): each environment's whole rollout one
+  sequence, 2 per minibatch, as sb3-contrib and CleanRL's ppo_atari_lstm cut them (back-propagation through all 128
+  steps);
 - voidrl feed-forward: the same with ``--memory none``;
 - sb3-contrib 2.9.2 ``RecurrentPPO`` with ``shared_lstm=True, enable_critic_lstm=False`` (it cuts minibatches
   into per-episode sequences padded to equal length).
@@ -45,7 +47,7 @@ RESULTS = ROOT / "benchmarks" / "results" / "recurrent-memory"
 ENV_ID = "MiniGrid-MemoryS7-v0"
 ARMS = {
     # arm: the options of `voidrl train ppo --preset minigrid` beyond --env, --steps, --seed (None: sb3-contrib's RecurrentPPO)
-    "voidrl-lstm": ["--memory", "lstm"],
+    "voidrl-lstm": ["--memory", "lstm", "--sequence-length", "16"],
     "voidrl-lstm-128": ["--memory", "lstm", "--sequence-length", "128"],
     "voidrl-ff": ["--memory", "none"],
     "sb3contrib": None,

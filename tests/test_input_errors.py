@@ -62,7 +62,7 @@ RANGES = {
     ("ppo", "eval_every"): [0], ("ppo", "eval_episodes"): [0], ("ppo", "torch_threads"): [-1], ("ppo", "actors"): [-1],
     ("ppo", "intrinsic"): ["bogus"], ("ppo", "env"): ["Bogus-v9"], ("ppo", "init_parts"): [("encoder",), ()],
     ("ppo", "num_envs"): [0], ("ppo", "max_episode_steps"): [0], ("ppo", "reward_scale"): [0.0, -1.0],
-    ("ppo", "reward_clip"): [0.0, -1.0], ("ppo", "pixels"): [0, 8], ("ppo", "frame_stack"): [0],
+    ("ppo", "reward_clip"): [0.0, -1.0], ("ppo", "pixels"): [0, 8], ("ppo", "frame_stack"): [0], ("ppo", "action_repeat"): [0],
     ("ppo", "vision"): ["vae", "cnn:model.pt", "vae:"], ("ppo", "vision_latent"): ["median"],
     ("ppo", "vision_finetune_every"): [0],
     ("ppo", "num_steps"): [0], ("ppo", "epochs"): [0], ("ppo", "minibatch_size"): [0], ("ppo", "learning_rate"): [0.0],
@@ -111,7 +111,7 @@ ANY_VALUE = {
     "seed", "init_log_std", "collapse_entropy", "run_dir", "init_from", "progress", "wandb", "collapse_restore",
     "normalize_observation", "normalize_reward", "episodic_life", "anneal_lr", "normalize_advantages", "shared",
     "baseline", "reward_to_go", "spectral_norm", "value_rescaling", "save_replay", "ray_address", "split_values",
-    "intrinsic_terminates",
+    "intrinsic_terminates", "eval_video",
 }
 """Fields with no range of their own: any value of the right type is valid (device and the run directory
 are checked when the run is built; booleans have no range)."""
