@@ -42,6 +42,7 @@ class AuxiliaryBuffer:
     def add(self, obs: torch.Tensor, returns: torch.Tensor, sequences: dict[str, torch.Tensor] | None = None) -> None:
         """``obs [T, N, ...]`` and the critic's targets ``[T, N, heads]`` of one rollout (copied: the storage is
         reused); for a recurrent policy its ``sequences`` (``OnPolicyAlgorithm.sequence_fields``)."""
+        self.joined = {}
         self.stores.append(compact_copy(obs))
         self.returns.append(returns.flatten(0, 1).clone())
         if self.sequence_length is not None:
@@ -58,7 +59,14 @@ class AuxiliaryBuffer:
         return sum(len(store) for store in self.stores)
 
     def all_returns(self) -> torch.Tensor:
-        return torch.cat(self.returns)
+        return self.concatenated("returns")
+
+    def concatenated(self, field: str) -> torch.Tensor:
+        """The stored rollouts' ``field`` (returns, episode_starts, lstm_hidden, lstm_cell) as one tensor, joined once
+        per buffer content rather than for every minibatch of the auxiliary phase."""
+        if field not in self.joined:
+            self.joined[field] = torch.cat(getattr(self, field))
+        return self.joined[field]
 
     def gather(self, index: torch.Tensor) -> torch.Tensor:
         """States at indices ``[B]`` into the concatenation of the stored rollouts."""
@@ -76,13 +84,14 @@ class AuxiliaryBuffer:
         flat = rollout * steps * envs + step_index * envs + env_index
         return {
             "obs": self.gather(flat.flatten()).unflatten(0, flat.shape),
-            "returns": self.all_returns()[flat],
-            "episode_starts": torch.cat(self.episode_starts)[flat],
-            "lstm_hidden": torch.cat(self.lstm_hidden)[ids].unsqueeze(0),
-            "lstm_cell": torch.cat(self.lstm_cell)[ids].unsqueeze(0),
+            "returns": self.concatenated("returns")[flat],
+            "episode_starts": self.concatenated("episode_starts")[flat],
+            "lstm_hidden": self.concatenated("lstm_hidden")[ids].unsqueeze(0),
+            "lstm_cell": self.concatenated("lstm_cell")[ids].unsqueeze(0),
         }
 
     def clear(self) -> None:
+        self.joined: dict[str, torch.Tensor] = {}
         self.stores: list[Store] = []
         self.returns: list[torch.Tensor] = []
         self.episode_starts: list[torch.Tensor] = []
@@ -97,6 +106,7 @@ class AuxiliaryBuffer:
         return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.joined = {}
         self.stores = [load_store(store) for store in state["stores"]]
         self.returns = [r if r.dim() == 2 else r.unsqueeze(-1) for r in state["returns"]]  # [states] before two heads
         if self.sequence_length is not None and self.stores:
