@@ -346,3 +346,33 @@ def test_vae_train_weights_the_bodys_pixels_when_asked(tmp_path, monkeypatch):
                  "--keep-probability", "0.5", "--run-dir", "vae", "--torch-threads", "1", "--no-progress"]) == 0
     assert json.loads((tmp_path / "vae" / "config.json").read_text())["body_weight"] == 10.0
     assert main(["vae", "train", "--body-weight", "0", "--run-dir", "other"]) == 2
+
+
+def test_frames_can_come_from_a_trained_policy_that_plays_a_share_of_the_episodes(tmp_path, monkeypatch, capsys):
+    from voidrl.train.vae import collect_frames, load_frame_policy
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["train", "ppo", "--env", "HalfCheetah-v5", "--steps", "64", "--num-steps", "32", "--minibatch-size", "32",
+                 "--action-repeat", "2", "--run-dir", "agent", "--torch-threads", "1", "--no-progress"]) == 0
+    agent = load_frame_policy("agent/checkpoint.pt", "HalfCheetah-v5")
+    observations = []
+    predict = agent.predict
+    monkeypatch.setattr(agent, "predict", lambda obs, **options: observations.append(obs) or predict(obs, **options))
+    frames, positions, _ = collect_frames("HalfCheetah-v5", SIZE, 20, keep_probability=1.0, action_persistence=0.9, seed=0,
+                                          progress=False, policy=agent, policy_share=1.0)
+    assert frames.shape == (20, 3, SIZE, SIZE) and positions.shape == (20, 8)
+    assert len(observations) == 10 and all(obs.shape == (17,) for obs in observations)  # one decision per 2 steps
+    observations.clear()
+    _, random_positions, _ = collect_frames("HalfCheetah-v5", SIZE, 20, keep_probability=1.0, action_persistence=0.9, seed=0,
+                                            progress=False, policy=agent, policy_share=0.0)
+    assert observations == [] and not np.allclose(positions, random_positions)
+
+    capsys.readouterr()
+    for options, message in ((["--policy", "missing.pt"], "policy must be a checkpoint file of a trained agent, got 'missing.pt'"),
+                             (["--policy", "agent/checkpoint.pt", "--policy-share", "1.5"], "policy_share must lie in [0, 1], got 1.5"),
+                             (["--policy", "agent/checkpoint.pt", "--env", "Hopper-v5"],
+                              "policy must be an agent trained on Hopper-v5's state observations, got one trained on HalfCheetah-v5")):
+        assert main(["vae", "train", "--run-dir", "vae", *options]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and message in err[0], err
+    assert not (tmp_path / "vae").exists()

@@ -496,15 +496,16 @@ def command_plot(args: argparse.Namespace) -> int:
 
 def command_vae(args: argparse.Namespace) -> int:
     from voidrl.nets.vae import load_vae
-    from voidrl.train.vae import probe_vae, train_vae
+    from voidrl.train.vae import load_frame_policy, probe_vae, train_vae
 
     options = {name: value for name, value in vars(args).items() if name not in ("command", "vae_command")}
     with usage_errors():
         config = (VAETrainConfig if args.vae_command == "train" else VAEProbeConfig)(**options)
         check_field_types(config)
         config.validate()
-        if args.vae_command == "probe":
-            load_vae(config.vision)  # a bad file is a usage error, before any frame is rendered
+        env_id = load_vae(config.vision)[1] if args.vae_command == "probe" else config.env  # a bad file: a usage error, now
+        if config.policy is not None:
+            load_frame_policy(config.policy, env_id)
     (train_vae if args.vae_command == "train" else probe_vae)(config)
     return 0
 

@@ -47,6 +47,11 @@ class VAETrainConfig:
     action_persistence: float = 0.931
     """Random actions N(0, 1) clipped to the action bounds, each redrawn with probability 1 - p per step
     (the notebook's cheetah: about 15 steps per action)."""
+    policy: str | None = None
+    """A checkpoint of an agent trained on the task's state (a run's checkpoint.pt) whose sampled actions play a share
+    of the episodes: frames of a moving body, which random actions rarely show. None: random actions only."""
+    policy_share: float = 0.5
+    """With policy: the chance that an episode is played by the policy rather than by random actions."""
     validation_fraction: float = 0.05
     """Share of the frames held out to measure the loss on frames not trained on."""
     seed: int = 0
@@ -107,6 +112,10 @@ class VAEProbeConfig:
     """Chance that a step's frame is kept (as in vae train)."""
     action_persistence: float = 0.931
     """Random actions each redrawn with probability 1 - p per step (as in vae train)."""
+    policy: str | None = None
+    """A trained agent's checkpoint playing a share of the episodes (as in vae train)."""
+    policy_share: float = 0.5
+    """With policy: the chance that an episode is played by it (as in vae train)."""
     seed: int = 1
     """Seeds the rollouts (vae train's default is 0, so the default frames are new to the VAE)."""
     out: str | None = None
@@ -129,7 +138,12 @@ class VAEProbeConfig:
 
 
 def validate_collection(config: VAETrainConfig | VAEProbeConfig) -> None:
-    """The random rollouts' ``keep_probability`` in (0, 1] and ``action_persistence`` in [0, 1)."""
+    """The rollouts' ``keep_probability`` in (0, 1], ``action_persistence`` in [0, 1), ``policy_share`` in [0, 1]
+    and the ``policy`` file's presence (its contents are checked when it is loaded)."""
+    if config.policy is not None and not Path(config.policy).is_file():
+        raise ValueError(f"policy must be a checkpoint file of a trained agent, got {config.policy!r} (no such file)")
+    if not 0.0 <= config.policy_share <= 1.0:
+        raise ValueError(f"policy_share must lie in [0, 1], got {config.policy_share}")
     if not 0.0 < config.keep_probability <= 1.0:
         raise ValueError(f"keep_probability must lie in (0, 1], got {config.keep_probability}")
     if not 0.0 <= config.action_persistence < 1.0:

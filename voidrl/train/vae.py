@@ -15,21 +15,38 @@ from tqdm import tqdm
 from voidrl.configs.vae import VAE_NAME, VAEProbeConfig, VAETrainConfig
 from voidrl.envs.factory import route_mujoco_warnings
 from voidrl.envs.gym_backend import make_rendering_env
+from voidrl.io.checkpoint import CheckpointError
 from voidrl.io.report import pyplot
 from voidrl.math.probes import linear_probe_r2, masked_mean_squared_error
 from voidrl.nets.vae import VAE, load_vae, save_vae
-from voidrl.train.agent import resolve_device
+from voidrl.train.agent import Agent, resolve_device
 from voidrl.seeding import seed_everything
 from voidrl.train.threads import torch_threads
 
 
+def load_frame_policy(path: str, env_id: str) -> Agent:
+    """The agent whose sampled actions play part of the frame-collecting episodes: a ValueError unless it was trained
+    on ``env_id``'s own observations (not pixels, not a VAE's latent, one frame)."""
+    try:
+        agent = Agent.load(path)
+    except CheckpointError as error:
+        raise ValueError(f"policy: {error}") from None
+    env = agent.config.env
+    if agent.config.run.env != env_id or env.pixels is not None or env.vision is not None or env.frame_stack != 1:
+        raise ValueError(f"policy must be an agent trained on {env_id}'s state observations, got one trained on "
+                         f"{agent.config.run.env} (pixels {env.pixels}, vision {env.vision}, frame_stack {env.frame_stack})")
+    return agent
+
+
 def collect_frames(env_id: str, pixels: int, count: int, keep_probability: float, action_persistence: float, seed: int,
-                   progress: bool = True, body_masks: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+                   progress: bool = True, body_masks: bool = False, policy: Agent | None = None,
+                   policy_share: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """``count`` frames ``[count, 3, S, S]`` uint8 of one MuJoCo env stepped with persistent random actions (each
     redrawn with probability ``1 - action_persistence``; a step's frame kept with ``keep_probability``), the
     joint positions ``[count, P]`` each frame shows (the positions of the env's observation: ``qpos`` without the
     root's x where the task leaves that out), and with ``body_masks`` where each frame shows the body
-    (``[count, S, S]`` bool, ``FrameRenderer.body_mask``; else None)."""
+    (``[count, S, S]`` bool, ``FrameRenderer.body_mask``; else None). With ``policy`` each episode is played with
+    probability ``policy_share`` by the policy's sampled actions instead, each held for its run's action repeat."""
     rng = np.random.default_rng(seed)
     route_mujoco_warnings()
     env, renderer = make_rendering_env(env_id, pixels)
@@ -39,15 +56,20 @@ def collect_frames(env_id: str, pixels: int, count: int, keep_probability: float
     frames = np.zeros((count, 3, pixels, pixels), dtype=np.uint8)
     positions = np.zeros((count, data.qpos.size - skipped))
     masks = np.zeros((count, pixels, pixels), dtype=bool) if body_masks else None
+    repeat = 1 if policy is None else policy.config.env.action_repeat
     kept = 0
     bar = tqdm(total=count, desc="rendering frames", unit="frame", disable=not progress)
     try:
-        env.reset(seed=seed)
-        action = rng.normal(size=low.shape)
+        obs, _ = env.reset(seed=seed)
+        driven = policy is not None and rng.random() < policy_share
+        action, step = rng.normal(size=low.shape), 0
         while kept < count:
-            if rng.random() >= action_persistence:
+            if driven and step % repeat == 0:
+                action = policy.predict(obs.astype(np.float32), deterministic=False)[0]
+            elif not driven and rng.random() >= action_persistence:
                 action = rng.normal(size=low.shape)
-            _, _, terminated, truncated, _ = env.step(np.clip(action, low, high))
+            obs, _, terminated, truncated, _ = env.step(np.clip(action, low, high))
+            step += 1
             if rng.random() < keep_probability:
                 frames[kept], positions[kept] = renderer.frame(), data.qpos.flat[skipped:]
                 if body_masks:
@@ -55,7 +77,9 @@ def collect_frames(env_id: str, pixels: int, count: int, keep_probability: float
                 kept += 1
                 bar.update()
             if terminated or truncated:
-                env.reset()
+                obs, _ = env.reset()
+                driven = policy is not None and rng.random() < policy_share
+                step = 0
     finally:
         bar.close()
         renderer.close()
@@ -86,8 +110,10 @@ def train_vae(config: VAETrainConfig) -> Path:
     threads = config.torch_threads or torch.get_num_threads()
     started = time.perf_counter()
     weighted = config.body_weight != 1.0
+    policy = None if config.policy is None else load_frame_policy(config.policy, config.env)
     frames, _, body = collect_frames(config.env, config.pixels, config.frames, config.keep_probability, config.action_persistence,
-                                     config.seed, config.progress, body_masks=weighted)
+                                     config.seed, config.progress, body_masks=weighted, policy=policy,
+                                     policy_share=config.policy_share)
     render_seconds = time.perf_counter() - started
     generator = torch.Generator().manual_seed(config.seed)
     shuffle = torch.randperm(len(frames), generator=generator)
@@ -188,10 +214,11 @@ def probe_vae(config: VAEProbeConfig) -> dict[str, object]:
     config.validate()
     vae, env_id, sha256 = load_vae(config.vision)
     vae.eval()
+    policy = None if config.policy is None else load_frame_policy(config.policy, env_id)
     with torch_threads(config.torch_threads or torch.get_num_threads()):
         frames, positions, body = (torch.from_numpy(array) for array in collect_frames(
             env_id, vae.shape.image_size, config.frames, config.keep_probability, config.action_persistence, config.seed,
-            config.progress, body_masks=True))
+            config.progress, body_masks=True, policy=policy, policy_share=config.policy_share))
         order = torch.randperm(len(frames), generator=torch.Generator().manual_seed(config.seed))  # held-out frames from the whole run
         frames, positions, body = frames[order], positions[order], body[order]
         with torch.random.fork_rng():
