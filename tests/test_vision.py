@@ -367,6 +367,18 @@ def test_frames_can_come_from_a_trained_policy_that_plays_a_share_of_the_episode
                                             progress=False, policy=agent, policy_share=0.0)
     assert observations == [] and not np.allclose(positions, random_positions)
 
+    # on InvertedPendulum, where an untrained agent's and random actions' episodes last a few steps, half the frames
+    # come from the policy's episodes, give or take the last episode: each kept step is one decision (action repeat 1)
+    assert main(["train", "ppo", "--env", "InvertedPendulum-v5", "--steps", "64", "--num-steps", "32", "--minibatch-size", "32",
+                 "--run-dir", "pendulum", "--torch-threads", "1", "--no-progress"]) == 0
+    pendulum = load_frame_policy("pendulum/checkpoint.pt", "InvertedPendulum-v5")
+    decisions = []
+    pendulum_predict = pendulum.predict
+    monkeypatch.setattr(pendulum, "predict", lambda obs, **options: decisions.append(obs) or pendulum_predict(obs, **options))
+    collect_frames("InvertedPendulum-v5", SIZE, 200, keep_probability=1.0, action_persistence=0.9, seed=0, progress=False,
+                   policy=pendulum, policy_share=0.5)
+    assert abs(len(decisions) - 100) < 30, len(decisions)  # within an episode of half
+
     capsys.readouterr()
     for options, message in ((["--policy", "missing.pt"], "policy must be a checkpoint file of a trained agent, got 'missing.pt'"),
                              (["--policy", "agent/checkpoint.pt", "--policy-share", "1.5"], "policy_share must lie in [0, 1], got 1.5"),

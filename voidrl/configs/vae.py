@@ -51,7 +51,8 @@ class VAETrainConfig:
     """A checkpoint of an agent trained on the task's state (a run's checkpoint.pt) whose sampled actions play a share
     of the episodes: frames of a moving body, which random actions rarely show. None: random actions only."""
     policy_share: float = 0.5
-    """With policy: the chance that an episode is played by the policy rather than by random actions."""
+    """With policy: the share of the frames from episodes the policy plays (each episode goes to the policy while its
+    frames are at most this share of those kept, else to random actions)."""
     validation_fraction: float = 0.05
     """Share of the frames held out to measure the loss on frames not trained on."""
     seed: int = 0
@@ -115,7 +116,7 @@ class VAEProbeConfig:
     policy: str | None = None
     """A trained agent's checkpoint playing a share of the episodes (as in vae train)."""
     policy_share: float = 0.5
-    """With policy: the chance that an episode is played by it (as in vae train)."""
+    """With policy: the share of the frames from episodes it plays (as in vae train)."""
     seed: int = 1
     """Seeds the rollouts (vae train's default is 0, so the default frames are new to the VAE)."""
     out: str | None = None

@@ -46,7 +46,9 @@ def collect_frames(env_id: str, pixels: int, count: int, keep_probability: float
     joint positions ``[count, P]`` each frame shows (the positions of the env's observation: ``qpos`` without the
     root's x where the task leaves that out), and with ``body_masks`` where each frame shows the body
     (``[count, S, S]`` bool, ``FrameRenderer.body_mask``; else None). With ``policy`` each episode is played with
-    probability ``policy_share`` by the policy's sampled actions instead, each held for its run's action repeat."""
+    the policy's sampled actions play, each held for its run's action repeat, every episode that starts while the frames
+    from its episodes are at most ``policy_share`` of those kept so far (so about that share of the frames, whatever
+    the episodes' lengths)."""
     rng = np.random.default_rng(seed)
     route_mujoco_warnings()
     env, renderer = make_rendering_env(env_id, pixels)
@@ -57,11 +59,11 @@ def collect_frames(env_id: str, pixels: int, count: int, keep_probability: float
     positions = np.zeros((count, data.qpos.size - skipped))
     masks = np.zeros((count, pixels, pixels), dtype=bool) if body_masks else None
     repeat = 1 if policy is None else policy.config.env.action_repeat
-    kept = 0
+    kept = from_policy = 0
     bar = tqdm(total=count, desc="rendering frames", unit="frame", disable=not progress)
     try:
         obs, _ = env.reset(seed=seed)
-        driven = policy is not None and rng.random() < policy_share
+        driven = policy is not None and policy_share > 0
         action, step = rng.normal(size=low.shape), 0
         while kept < count:
             if driven and step % repeat == 0:
@@ -75,10 +77,11 @@ def collect_frames(env_id: str, pixels: int, count: int, keep_probability: float
                 if body_masks:
                     masks[kept] = renderer.body_mask()
                 kept += 1
+                from_policy += driven
                 bar.update()
             if terminated or truncated:
                 obs, _ = env.reset()
-                driven = policy is not None and rng.random() < policy_share
+                driven = policy is not None and policy_share > 0 and from_policy <= policy_share * kept
                 step = 0
     finally:
         bar.close()
