@@ -1,7 +1,9 @@
-"""The table of ``voidrl vae probe`` figures kept under a results folder, one row per VAE (its folder's probe.json and
-config.json).
+"""The table of ``voidrl vae probe`` figures kept under a results folder, one row per probe of a VAE (its folder's
+probe*.json files and config.json): the frames it trained on and the frames it was probed on, random actions or a
+share of them from a trained agent's episodes (``--policy``).
 
     python benchmarks/vae_probe_table.py benchmarks/results/vae-probe-2026-11-26
+    python benchmarks/vae_probe_table.py benchmarks/results/vae-probe-pendulum-2026-11-26
 """
 
 from __future__ import annotations
@@ -11,13 +13,21 @@ import json
 from pathlib import Path
 
 
+def frame_source(settings: dict) -> str:
+    """Where a VAE's or a probe's frames came from: random actions, or a share of them from an agent's episodes."""
+    share = settings.get("policy_share", 0.0) if settings.get("policy") else 0.0
+    return "random" if share == 0 else f"{100 * share:.0f}% agent"
+
+
 def table(folder: Path) -> str:
-    lines = ["| VAE | frames x epochs | latent | body weight | probe R^2, mean (per joint) | untrained VAE's R^2 | body MSE | "
-             "background drawn on the body | MSE elsewhere |", "|---|---|---:|---:|---|---:|---:|---:|---:|"]
-    for probe_file in sorted(folder.glob("*/probe.json")):
+    lines = ["| VAE | trained on (frames x epochs, batch) | latent | body weight | probed on | probe R^2, mean (per joint) | "
+             "untrained VAE's R^2 | body MSE | background drawn on the body | MSE elsewhere |",
+             "|---|---|---:|---:|---|---|---:|---:|---:|---:|"]
+    for probe_file in sorted(folder.glob("*/probe*.json")):
         probe, config = json.loads(probe_file.read_text()), json.loads((probe_file.parent / "config.json").read_text())
-        lines.append(f"| {probe_file.parent.name} | {config['frames']:,} x {config['epochs']} | {config['latent_size']} | "
-                     f"{config.get('body_weight', 1.0):g} | "
+        lines.append(f"| {probe_file.parent.name} | {config['frames']:,} x {config['epochs']}, {config['batch_size']}, "
+                     f"{frame_source(config)} | {config['latent_size']} | {config.get('body_weight', 1.0):g} | "
+                     f"{frame_source(probe)} | "
                      f"{probe['probe_r2_mean']:.3f} ({', '.join(f'{value:.2f}' for value in probe['probe_r2'])}) | "
                      f"{probe['untrained_probe_r2_mean']:.3f} | {probe['body_mse']:.4f} | {probe['body_mse_of_background']:.4f} | "
                      f"{probe['background_mse']:.4f} |")

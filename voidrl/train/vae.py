@@ -236,6 +236,7 @@ def probe_vae(config: VAEProbeConfig) -> dict[str, object]:
         background = frames.median(dim=0).values.float().div(255.0).expand_as(frames)
         figures = {
             "env": env_id, "vae_sha256": sha256, "frames": len(frames), "held_out": len(frames) - fitted,
+            "policy": config.policy, "policy_share": config.policy_share if config.policy else 0.0,
             "probe_r2_mean": r2.mean().item(), "probe_r2": [round(value, 4) for value in r2.tolist()],
             "untrained_probe_r2_mean": untrained_r2.mean().item(),
             "body_share": body.float().mean().item(),
