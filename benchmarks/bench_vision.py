@@ -176,13 +176,16 @@ def main() -> int:
     parser.add_argument("--num-envs", type=int, default=1,
                         help="environments per run; each update still learns from 2,048 steps (--num-steps 2048/N)")
     parser.add_argument("--device", default="cpu", help="torch device of the pixel and VAE-latent runs and of the VAE's training")
+    parser.add_argument("--window", type=int, default=10,
+                        help="training episodes each point of the curves and the final return average over (InvertedPendulum's "
+                             "last 100 reach back to its 5-step episodes)")
     parser.add_argument("--report-only", action="store_true", help="print the tables of the runs as they stand; train nothing")
     parser.add_argument("--out", default="runs/vision")
     args = parser.parse_args()
     if min(args.steps, args.seeds, args.parallel, args.vae_frames, args.vae_epochs, args.torch_threads, args.num_envs,
-           args.action_repeat) < 1:
-        parser.error("--steps, --seeds, --vae-frames, --vae-epochs, --parallel, --torch-threads, --num-envs and "
-                     "--action-repeat must be positive")
+           args.action_repeat, args.window) < 1:
+        parser.error("--steps, --seeds, --vae-frames, --vae-epochs, --parallel, --torch-threads, --num-envs, "
+                     "--action-repeat and --window must be positive")
     if args.vae and not Path(args.vae).is_file():
         parser.error(f"--vae: no file at {args.vae}")
     if ROLLOUT_STEPS % args.num_envs:
@@ -210,9 +213,9 @@ def main() -> int:
 
     groups = {name: [out / f"{name}-s{seed}" for seed in range(args.seeds)] for name in args.agents}
     prefix = out / f"{args.env}-vision"
-    print(*plot_runs(groups, prefix), sep="\n")
+    print(*plot_runs(groups, prefix, args.window), sep="\n")
     print(f"\n### PPO on {args.env}: {', '.join(args.agents)}; {args.steps:,} steps, {args.seeds} seeds\n")
-    print(compare_runs(groups, args.steps, Path(f"{prefix}-table")))
+    print(compare_runs(groups, args.steps, Path(f"{prefix}-table"), args.window))
     mean, std = random_policy_return(args.env, args.action_repeat)
     print(f"\nUniformly random actions (each held {args.action_repeat} step(s)), 20 episodes: {mean:.1f} +- {std:.1f}")
     print("\n| agent | seed | steps/s (mean of the run's updates) |\n|---|---:|---:|")
