@@ -362,6 +362,10 @@ def test_frames_can_come_from_a_trained_policy_that_plays_a_share_of_the_episode
                                           progress=False, policy=agent, policy_share=1.0)
     assert frames.shape == (20, 3, SIZE, SIZE) and positions.shape == (20, 8)
     assert len(observations) == 10 and all(obs.shape == (17,) for obs in observations)  # one decision per 2 steps
+    torch.manual_seed(12345)  # whatever torch's generator holds, the policy's samples follow the collection's seed
+    _, again, _ = collect_frames("HalfCheetah-v5", SIZE, 20, keep_probability=1.0, action_persistence=0.9, seed=0,
+                                 progress=False, policy=agent, policy_share=1.0)
+    assert np.array_equal(positions, again)
     observations.clear()
     _, random_positions, _ = collect_frames("HalfCheetah-v5", SIZE, 20, keep_probability=1.0, action_persistence=0.9, seed=0,
                                             progress=False, policy=agent, policy_share=0.0)

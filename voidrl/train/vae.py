@@ -45,10 +45,10 @@ def collect_frames(env_id: str, pixels: int, count: int, keep_probability: float
     redrawn with probability ``1 - action_persistence``; a step's frame kept with ``keep_probability``), the
     joint positions ``[count, P]`` each frame shows (the positions of the env's observation: ``qpos`` without the
     root's x where the task leaves that out), and with ``body_masks`` where each frame shows the body
-    (``[count, S, S]`` bool, ``FrameRenderer.body_mask``; else None). With ``policy`` each episode is played with
-    the policy's sampled actions play, each held for its run's action repeat, every episode that starts while the frames
-    from its episodes are at most ``policy_share`` of those kept so far (so about that share of the frames, whatever
-    the episodes' lengths)."""
+    (``[count, S, S]`` bool, ``FrameRenderer.body_mask``; else None). With ``policy``, its sampled actions (torch's
+    generator seeded with ``seed`` for the collection), each held for its run's action repeat, play every episode that
+    starts while the frames from its episodes are at most ``policy_share`` of those kept so far: about that share of
+    the frames, whatever the episodes' lengths."""
     rng = np.random.default_rng(seed)
     route_mujoco_warnings()
     env, renderer = make_rendering_env(env_id, pixels)
@@ -61,32 +61,36 @@ def collect_frames(env_id: str, pixels: int, count: int, keep_probability: float
     repeat = 1 if policy is None else policy.config.env.action_repeat
     kept = from_policy = 0
     bar = tqdm(total=count, desc="rendering frames", unit="frame", disable=not progress)
-    try:
-        obs, _ = env.reset(seed=seed)
-        driven = policy is not None and policy_share > 0
-        action, step = rng.normal(size=low.shape), 0
-        while kept < count:
-            if driven and step % repeat == 0:
-                action = policy.predict(obs.astype(np.float32), deterministic=False)[0]
-            elif not driven and rng.random() >= action_persistence:
-                action = rng.normal(size=low.shape)
-            obs, _, terminated, truncated, _ = env.step(np.clip(action, low, high))
-            step += 1
-            if rng.random() < keep_probability:
-                frames[kept], positions[kept] = renderer.frame(), data.qpos.flat[skipped:]
-                if body_masks:
-                    masks[kept] = renderer.body_mask()
-                kept += 1
-                from_policy += driven
-                bar.update()
-            if terminated or truncated:
-                obs, _ = env.reset()
-                driven = policy is not None and policy_share > 0 and from_policy <= policy_share * kept
-                step = 0
-    finally:
-        bar.close()
-        renderer.close()
-        env.close()
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        try:
+            obs, _ = env.reset(seed=seed)
+            driven = policy is not None and policy_share > 0
+            action, step = rng.normal(size=low.shape), 0
+            while kept < count:
+                if driven and step % repeat == 0:
+                    action = policy.predict(obs.astype(np.float32), deterministic=False)[0]
+                elif not driven and rng.random() >= action_persistence:
+                    action = rng.normal(size=low.shape)
+                obs, _, terminated, truncated, _ = env.step(np.clip(action, low, high))
+                step += 1
+                if rng.random() < keep_probability:
+                    frames[kept], positions[kept] = renderer.frame(), data.qpos.flat[skipped:]
+                    if body_masks:
+                        masks[kept] = renderer.body_mask()
+                    kept += 1
+                    from_policy += driven
+                    bar.update()
+                if terminated or truncated:
+                    obs, _ = env.reset()
+                    driven = policy is not None and policy_share > 0 and from_policy <= policy_share * kept
+                    if policy is not None and not driven:  # random actions start afresh, not from the policy's last
+                        action = rng.normal(size=low.shape)
+                    step = 0
+        finally:
+            bar.close()
+            renderer.close()
+            env.close()
     return frames, positions, masks
 
 
