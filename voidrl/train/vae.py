@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import time
@@ -60,37 +61,38 @@ def collect_frames(env_id: str, pixels: int, count: int, keep_probability: float
     masks = np.zeros((count, pixels, pixels), dtype=bool) if body_masks else None
     repeat = 1 if policy is None else policy.config.env.action_repeat
     kept = from_policy = 0
-    bar = tqdm(total=count, desc="rendering frames", unit="frame", disable=not progress)
-    with torch.random.fork_rng():
+
+    def policy_plays() -> bool:
+        """Whether the episode starting now goes to the policy: while its frames are at most its share of those kept."""
+        return policy is not None and policy_share > 0 and from_policy <= policy_share * kept
+
+    with torch.random.fork_rng(), contextlib.ExitStack() as cleanup:
         torch.manual_seed(seed)
-        try:
-            obs, _ = env.reset(seed=seed)
-            driven = policy is not None and policy_share > 0
-            action, step = rng.normal(size=low.shape), 0
-            while kept < count:
-                if driven and step % repeat == 0:
-                    action = policy.predict(obs.astype(np.float32), deterministic=False)[0]
-                elif not driven and rng.random() >= action_persistence:
+        cleanup.callback(env.close)
+        cleanup.callback(renderer.close)  # closed before the env
+        bar = cleanup.enter_context(tqdm(total=count, desc="rendering frames", unit="frame", disable=not progress))
+        obs, _ = env.reset(seed=seed)
+        driven = policy_plays()
+        action, step = rng.normal(size=low.shape), 0
+        while kept < count:
+            if driven and step % repeat == 0:
+                action = policy.predict(obs.astype(np.float32), deterministic=False)[0]
+            elif not driven and rng.random() >= action_persistence:
+                action = rng.normal(size=low.shape)
+            obs, _, terminated, truncated, _ = env.step(np.clip(action, low, high))
+            step += 1
+            if rng.random() < keep_probability:
+                frames[kept], positions[kept] = renderer.frame(), data.qpos.flat[skipped:]
+                if body_masks:
+                    masks[kept] = renderer.body_mask()
+                kept += 1
+                from_policy += driven
+                bar.update()
+            if terminated or truncated:
+                obs, _ = env.reset()
+                driven, step = policy_plays(), 0
+                if policy is not None and not driven:  # random actions start afresh, not from the policy's last
                     action = rng.normal(size=low.shape)
-                obs, _, terminated, truncated, _ = env.step(np.clip(action, low, high))
-                step += 1
-                if rng.random() < keep_probability:
-                    frames[kept], positions[kept] = renderer.frame(), data.qpos.flat[skipped:]
-                    if body_masks:
-                        masks[kept] = renderer.body_mask()
-                    kept += 1
-                    from_policy += driven
-                    bar.update()
-                if terminated or truncated:
-                    obs, _ = env.reset()
-                    driven = policy is not None and policy_share > 0 and from_policy <= policy_share * kept
-                    if policy is not None and not driven:  # random actions start afresh, not from the policy's last
-                        action = rng.normal(size=low.shape)
-                    step = 0
-        finally:
-            bar.close()
-            renderer.close()
-            env.close()
     return frames, positions, masks
 
 
