@@ -32,10 +32,10 @@ from pathlib import Path
 import torch
 from scipy.stats import spearmanr
 
-from bench_thesis import run_csv_rows
 from representation_probe import collect_frames, near_duplicate_share, reward_against_visits
 from voidrl.intrinsic.apt import APTConfig, APTReward
 from voidrl.io.checkpoint import load_checkpoint
+from voidrl.io.report import run_csv_rows
 
 METRICS = ("apt/contrastive_loss", "apt/contrastive_accuracy", "apt/latent_effective_rank", "apt/dead_units",
            "apt/particle_reward", "apt/knn_distance_raw")

@@ -36,7 +36,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_thesis import report, run_csv_rows
+from bench_thesis import report
+
+from voidrl.io.report import run_csv_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 PREVIOUS_SCHEDULE = ["--contrastive-updates-per-step", "1", "--contrastive-chunk-size", "64"]

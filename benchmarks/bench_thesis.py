@@ -26,8 +26,6 @@ a quiet machine::
 from __future__ import annotations
 
 import argparse
-import csv
-import gzip
 import os
 import subprocess
 import sys
@@ -36,6 +34,8 @@ import time
 from pathlib import Path
 
 from bench_ppo import BackgroundLoad
+
+from voidrl.io.report import run_csv_rows
 
 THESIS_STEPS_PER_SECOND = {"pretrain": 7.5, "finetune": 13.5}
 VOIDRL = [sys.executable, "-m", "voidrl"]
@@ -60,13 +60,6 @@ def run_cli(args: list[str]) -> tuple[float, float, float]:
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"bench_thesis: `voidrl {' '.join(args)}` failed")
     return wall, usage.ru_maxrss / 2**20, load.cores
-
-
-def run_csv_rows(run_dir: Path, name: str) -> list[dict[str, str]]:
-    """The rows of ``run_dir/name``, or of its gzipped copy ``name.gz`` (as committed under benchmarks/results/)."""
-    path = run_dir / name
-    with (open(path, newline="") if path.exists() else gzip.open(f"{path}.gz", "rt", newline="")) as handle:
-        return list(csv.DictReader(handle))
 
 
 def time_split(run_dir: Path) -> tuple[int, dict[str, float]]:

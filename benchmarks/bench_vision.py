@@ -17,8 +17,6 @@ with 95% intervals), a uniformly random policy's return and each run's steps/s, 
 from __future__ import annotations
 
 import argparse
-import csv
-import gzip
 import shlex
 import subprocess
 import sys
@@ -151,11 +149,12 @@ def random_policy_return(env_id: str, action_repeat: int, episodes: int = 20) ->
 
 def mean_sps(run_dir: Path) -> float:
     """The mean of a run's ``time/sps`` column (metrics.csv, or metrics.csv.gz as results are committed); NaN without one."""
-    path = next((run_dir / name for name in ("metrics.csv", "metrics.csv.gz") if (run_dir / name).is_file()), None)
-    if path is None:
+    from voidrl.io.report import run_csv_rows
+
+    try:
+        speeds = [float(row["time/sps"]) for row in run_csv_rows(run_dir, "metrics.csv") if row.get("time/sps")]
+    except FileNotFoundError:
         return float("nan")
-    with (gzip.open(path, "rt") if path.suffix == ".gz" else open(path)) as handle:
-        speeds = [float(row["time/sps"]) for row in csv.DictReader(handle) if row.get("time/sps")]
     return sum(speeds) / max(len(speeds), 1)
 
 

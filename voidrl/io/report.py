@@ -8,6 +8,7 @@ import gzip
 import json
 import math
 from pathlib import Path
+from typing import TextIO
 
 import numpy as np
 
@@ -23,10 +24,23 @@ def mean_and_interval(values: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np
     return mean, std, t_quantile(0.975, n - 1) * std / math.sqrt(n)
 
 
+def open_csv(path: Path) -> TextIO:
+    """A CSV file opened for reading as text, gunzipped where its name ends in .gz."""
+    return gzip.open(path, "rt", newline="") if path.suffix == ".gz" else open(path, newline="")
+
+
+def run_csv_rows(run_dir: str | Path, name: str) -> list[dict[str, str]]:
+    """The rows of ``run_dir/name``, or of its gzipped copy ``name.gz`` (as committed under benchmarks/results/);
+    FileNotFoundError if neither exists."""
+    path = Path(run_dir) / name
+    with open_csv(path if path.exists() else path.with_name(f"{name}.gz")) as handle:
+        return list(csv.DictReader(handle))
+
+
 def read_columns(path: Path, columns: tuple[str, ...]) -> list[np.ndarray]:
     """The named columns of a CSV file (gzipped where its name ends in .gz) as float arrays ``[rows]``; ValueError
     naming the file if it lacks one."""
-    with (gzip.open(path, "rt", newline="") if path.suffix == ".gz" else open(path, newline="")) as handle:
+    with open_csv(path) as handle:
         reader = csv.DictReader(handle)
         missing = [name for name in columns if name not in (reader.fieldnames or [])]
         if missing:
