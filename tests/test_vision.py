@@ -58,15 +58,30 @@ def test_reparameterized_samples_have_the_posteriors_mean_and_variance_and_pass_
     assert log_var.grad.abs().sum() > 0
 
 
+@pytest.mark.parametrize("kernel", [2, 4])
 @pytest.mark.parametrize("size", [32, 64, 96])
-def test_the_vae_maps_frames_to_latents_and_back_at_their_size(size):
-    vae = VAE(VAEShape(image_size=size, latent_size=8))
+def test_the_vae_maps_frames_to_latents_and_back_at_their_size(size, kernel):
+    vae = VAE(VAEShape(image_size=size, latent_size=8, encoder_kernel=kernel))
     frames = torch.randint(0, 256, (2, 3, size, size), dtype=torch.uint8)
     mean, log_var = vae.encode(frames)
     assert mean.shape == log_var.shape == (2, 8)
     assert vae.decode(mean).shape == (2, 3, size, size)
     loss, parts = vae.loss(frames)
     assert loss.item() == pytest.approx(parts["reconstruction"] + parts["kl"], rel=1e-4)
+
+
+def test_a_vae_file_written_before_the_encoder_kernel_was_a_choice_loads_with_the_notebooks_kernel(tmp_path):
+    from voidrl.io.checkpoint import load_checkpoint, save_checkpoint
+
+    vae = VAE(VAEShape(image_size=32, latent_size=4))
+    save_vae(tmp_path / "vae.pt", vae, "HalfCheetah-v5")
+    payload = load_checkpoint(tmp_path / "vae.pt")
+    del payload["shape"]["encoder_kernel"]  # what files of earlier versions hold
+    save_checkpoint(tmp_path / "old.pt", payload)
+    loaded = load_vae(tmp_path / "old.pt")[0]
+    assert loaded.shape.encoder_kernel == 2 and loaded.encoder[0].kernel_size == (2, 2)
+    frames = torch.randint(0, 256, (2, 3, 32, 32), dtype=torch.uint8)
+    assert torch.equal(loaded.encode(frames)[0], vae.encode(frames)[0])
 
 
 class CountingEnv(VecEnv):
@@ -278,6 +293,8 @@ def test_vae_train_writes_the_model_its_curves_and_reconstructions(tmp_path, mon
     assert "env must be a MuJoCo task" in capsys.readouterr().err
     assert main(["vae", "train", "--device", "gpu", "--run-dir", "x"]) == 2
     assert "device must be cpu, cuda, cuda:N or auto, got 'gpu'" in capsys.readouterr().err
+    assert main(["vae", "train", "--encoder-kernel", "3", "--run-dir", "x"]) == 2
+    assert "encoder_kernel must be one of 2, 4, got 3" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
 
 
@@ -303,6 +320,9 @@ def test_vae_probe_measures_a_vae_on_new_frames_and_refuses_a_bad_file_in_one_li
     figures = json.loads(out.read_text())
     assert figures["env"] == "HalfCheetah-v5" and figures["frames"] == 40 and figures["held_out"] == 10
     assert len(figures["probe_r2"]) == 8  # HalfCheetah's observed positions: qpos without the root's x
+    assert figures["limb_angles"] == {"bthigh": 2, "bshin": 3, "bfoot": 4, "fthigh": 5, "fshin": 6, "ffoot": 7}
+    assert figures["probe_r2_limb_angles_mean"] == pytest.approx(sum(figures["probe_r2"][2:]) / 6, abs=1e-4)
+    assert len(figures["knn_probe_r2"]) == 8 and figures["neighbours"] == 10
     assert 0.0 < figures["body_share"] < 0.5 and figures["body_mse"] > 0 and figures["background_mse"] > 0
     assert (tmp_path / "probe" / "figures.png").exists()
     assert "held-out R^2" in capsys.readouterr().out
@@ -311,6 +331,15 @@ def test_vae_probe_measures_a_vae_on_new_frames_and_refuses_a_bad_file_in_one_li
     assert "does not exist (write one with `voidrl vae train`)" in error and len(error.splitlines()) == 1
     assert main(["vae", "probe", "--vision", str(vae_file), "--held-out-fraction", "0.95"]) == 2
     assert "held_out_fraction must lie in (0, 0.9)" in capsys.readouterr().err
+    assert main(["vae", "probe", "--vision", str(vae_file), "--frames", "40", "--neighbours", "31"]) == 2
+    assert "neighbours (31) must be at most the 30 frames the probe is fitted on" in capsys.readouterr().err
+
+
+def test_the_limbs_angles_leave_out_the_roots_joints():
+    from voidrl.train.vae import limb_angle_columns
+
+    assert limb_angle_columns("InvertedPendulum-v5") == {"hinge": 1}  # the pole's angle; the cart's slider is the root
+    assert limb_angle_columns("Hopper-v5") == {"thigh_joint": 2, "leg_joint": 3, "foot_joint": 4}
 
 
 def test_the_body_mask_is_the_bodys_pixels_and_follows_it():

@@ -13,5 +13,7 @@ HEAD_NORMS = ("none", "batch", "layer")
 """Normalisations of APT's projection head (``voidrl.nets.encoders.ProjectionHead``)."""
 LIKELIHOODS = ("bernoulli", "gaussian")
 """Pixel models of the VAE (``voidrl.math.elbo``)."""
+ENCODER_KERNELS = (2, 4)
+"""Kernel sizes of the VAE encoder's stride-2 convolutions (``voidrl.nets.vae``)."""
 EXPORT_FORMATS = ("torchscript", "onnx")
 """Files ``voidrl export`` writes a policy to (``voidrl.io.export``)."""

@@ -33,6 +33,8 @@ class VAETrainConfig:
     """Pixel model: bernoulli (binary cross-entropy on intensities in [0, 1]) or gaussian (fixed std)."""
     gaussian_std: float = 0.1
     """With likelihood gaussian: each pixel's standard deviation."""
+    encoder_kernel: int = 2
+    """Kernel size of the encoder's stride-2 convolutions: 2 (the notebook's) or 4 (overlapping, padding 1)."""
     body_weight: float = 1.0
     """Weight of the body's pixels in the reconstruction term, the others' being 1 (1: the ELBO itself). The body's
     pixels come from MuJoCo's segmentation while frames are collected; the agent later sees frames only."""
@@ -68,7 +70,7 @@ class VAETrainConfig:
     def shape(self) -> VAEShape:
         from voidrl.nets.vae import VAEShape
 
-        return VAEShape(self.pixels, self.latent_size, self.likelihood, self.gaussian_std)
+        return VAEShape(self.pixels, self.latent_size, self.likelihood, self.gaussian_std, self.encoder_kernel)
 
     def validate(self) -> None:
         """A ValueError naming the first bad field; no I/O beyond the run directory check."""
@@ -109,6 +111,8 @@ class VAEProbeConfig:
     """Share of the frames the linear probe is scored on (fitted on the rest)."""
     ridge: float = 1e-3
     """The probe's ridge penalty, per frame, on standardised latents."""
+    neighbours: int = 10
+    """Neighbours whose joint positions the non-linear probe averages (the k of its k-nearest-neighbour regression)."""
     keep_probability: float = 0.1
     """Chance that a step's frame is kept (as in vae train)."""
     action_persistence: float = 0.931
@@ -130,12 +134,15 @@ class VAEProbeConfig:
         """A ValueError naming the first bad field; the VAE file is checked when it is loaded."""
         if not self.vision:
             raise ValueError("vision is required (--vision PATH of a vae.pt)")
-        require_positive_integers(self, ("frames",))
+        require_positive_integers(self, ("frames", "neighbours"))
         require_non_negative(self, ("ridge", "torch_threads"))
         validate_fraction("held_out_fraction", self.held_out_fraction, high=0.9)
         validate_collection(self)
         if self.frames * self.held_out_fraction < 10 or self.frames * (1 - self.held_out_fraction) < 10:
             raise ValueError(f"frames ({self.frames}) must leave at least 10 frames to fit and 10 to score the probe on")
+        fitted = self.frames - int(self.frames * self.held_out_fraction)
+        if self.neighbours > fitted:
+            raise ValueError(f"neighbours ({self.neighbours}) must be at most the {fitted} frames the probe is fitted on")
 
 
 def validate_collection(config: VAETrainConfig | VAEProbeConfig) -> None:

@@ -1,7 +1,8 @@
 """The notebook's vision module: a convolutional VAE on rendered frames, and its file on disk.
 
-Encoder: four 2x2 stride-2 convolutions (32/64/128/256, ReLU), flatten, one linear layer to the mean and
-log-variance of a ``latent_size`` Gaussian. Decoder (World Models' shape): linear to 1024 (ReLU) as a 1x1
+Encoder: four stride-2 convolutions (32/64/128/256, ReLU), 2x2 as the notebook's or 4x4 with padding 1 as
+World Models', each halving the frame; flatten, one linear layer to the mean and log-variance of a
+``latent_size`` Gaussian. Decoder (World Models' shape): linear to 1024 (ReLU) as a 1x1
 map, transposed convolutions 128@5x5/2, 64@5x5/2, 32@7x7/2 (ReLU) to 31x31, and a last one to the frame
 size (3@6x6/3 for 96x96).
 """
@@ -16,7 +17,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from voidrl.configs.choices import LIKELIHOODS
+from voidrl.configs.choices import ENCODER_KERNELS, LIKELIHOODS
 from voidrl.io.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from voidrl.math.elbo import elbo, reparameterize
 
@@ -39,6 +40,9 @@ class VAEShape:
     """Pixel model of the decoder: bernoulli (logits) or gaussian (means with std gaussian_std)."""
     gaussian_std: float = 0.1
     """With likelihood gaussian: the fixed standard deviation of each pixel's intensity in [0, 1]."""
+    encoder_kernel: int = 2
+    """Kernel size of the encoder's stride-2 convolutions: 2 (the notebook's; each pixel seen by one window per
+    layer) or 4 (overlapping windows, padding 1; what a thin limb spanning window edges needs)."""
 
     def validate(self) -> None:
         if self.image_size < 32 or self.image_size % 16:
@@ -49,6 +53,8 @@ class VAEShape:
             raise ValueError(f"likelihood must be one of {', '.join(LIKELIHOODS)}, got {self.likelihood!r}")
         if not self.gaussian_std > 0:
             raise ValueError(f"gaussian_std must be positive, got {self.gaussian_std}")
+        if self.encoder_kernel not in ENCODER_KERNELS:
+            raise ValueError(f"encoder_kernel must be one of {', '.join(map(str, ENCODER_KERNELS))}, got {self.encoder_kernel}")
 
 
 class VAE(nn.Module):
@@ -62,7 +68,7 @@ class VAE(nn.Module):
         size, channels = shape.image_size, 3
         layers: list[nn.Module] = []
         for out_channels in (32, 64, 128, 256):
-            layers += [nn.Conv2d(channels, out_channels, 2, 2), nn.ReLU()]
+            layers += [nn.Conv2d(channels, out_channels, shape.encoder_kernel, 2, padding=shape.encoder_kernel // 2 - 1), nn.ReLU()]
             channels = out_channels
         self.encoder = nn.Sequential(*layers, nn.Flatten(), nn.Linear(256 * (size // 16) ** 2, 2 * shape.latent_size))
         last_stride = size // 32  # (31 - 1) * stride + kernel = size

@@ -9,6 +9,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+import gymnasium as gym
 import numpy as np
 import torch
 from tqdm import tqdm
@@ -18,7 +19,7 @@ from voidrl.envs.factory import route_mujoco_warnings
 from voidrl.envs.gym_backend import make_rendering_env
 from voidrl.io.checkpoint import CheckpointError
 from voidrl.io.report import pyplot
-from voidrl.math.probes import linear_probe_r2, masked_mean_squared_error
+from voidrl.math.probes import knn_probe_r2, linear_probe_r2, masked_mean_squared_error
 from voidrl.nets.vae import VAE, load_vae, save_vae
 from voidrl.train.agent import Agent, resolve_device
 from voidrl.seeding import seed_everything
@@ -55,7 +56,7 @@ def collect_frames(env_id: str, pixels: int, count: int, keep_probability: float
     env, renderer = make_rendering_env(env_id, pixels)
     low, high = env.action_space.low, env.action_space.high
     data = env.unwrapped.data
-    skipped = 1 if getattr(env.unwrapped, "_exclude_current_positions_from_observation", False) else 0
+    skipped = positions_skipped(env)
     frames = np.zeros((count, 3, pixels, pixels), dtype=np.uint8)
     positions = np.zeros((count, data.qpos.size - skipped))
     masks = np.zeros((count, pixels, pixels), dtype=bool) if body_masks else None
@@ -94,6 +95,27 @@ def collect_frames(env_id: str, pixels: int, count: int, keep_probability: float
                 if policy is not None and not driven:  # random actions start afresh, not from the policy's last
                     action = rng.normal(size=low.shape)
     return frames, positions, masks
+
+
+def positions_skipped(env: gym.Env) -> int:
+    """How many leading entries of ``qpos`` the task's observation leaves out (the root's x, where it does)."""
+    return 1 if getattr(env.unwrapped, "_exclude_current_positions_from_observation", False) else 0
+
+
+def limb_angle_columns(env_id: str) -> dict[str, int]:
+    """The limbs' joint angles among ``collect_frames``' positions: joint name -> column, for each hinge joint of a
+    body that hangs from another body (the root's own hinge, a body's pitch against the world, is left out)."""
+    import mujoco
+
+    route_mujoco_warnings()
+    env = gym.make(env_id)
+    try:
+        model, skipped = env.unwrapped.model, positions_skipped(env)
+        return {mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_JOINT, joint): int(model.jnt_qposadr[joint]) - skipped
+                for joint in range(model.njnt)
+                if model.jnt_type[joint] == mujoco.mjtJoint.mjJNT_HINGE and model.body_parentid[model.jnt_bodyid[joint]] != 0}
+    finally:
+        env.close()
 
 
 def latent_cosine_similarity(reference: torch.Tensor, current: torch.Tensor) -> float:
@@ -216,14 +238,17 @@ def plot_reconstructions(vae: VAE, frames: torch.Tensor, path: Path) -> None:
 def probe_vae(config: VAEProbeConfig) -> dict[str, object]:
     """``voidrl vae probe``: render new frames of the VAE's task with their joint positions and measure what its
     latent keeps. A ridge probe from the latent means to the joint positions is fitted on part of the frames and
-    scored (R^2 per joint) on the rest, beside the same probe on an untrained VAE's latent (what training added);
-    the reconstruction error where the body is (MuJoCo's segmentation) and elsewhere, beside the body error of
-    drawing the frames' per-pixel median there (what a VAE that leaves the body out would score). Prints the figures
-    and, with ``out``, writes them as JSON and the held-out reconstructions beside it (``.png``)."""
+    scored (R^2 per joint) on the rest, beside the same probe on an untrained VAE's latent (what training added) and
+    a k-nearest-neighbour probe (what the latent holds that no linear map reads); each is also averaged over the
+    limbs' joint angles alone. The reconstruction error where the body is (MuJoCo's segmentation) and elsewhere,
+    beside the body error of drawing the frames' per-pixel median there (what a VAE that leaves the body out would
+    score). Prints the figures and, with ``out``, writes them as JSON and the held-out reconstructions beside it
+    (``.png``)."""
     config.validate()
     vae, env_id, sha256 = load_vae(config.vision)
     vae.eval()
     policy = None if config.policy is None else load_frame_policy(config.policy, env_id)
+    angles = limb_angle_columns(env_id)
     with torch_threads(config.torch_threads or torch.get_num_threads()):
         frames, positions, body = (torch.from_numpy(array) for array in collect_frames(
             env_id, vae.shape.image_size, config.frames, config.keep_probability, config.action_persistence, config.seed,
@@ -239,20 +264,32 @@ def probe_vae(config: VAEProbeConfig) -> dict[str, object]:
         fitted = len(frames) - int(len(frames) * config.held_out_fraction)
         r2, untrained_r2 = (linear_probe_r2(inputs[:fitted], positions[:fitted], inputs[fitted:], positions[fitted:], config.ridge)
                             for inputs in (latents, untrained_latents))
+        neighbour_r2 = knn_probe_r2(latents[:fitted], positions[:fitted], latents[fitted:], positions[fitted:], config.neighbours)
         background = frames.median(dim=0).values.float().div(255.0).expand_as(frames)
+        columns = list(angles.values())
         figures = {
             "env": env_id, "vae_sha256": sha256, "frames": len(frames), "held_out": len(frames) - fitted,
             "policy": config.policy, "policy_share": config.policy_share if config.policy else 0.0,
             "probe_r2_mean": r2.mean().item(), "probe_r2": [round(value, 4) for value in r2.tolist()],
             "untrained_probe_r2_mean": untrained_r2.mean().item(),
+            "limb_angles": angles, "probe_r2_limb_angles_mean": r2[columns].mean().item(),
+            "untrained_probe_r2_limb_angles_mean": untrained_r2[columns].mean().item(),
+            "neighbours": config.neighbours, "knn_probe_r2_mean": neighbour_r2.mean().item(),
+            "knn_probe_r2": [round(value, 4) for value in neighbour_r2.tolist()],
+            "knn_probe_r2_limb_angles_mean": neighbour_r2[columns].mean().item(),
             "body_share": body.float().mean().item(),
             "body_mse": masked_mean_squared_error(frames, reconstructions, body),
             "body_mse_of_background": masked_mean_squared_error(frames, background, body),
             "background_mse": masked_mean_squared_error(frames, reconstructions, ~body),
         }
+    per_joint = ", ".join(f"{value:.2f}" for value in r2.tolist())
     print(f"{env_id}, VAE {sha256[:16]}...: a linear probe from the latent recovers the joint positions with held-out R^2 "
-          f"{figures['probe_r2_mean']:.3f} on average (per joint {', '.join(f'{value:.2f}' for value in r2.tolist())}; "
-          f"an untrained VAE's latent: {figures['untrained_probe_r2_mean']:.3f})")
+          f"{figures['probe_r2_mean']:.3f} on average (per joint {per_joint}; an untrained VAE's latent: "
+          f"{figures['untrained_probe_r2_mean']:.3f}), the limbs' {len(angles)} joint angles ({', '.join(angles)}) "
+          f"{figures['probe_r2_limb_angles_mean']:.3f} (untrained: {figures['untrained_probe_r2_limb_angles_mean']:.3f})")
+    print(f"the {config.neighbours} nearest latents' mean: R^2 {figures['knn_probe_r2_mean']:.3f} on average (per joint "
+          f"{', '.join(f'{value:.2f}' for value in neighbour_r2.tolist())}), the limbs' joint angles "
+          f"{figures['knn_probe_r2_limb_angles_mean']:.3f}")
     print(f"reconstruction error (MSE of intensities in [0, 1]) on the body's pixels ({100 * figures['body_share']:.1f}% of them) "
           f"{figures['body_mse']:.4f}, against {figures['body_mse_of_background']:.4f} for the background drawn there; "
           f"elsewhere {figures['background_mse']:.4f}")
