@@ -70,10 +70,12 @@ def throughput(env_id: str, vae_path: Path, steps: int = 300) -> dict[str, float
 
     torch.set_num_threads(1)
     size = PIXEL_ARM_SIZE
+    vae = load_vae(vae_path)[0]
+    vae_size = f"{vae.shape.image_size}x{vae.shape.image_size}"
     speeds = {f"rendering {size}x{size} with gymnasium's default settings (env step + render)":
               gymnasium_default_speed(env_id, steps, size)}
     for label, config in ((f"rendering {size}x{size} (env step + render)", EnvConfig(num_envs=1, pixels=size)),
-                          ("rendering + VAE encoding (--vision)", EnvConfig(num_envs=1, vision=f"vae:{vae_path}"))):
+                          (f"rendering {vae_size} + VAE encoding (--vision)", EnvConfig(num_envs=1, vision=f"vae:{vae_path}"))):
         env = make_env(env_id, config)
         env.reset(0)
         actions = torch.zeros(1, *env.single_action_space.shape)
@@ -82,17 +84,16 @@ def throughput(env_id: str, vae_path: Path, steps: int = 300) -> dict[str, float
             env.step(actions)
         speeds[label] = steps / (time.perf_counter() - started)
         env.close()
-    vae = load_vae(vae_path)[0]
     batch = torch.randint(0, 256, (64, 3, vae.shape.image_size, vae.shape.image_size), dtype=torch.uint8)
     vae.encode(batch)
     started = time.perf_counter()
     for _ in range(10):
         vae.encode(batch)
-    speeds["VAE encoder alone (batches of 64)"] = 640 / (time.perf_counter() - started)
+    speeds[f"VAE encoder alone ({vae_size}, batches of 64)"] = 640 / (time.perf_counter() - started)
     started = time.perf_counter()
     for _ in range(3):
         vae.loss(batch)[0]
-    speeds["VAE training forward (-ELBO, batches of 64)"] = 192 / (time.perf_counter() - started)
+    speeds[f"VAE training forward (-ELBO, {vae_size}, batches of 64)"] = 192 / (time.perf_counter() - started)
     return speeds
 
 
