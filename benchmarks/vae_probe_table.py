@@ -19,20 +19,26 @@ def frame_source(settings: dict) -> str:
     return "random" if share == 0 else f"{100 * share:.0f}% agent"
 
 
+def likelihood(config: dict) -> str:
+    """The VAE's pixel model where it is not the default Bernoulli one."""
+    name = config.get("likelihood", "bernoulli")
+    return "" if name == "bernoulli" else f", {name} (std {config['gaussian_std']:g})"
+
+
 def table(folder: Path) -> str:
-    lines = ["| VAE | trained on (frames x epochs, batch, frame size) | encoder kernel | latent | body weight | probed on | "
+    lines = ["| VAE | trained on (frames x epochs, batch, frame source, frame size, likelihood if not Bernoulli) | encoder kernel | latent | body weight | probed on | "
              "probe R^2, mean (per joint) | untrained VAE's R^2 | limbs' joint angles: probe R^2 (untrained) | "
-             "the same from the k nearest latents | body MSE | background drawn on the body | MSE elsewhere |",
+             "the same, k-nearest-neighbour probe | body MSE | background drawn on the body | MSE elsewhere |",
              "|---|---|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|"]
     for probe_file in sorted(folder.glob("*/probe*.json")):
         probe, config = json.loads(probe_file.read_text()), json.loads((probe_file.parent / "config.json").read_text())
         lines.append(f"| {probe_file.parent.name} | {config['frames']:,} x {config['epochs']}, {config['batch_size']}, "
-                     f"{frame_source(config)}, {config['pixels']} px | {config.get('encoder_kernel', 2)} | {config['latent_size']} | "
+                     f"{frame_source(config)}, {config['pixels']} px{likelihood(config)} | {config.get('encoder_kernel', 2)} | {config['latent_size']} | "
                      f"{config.get('body_weight', 1.0):g} | {frame_source(probe)} | "
                      f"{probe['probe_r2_mean']:.3f} ({', '.join(f'{value:.2f}' for value in probe['probe_r2'])}) | "
                      f"{probe['untrained_probe_r2_mean']:.3f} | {probe['probe_r2_limb_angles_mean']:.3f} "
                      f"({probe['untrained_probe_r2_limb_angles_mean']:.3f}) | {probe['knn_probe_r2_limb_angles_mean']:.3f} "
-                     f"(k = {probe['neighbours']}) | {probe['body_mse']:.4f} | {probe['body_mse_of_background']:.4f} | "
+                     f"(k {probe['neighbours']}) | {probe['body_mse']:.4f} | {probe['body_mse_of_background']:.4f} | "
                      f"{probe['background_mse']:.4f} |")
     return "\n".join(lines)
 
