@@ -340,6 +340,8 @@ def test_the_limbs_angles_leave_out_the_roots_joints():
 
     assert limb_angle_columns("InvertedPendulum-v5") == {"hinge": 1}  # the pole's angle; the cart's slider is the root
     assert limb_angle_columns("Hopper-v5") == {"thigh_joint": 2, "leg_joint": 3, "foot_joint": 4}
+    ant = limb_angle_columns("Ant-v5")  # the root's x and y left out of its 15 positions
+    assert len(ant) == 8 and ant["hip_1"] == 5 and ant["ankle_4"] == 12
 
 
 def test_the_body_mask_is_the_bodys_pixels_and_follows_it():

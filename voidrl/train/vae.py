@@ -46,8 +46,8 @@ def collect_frames(env_id: str, pixels: int, count: int, keep_probability: float
     """``count`` frames ``[count, 3, S, S]`` uint8 of one MuJoCo env stepped with persistent random actions (each
     redrawn with probability ``1 - action_persistence``; a step's frame kept with ``keep_probability``), the
     joint positions ``[count, P]`` each frame shows (the positions of the env's observation: ``qpos`` without the
-    root's x where the task leaves that out), and with ``body_masks`` where each frame shows the body
-    (``[count, S, S]`` bool, ``FrameRenderer.body_mask``; else None). With ``policy``, its sampled actions (torch's
+    root's coordinates the task leaves out, ``positions_skipped``), and with ``body_masks`` where each frame shows
+    the body (``[count, S, S]`` bool, ``FrameRenderer.body_mask``; else None). With ``policy``, its sampled actions (torch's
     generator seeded with ``seed`` for the collection), each held for its run's action repeat, play every episode that
     starts while the frames from its episodes are at most ``policy_share`` of those kept so far: about that share of
     the frames, whatever the episodes' lengths."""
@@ -98,7 +98,12 @@ def collect_frames(env_id: str, pixels: int, count: int, keep_probability: float
 
 
 def positions_skipped(env: gym.Env) -> int:
-    """How many leading entries of ``qpos`` the task's observation leaves out (the root's x, where it does)."""
+    """How many leading entries of ``qpos`` the task's observation leaves out: the root's x (HalfCheetah, Hopper), or
+    x and y (Ant, Humanoid), as gymnasium's v5 tasks state in ``observation_structure``; earlier versions, which do
+    not, are taken to leave out x where they exclude positions."""
+    structure = getattr(env.unwrapped, "observation_structure", None) or {}
+    if "skipped_qpos" in structure:
+        return int(structure["skipped_qpos"])
     return 1 if getattr(env.unwrapped, "_exclude_current_positions_from_observation", False) else 0
 
 
