@@ -191,6 +191,12 @@ def main() -> int:
     if ROLLOUT_STEPS % args.num_envs:
         parser.error(f"--num-envs must divide {ROLLOUT_STEPS}, got {args.num_envs}")
     out = Path(args.out)
+    if args.report_only:
+        missing = [f"{name}-s{seed}" for name in args.agents for seed in range(args.seeds)
+                   if not any((out / f"{name}-s{seed}" / file).exists() for file in ("episodes.csv", "episodes.csv.gz"))]
+        if missing:
+            parser.error(f"--report-only: no episodes of {', '.join(missing)} under {out} (train them first, or choose "
+                         f"the arms with --agents and the seeds with --seeds)")
     out.mkdir(parents=True, exist_ok=True)
     vae = Path(args.vae) if args.vae else out / "vae" / "vae.pt"
     if not args.report_only:
