@@ -555,7 +555,11 @@ def main(argv: list[str] | None = None) -> int:
         from voidrl.distributed import collective
 
         try:
-            return handler(args)
+            status = handler(args)
+            # ranks tear the group down together: a rank whose peer had already left now and then aborted in gloo's
+            # teardown (std::terminate at exit) after a finished run
+            collective.barrier()
+            return status
         except RunAborted as aborted:
             print(f"voidrl: {aborted}", file=sys.stderr)
             return 1
