@@ -192,8 +192,10 @@ def main() -> int:
         parser.error(f"--num-envs must divide {ROLLOUT_STEPS}, got {args.num_envs}")
     out = Path(args.out)
     if args.report_only:
+        from voidrl.io.report import run_csv_file
+
         missing = [f"{name}-s{seed}" for name in args.agents for seed in range(args.seeds)
-                   if not any((out / f"{name}-s{seed}" / file).exists() for file in ("episodes.csv", "episodes.csv.gz"))]
+                   if run_csv_file(out / f"{name}-s{seed}", "episodes.csv") is None]
         if missing:
             parser.error(f"--report-only: no episodes of {', '.join(missing)} under {out} (train them first, or choose "
                          f"the arms with --agents and the seeds with --seeds)")

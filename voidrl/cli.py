@@ -462,7 +462,7 @@ def command_export(args: argparse.Namespace) -> int:
 
 
 def command_plot(args: argparse.Namespace) -> int:
-    from voidrl.io.report import compare_runs, episodes_file, group_runs, plot_runs
+    from voidrl.io.report import compare_runs, group_runs, plot_runs, run_csv_file
     from voidrl.io.run_dir import check_writable_dir
 
     labels = []
@@ -475,7 +475,7 @@ def command_plot(args: argparse.Namespace) -> int:
     for run_dir in run_dirs:
         if not run_dir.is_dir():
             raise CliError(f"voidrl plot: run directory {str(run_dir)!r} does not exist")
-        if episodes_file(run_dir) is None:
+        if run_csv_file(run_dir, "episodes.csv") is None:
             raise CliError(f"voidrl plot: {str(run_dir / 'episodes.csv')!r} does not exist, nor a gzipped copy (not a run directory?)")
     if args.table is not None and args.table < 1:
         raise CliError(f"voidrl plot: --table must be a positive number of steps, got {args.table}")

@@ -29,11 +29,21 @@ def open_csv(path: Path) -> TextIO:
     return gzip.open(path, "rt", newline="") if path.suffix == ".gz" else open(path, newline="")
 
 
+def run_csv_file(run_dir: str | Path, name: str) -> Path | None:
+    """A run's ``name`` (episodes.csv, metrics.csv), or its gzipped copy ``name.gz`` (as benchmark results are
+    committed); None: neither."""
+    for candidate in (name, f"{name}.gz"):
+        if (Path(run_dir) / candidate).is_file():
+            return Path(run_dir) / candidate
+    return None
+
+
 def run_csv_rows(run_dir: str | Path, name: str) -> list[dict[str, str]]:
-    """The rows of ``run_dir/name``, or of its gzipped copy ``name.gz`` (as committed under benchmarks/results/);
-    FileNotFoundError if neither exists."""
-    path = Path(run_dir) / name
-    with open_csv(path if path.exists() else path.with_name(f"{name}.gz")) as handle:
+    """The rows of ``run_csv_file(run_dir, name)``; FileNotFoundError if neither file exists."""
+    path = run_csv_file(run_dir, name)
+    if path is None:
+        raise FileNotFoundError(f"{str(Path(run_dir) / name)!r} does not exist, nor a gzipped copy")
+    with open_csv(path) as handle:
         return list(csv.DictReader(handle))
 
 
@@ -52,17 +62,9 @@ def read_columns(path: Path, columns: tuple[str, ...]) -> list[np.ndarray]:
         raise ValueError(f"{str(path)!r} has a short or non-numeric row") from None
 
 
-def episodes_file(run_dir: str | Path) -> Path | None:
-    """A run's episodes.csv, or its gzipped copy (episodes.csv.gz, as benchmark results are committed); None: neither."""
-    for name in ("episodes.csv", "episodes.csv.gz"):
-        if (Path(run_dir) / name).is_file():
-            return Path(run_dir) / name
-    return None
-
-
 def read_episodes(run_dir: str | Path) -> tuple[np.ndarray, np.ndarray]:
     """``(steps [E], returns [E])`` from a run's episodes.csv (or episodes.csv.gz)."""
-    steps, returns = read_columns(episodes_file(run_dir) or Path(run_dir) / "episodes.csv", ("step", "return"))
+    steps, returns = read_columns(run_csv_file(run_dir, "episodes.csv") or Path(run_dir) / "episodes.csv", ("step", "return"))
     return steps.astype(np.int64), returns
 
 
