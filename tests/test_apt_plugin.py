@@ -45,6 +45,22 @@ def test_reward_free_rewrite_matches_a_brute_force_particle_reward():
     assert metrics["apt/knn_distance_running_mean"] == metrics["apt/knn_distance_raw"]  # first batch: mean of itself
 
 
+def test_the_particle_return_of_each_training_episode_runs_across_rollouts_and_resumes():
+    torch.manual_seed(0)
+    plugin = APTReward(APTConfig(knn_k=3), OBS)
+    first, second = filled_rollout(seed=1), filled_rollout(seed=2)
+    first.terminated[2, 0] = True  # env 0's episode ends in the first rollout, env 1's in the second
+    second.truncated[1, 1] = True
+    rewards, metrics = plugin.intrinsic_rewards(first)
+    assert metrics["apt/episode_particle_return"] == pytest.approx(rewards[:3, 0].sum().item())
+    resumed = APTReward(APTConfig(knn_k=3), OBS)
+    resumed.load_state_dict(plugin.state_dict())
+    later, metrics = resumed.intrinsic_rewards(second)
+    assert metrics["apt/episode_particle_return"] == pytest.approx(rewards[:, 1].sum().item() + later[:2, 1].sum().item())
+    _, metrics = resumed.intrinsic_rewards(filled_rollout(seed=3))
+    assert "apt/episode_particle_return" not in metrics  # no episode ended
+
+
 def test_reference_variant_clips_distances_and_scores_the_current_observations():
     torch.manual_seed(0)
     plugin = APTReward(APTConfig(knn_k=12, knn_clip=0.5, reward_observation="current"), OBS)

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from voidrl.math import (
-    discounted_returns, discounted_running_sums, episode_start_values, generalized_advantage_estimate, non_episodic_gae,
+    discounted_returns, discounted_running_sums, episode_sums, episode_start_values, generalized_advantage_estimate, non_episodic_gae,
 )
 
 
@@ -189,3 +189,29 @@ def test_discounted_running_sums_carry_across_rollouts_and_episodes():
     torch.testing.assert_close(sums, torch.tensor([[6.0, 0.0], [5.0, 1.0], [2.5, 1.5]]))
     whole = discounted_running_sums(torch.cat([rewards, rewards]), torch.tensor([10.0, 0.0]), 0.5)
     torch.testing.assert_close(whole[3:], discounted_running_sums(rewards, sums[-1], 0.5))
+
+
+def test_episode_sums_close_episodes_at_their_ends_and_carry_the_rest_across_rollouts():
+    rewards = torch.tensor([[1.0, 10.0], [2.0, 20.0], [3.0, 30.0]])
+    ends = torch.tensor([[False, True], [True, False], [False, False]])
+    finished, running = episode_sums(rewards, ends, torch.tensor([100.0, 0.0]))
+    # env 1's episode ends at t = 0 (10), env 0's at t = 1 (100 carried + 1 + 2); then 3 and 20 + 30 run on
+    assert finished.tolist() == [10.0, 103.0] and running.tolist() == [3.0, 50.0]
+    none, unchanged = episode_sums(torch.zeros(2, 2), torch.zeros(2, 2, dtype=torch.bool), running)
+    assert none.numel() == 0 and unchanged.tolist() == [3.0, 50.0]
+
+
+def test_episode_sums_match_a_loop_over_each_environment():
+    generator = torch.Generator().manual_seed(0)
+    rewards = torch.rand(40, 5, generator=generator)
+    ends = torch.rand(40, 5, generator=generator) < 0.2
+    start = torch.rand(5, generator=generator)
+    finished, running = episode_sums(rewards, ends, start)
+    expected, carried = [], start.tolist()
+    for t in range(40):
+        for n in range(5):
+            carried[n] += rewards[t, n].item()
+            if ends[t, n]:
+                expected.append(carried[n])
+                carried[n] = 0.0
+    assert torch.allclose(finished, torch.tensor(expected)) and torch.allclose(running, torch.tensor(carried))

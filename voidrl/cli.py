@@ -185,6 +185,24 @@ def build_parser(argv: list[str] | None = None) -> Parser:
     evaluate.add_argument("--seed", type=int, default=12345, help="environment seed (default: 12345)")
     evaluate.add_argument("--device", default="cpu", help="torch device (default: cpu)")
 
+    explore = commands.add_parser(
+        "explore", help="measure how far a policy explores an Atari game: score, episode length, coverage",
+        description="Play whole games with a checkpoint's policy or a uniform-random one and measure exploration: the game "
+                    "score (which a reward-free policy never saw), the episode length, and coverage: the distinct positions of "
+                    "the player per game, read from the emulator's RAM (known for Ms. Pac-Man). The same --seed gives every "
+                    "policy the same games' starts.")
+    explored = explore.add_mutually_exclusive_group(required=True)
+    explored.add_argument("--checkpoint", help="checkpoint file (RUN_DIR/checkpoint.pt) whose policy plays")
+    explored.add_argument("--random", metavar="ENV", help="a uniform-random policy plays this Atari game instead (e.g. ALE/MsPacman-v5)")
+    explore.add_argument("--episodes", type=int, default=30, help="whole games to play (default: 30)")
+    explore.add_argument("--num-envs", type=int, default=None, help="parallel games (default: the run's, 16 with --random)")
+    explore.add_argument("--greedy", action="store_true",
+                         help="act on the policy's most likely action (default: sample, as the policy explored in training)")
+    explore.add_argument("--seed", type=int, default=0, help="game seed and the random policy's (default: 0)")
+    explore.add_argument("--out", metavar="FILE", default=None, help="also write one CSV row per game (env, score, length, "
+                                                                      "positions)")
+    explore.add_argument("--device", default="cpu", help="torch device (default: cpu)")
+
     export = commands.add_parser(
         "export", help="write a checkpoint's acting policy alone, as TorchScript or ONNX",
         description="Write a checkpoint's acting policy alone, to run without voidrl: raw observations in (the run's observation "
@@ -446,6 +464,47 @@ def command_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def command_explore(args: argparse.Namespace) -> int:
+    from voidrl.io.run_dir import check_writable_dir
+    from voidrl.train.agent import Agent, resolve_device
+    from voidrl.train.exploration import check_atari, explore_agent, explore_random, summarize_exploration, write_exploration
+
+    for name in ("episodes", "num_envs"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            raise CliError(f"voidrl explore: --{name.replace('_', '-')} must be a positive integer, got {value}")
+    out = None if args.out is None else Path(args.out)
+    with usage_errors():
+        if out is not None:
+            if out.is_dir():
+                raise ValueError(f"--out {args.out!r} is a directory; give the CSV file to write")
+            check_writable_dir(out.parent, "--out's folder")
+        if args.random is not None:
+            from voidrl.envs.suites import suite_of
+
+            suite_of(args.random)
+            check_atari(args.random)
+            agent = None
+        else:
+            agent = Agent.load(args.checkpoint, resolve_device(args.device).type)
+            check_atari(agent.config.run.env)
+    if agent is None:
+        env_id, policy = args.random, "uniform-random actions"
+        results = explore_random(args.random, args.episodes, args.num_envs or 16, args.seed)
+    else:
+        env_id, policy = agent.config.run.env, f"{'greedy' if args.greedy else 'sampled'} actions of {args.checkpoint}"
+        results = explore_agent(agent, args.episodes, args.num_envs, args.seed, args.greedy)
+    summary = summarize_exploration(results)
+    print(f"{env_id}, {policy}, {len(results)} games from seed {args.seed} (mean +- standard error):")
+    for name, label in (("score", "score"), ("length", "episode length (steps)"), ("positions", "distinct positions")):
+        if name in summary:
+            print(f"  {label}: {summary[name]:.1f} +- {summary[name + '_sem']:.1f}")
+    if out is not None:
+        write_exploration(out, results)
+        print(out)
+    return 0
+
+
 def command_export(args: argparse.Namespace) -> int:
     from voidrl.io.export import export_policy
     from voidrl.io.run_dir import check_writable_dir
@@ -550,7 +609,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser(argv)
     try:
         args = parser.parse_args(argv)
-        handler = {"eval": command_eval, "export": command_export, "envs": command_envs, "plot": command_plot, "tune": command_tune,
+        handler = {"eval": command_eval, "explore": command_explore, "export": command_export, "envs": command_envs, "plot": command_plot, "tune": command_tune,
                    "vae": command_vae}.get(args.command, command_train)
         from voidrl.distributed import collective
 

@@ -26,6 +26,13 @@ ATARI_SCREEN = (210, 160)
 """Height and width of the emulator's screen."""
 ATARI_FRAME_RATE = 60
 """Frames per second of the Atari 2600 (NTSC)."""
+ATARI_RAM_SIZE = 128
+PLAYER_POSITION_RAM: dict[str, tuple[int, int]] = {
+    # Ms. Pac-Man's x and y (Anand et al. 2019's AtariARI annotations): screen x + 8, screen y - 5, checked against
+    # her sprite on the screen by tests/test_exploration.py.
+    "ms_pacman": (10, 16),
+}
+"""The RAM addresses of the player's x and y, per game: what ``Step.ram`` is read for."""
 
 
 def rom_name(env_id: str) -> str | None:
@@ -57,11 +64,12 @@ class AtariVecEnv(VecEnv):
     each frame skip, as the game shows it). ALE's vector env returns only its processed observations, so a
     twin of it, made with the same settings and seeds and given the same actions, is kept in lockstep and
     asked for full-size colour frames (neither max-pooled nor stacked); every step checks that both are at
-    the same frame of the same game.
+    the same frame of the same game. With ``ram``, ``Step.ram`` holds each game's RAM ``[N, 128]``, from a
+    twin of single emulators (``AtariRamTwin``).
     """
 
     def __init__(self, game: str, num_envs: int, episodic_life: bool = True, max_episode_steps: int = 27_000,
-                 screens: bool = False):
+                 screens: bool = False, ram: bool = False):
         from ale_py.vector_env import AtariVectorEnv
 
         settings = dict(
@@ -81,6 +89,7 @@ class AtariVecEnv(VecEnv):
             self.screen_env = AtariVectorEnv(game, num_envs, stack_num=1, img_height=ATARI_SCREEN[0], img_width=ATARI_SCREEN[1],
                                              grayscale=False, maxpool=False, **settings)
             self.screen_fps = ATARI_FRAME_RATE / ATARI_FRAME_SKIP
+        self.ram_twin = AtariRamTwin(game, num_envs, settings["max_num_frames_per_episode"]) if ram else None
         self.num_envs = num_envs
         self.single_observation_space = self.env.single_observation_space
         self.single_action_space = self.env.single_action_space
@@ -92,6 +101,8 @@ class AtariVecEnv(VecEnv):
         if self.screen_env is not None:
             self.screen_env.reset(seed=seed)
         self.frame_numbers = np.asarray(info["episode_frame_number"], dtype=np.int64)
+        if self.ram_twin is not None:
+            self.ram_twin.reset(self.frame_numbers)
         self.tracker.reset()
         return torch.from_numpy(obs)
 
@@ -115,6 +126,7 @@ class AtariVecEnv(VecEnv):
             final_obs=final_obs,
             **episodes,
             screens=None if self.screen_env is None else self._screens(actions, frame_numbers, game_over),
+            ram=None if self.ram_twin is None else self.ram_twin.step(actions, frame_numbers, game_over),
         )
 
     def _screens(self, actions: np.ndarray, frame_numbers: np.ndarray, game_over: np.ndarray) -> np.ndarray:
@@ -129,6 +141,59 @@ class AtariVecEnv(VecEnv):
         self.env.close()
         if self.screen_env is not None:
             self.screen_env.close()
+
+
+class AtariRamTwin:
+    """Single emulators kept in lockstep with ``AtariVectorEnv``'s games, read for their RAM.
+
+    The vector env starts a game with ``reset_game``, then no-op frames (one, plus its random no-ops) up to the
+    episode frame number it reports; a twin replays that, then plays every action for the frame skip's frames.
+    Without sticky actions the games are deterministic, so the twin's emulator is at the vector env's state
+    (its screens are equal, tested); each step checks that both are at the same frame of the same game.
+    """
+
+    def __init__(self, game: str, num_envs: int, max_frames: int):
+        from ale_py import ALEInterface, LoggerMode, roms
+
+        ALEInterface.setLoggerMode(LoggerMode.Error)
+        self.emulators = []
+        for _ in range(num_envs):
+            emulator = ALEInterface()
+            emulator.setFloat("repeat_action_probability", 0.0)
+            emulator.setInt("frame_skip", 1)
+            emulator.setInt("max_num_frames_per_episode", max_frames)
+            emulator.loadROM(roms.get_rom_path(game))
+            self.emulators.append(emulator)
+        self.action_set = self.emulators[0].getLegalActionSet()  # the full 18 actions, in ALE's order
+
+    def start_game(self, index: int, frame_number: int) -> None:
+        emulator = self.emulators[index]
+        emulator.reset_game()
+        while emulator.getEpisodeFrameNumber() < frame_number:
+            emulator.act(self.action_set[0])
+        if emulator.getEpisodeFrameNumber() != frame_number:
+            raise RuntimeError(f"the Atari RAM twin cannot start game {index} at frame {frame_number}")
+
+    def reset(self, frame_numbers: np.ndarray) -> None:
+        for index, frame_number in enumerate(frame_numbers.tolist()):
+            self.start_game(index, frame_number)
+
+    def step(self, actions: np.ndarray, frame_numbers: np.ndarray, game_over: np.ndarray) -> np.ndarray:
+        """Play ``actions`` ``[N]``; the RAM ``[N, 128]`` uint8 of the states the step reached (where a game ended, its
+        last state), then start the new games at the vector env's ``frame_numbers``."""
+        ram = np.empty((len(self.emulators), ATARI_RAM_SIZE), dtype=np.uint8)
+        for index, (emulator, action) in enumerate(zip(self.emulators, actions.tolist())):
+            for _ in range(ATARI_FRAME_SKIP):
+                if emulator.game_over():
+                    break
+                emulator.act(self.action_set[action])
+            ram[index] = emulator.getRAM()
+            if game_over[index]:
+                self.start_game(index, int(frame_numbers[index]))
+            elif emulator.getEpisodeFrameNumber() != frame_numbers[index]:
+                raise RuntimeError(f"the Atari RAM twin left lockstep: game {index} at frame {emulator.getEpisodeFrameNumber()}, "
+                                   f"the agent's at {frame_numbers[index]}")
+        return ram
 
 
 def _successors(obs: np.ndarray, info: dict, game_over: np.ndarray) -> np.ndarray:

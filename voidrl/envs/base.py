@@ -34,6 +34,9 @@ class Step:
     screens: np.ndarray | None = None
     """``[N, H, W, 3]`` uint8: each sub-environment's own rendering of the state ``final_obs`` observes (where
     an episode ended, the screen it ended on); None unless the env was made with ``screens``."""
+    ram: np.ndarray | None = None
+    """``[N, 128]`` uint8: each Atari game's RAM in the state ``final_obs`` observes; None unless the env was made
+    with ``ram``."""
 
 
 class VecEnv:

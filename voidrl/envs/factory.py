@@ -27,12 +27,13 @@ def route_mujoco_warnings() -> None:
 
 
 def make_env(env_id: str, config: EnvConfig | None = None, gamma: float = 0.99, seed: int = 0,
-             device: torch.device | str = "cpu", screens: bool = False) -> VecEnv:
+             device: torch.device | str = "cpu", screens: bool = False, ram: bool = False) -> VecEnv:
     """Build ``config.num_envs`` copies of ``env_id`` as one torch ``VecEnv``.
 
     ``gamma`` is the discount used by reward normalisation; ``seed`` seeds the vision module's own noise;
     ``device`` is where the vision module's VAE runs (observations stay on the CPU); with ``screens`` each
-    step also returns what every environment's own renderer shows (``Step.screens``).
+    step also returns what every environment's own renderer shows (``Step.screens``); with ``ram`` (Atari only)
+    each game's RAM (``Step.ram``).
     """
     config = config or EnvConfig()
     variant = VARIANTS.get(env_id, Variant(env_id))
@@ -40,6 +41,8 @@ def make_env(env_id: str, config: EnvConfig | None = None, gamma: float = 0.99, 
     if variant.max_episode_steps is not None and config.max_episode_steps is None:
         config = replace(config, max_episode_steps=variant.max_episode_steps)
     suite = suite_of(env_id)
+    if ram and suite != "atari":
+        raise ValueError(f"{env_id}: only Atari games show their RAM; this is a {suite} environment")
     vision = None
     if config.vision is not None:  # (vae, sha256, path), read once: a missing or foreign file fails here
         path = parse_vision(config.vision)[1]
@@ -52,6 +55,7 @@ def make_env(env_id: str, config: EnvConfig | None = None, gamma: float = 0.99, 
             episodic_life=config.episodic_life,
             max_episode_steps=config.max_episode_steps or 27_000,
             screens=screens,
+            ram=ram,
         )
     else:
         max_steps = config.max_episode_steps

@@ -27,6 +27,7 @@ from voidrl.intrinsic.augment import View, augment, draw_view
 from voidrl.intrinsic.buffer import RepresentationBuffer
 from voidrl.math.contrastive import Metrics, bilinear_info_nce_loss, ema_update, nt_xent_loss, representation_metrics
 from voidrl.math.knn import knn_distances, particle_reward
+from voidrl.math.returns import episode_sums
 from voidrl.math.running_stats import RunningMeanStd
 from voidrl.nets.encoders import APTEncoder, ProjectionHead
 from voidrl.nets.flat import TrainedParameters
@@ -75,6 +76,8 @@ class APTReward:
         """Contrastive updates taken (drives the learning-rate warm-up)."""
         self.update_credit = 0.0
         """Contrastive updates owed: grows by contrastive_updates_per_step per vector step."""
+        self.episode_returns: torch.Tensor | None = None
+        """``[N]`` each environment's particle return so far in its current training episode (allocated by the first rollout)."""
         self._metrics: list[Metrics] = []
         self._seconds = 0.0
 
@@ -196,6 +199,9 @@ class APTReward:
         self.distance_stats.update(distances)
         running_mean = self.distance_stats.mean.to(distances.dtype).clamp_min(1e-8)
         intrinsic = particle_reward(neighbour_distances, running_mean, cfg.reward_offset, cfg.knn_clip).view_as(rollout.rewards)
+        if self.episode_returns is None:
+            self.episode_returns = torch.zeros(rollout.num_envs)
+        finished, self.episode_returns = episode_sums(intrinsic.cpu(), (rollout.terminated | rollout.truncated).cpu(), self.episode_returns)
         metrics = {
             "apt/particle_reward": intrinsic.mean().item(),
             "apt/knn_distance_raw": distances.mean().item(),
@@ -204,6 +210,8 @@ class APTReward:
             "apt/buffer_size": float(len(self.buffer)),
             "time/intrinsic_seconds": self._seconds + time.perf_counter() - started,
         }
+        if finished.numel():  # the particle return of the training episodes (Atari: lives) that ended in the rollout
+            metrics["apt/episode_particle_return"] = finished.mean().item()
         if self._metrics:
             metrics.update({name: torch.stack([m[name] for m in self._metrics]).mean().item() for name in self._metrics[0]})
             metrics["apt/contrastive_updates"] = float(len(self._metrics))
@@ -225,6 +233,7 @@ class APTReward:
             "vector_steps": self.vector_steps,
             "updates": self.updates,
             "update_credit": self.update_credit,
+            **({} if self.episode_returns is None else {"episode_returns": self.episode_returns.clone()}),
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -242,3 +251,4 @@ class APTReward:
         self.vector_steps = int(state.get("vector_steps", 0))
         self.updates = int(state.get("updates", 0))
         self.update_credit = float(state.get("update_credit", 0.0))
+        self.episode_returns = state.get("episode_returns")

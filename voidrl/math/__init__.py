@@ -10,7 +10,7 @@ from voidrl.math.off_policy import (
     sequence_priorities,
     value_rescale,
 )
-from voidrl.math.returns import discounted_returns, discounted_running_sums, episode_start_values, generalized_advantage_estimate, non_episodic_gae
+from voidrl.math.returns import discounted_returns, discounted_running_sums, episode_sums, episode_start_values, generalized_advantage_estimate, non_episodic_gae
 from voidrl.math.running_stats import RunningMeanStd
 from voidrl.math.trust_region import backtracking_line_search, conjugate_gradient, fisher_vector_product, flat_gradient, max_kl_step, natural_gradient_step
 
@@ -22,6 +22,7 @@ __all__ = [
     "conjugate_gradient",
     "discounted_returns",
     "discounted_running_sums",
+    "episode_sums",
     "double_q_bootstrap",
     "entropy_loss",
     "episode_start_values",

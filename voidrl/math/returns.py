@@ -140,3 +140,22 @@ def discounted_running_sums(rewards: torch.Tensor, previous: torch.Tensor, gamma
         running = gamma * running + rewards[t]
         sums[t] = running
     return sums
+
+
+def episode_sums(rewards: torch.Tensor, episode_ends: torch.Tensor, running: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Undiscounted sums of each episode's rewards across rollouts (an intrinsic reward's episode returns).
+
+    Args:
+        rewards: float ``[T, N]``; episode_ends: bool ``[T, N]``, step t ends its episode (terminated or truncated);
+        running: ``[N]``, each environment's sum so far of the episode it is in (zeros at the start).
+    Returns:
+        ``(finished, running)``: the sums of the episodes that ended ``[K]``, in order of time and then environment,
+        and the sums of the episodes still running after the last step ``[N]``.
+    """
+    finished = []
+    running = running.to(rewards.dtype).clone()
+    for t in range(rewards.shape[0]):
+        running += rewards[t]
+        finished.append(running[episode_ends[t]])
+        running[episode_ends[t]] = 0.0
+    return torch.cat(finished), running

@@ -88,17 +88,17 @@ class Agent:
             "step": self.step,
         })
 
-    def make_env(self, num_envs: int | None = None, evaluation: bool = True, screens: bool = False) -> VecEnv:
+    def make_env(self, num_envs: int | None = None, evaluation: bool = True, screens: bool = False, ram: bool = False) -> VecEnv:
         """The training environment's twin, normalisers loaded and frozen.
 
         With ``evaluation`` an Atari episode is a whole game (no life-loss episodes); with ``screens`` its steps
-        carry what the environments' own renderers show (``Step.screens``).
+        carry what the environments' own renderers show (``Step.screens``), with ``ram`` an Atari game's RAM.
         """
         env_config = dataclasses.replace(self.config.env, num_envs=num_envs or self.config.env.num_envs)
         if evaluation:
             env_config.episodic_life = False
         env = make_env(self.config.run.env, env_config, gamma=self.config.algo_config.gamma,
-                       device=next(self.policy.parameters()).device, screens=screens)
+                       device=next(self.policy.parameters()).device, screens=screens, ram=ram)
         env.load_state_dict(self.env_state)
         set_training(env, False)
         return env
