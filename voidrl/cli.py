@@ -23,7 +23,7 @@ from typing import Any, NoReturn
 from voidrl.algos import ALGORITHMS
 from voidrl.config import (RENAMED_FIELDS, RENAMED_PRESETS, RunConfig, TrainConfig, algorithm_presets, check_field_types, field_docs, field_type,
                            make_config, plugin_options, preset_settings)
-from voidrl.configs.choices import EXPORT_FORMATS
+from voidrl.configs.choices import EXPORT_FORMATS, WEIGHTS_FORMAT
 from voidrl.configs.env import EnvConfig
 from voidrl.configs.policy import MEMORY_OPTIONS, MemoryConfig
 from voidrl.configs.tune import TuneConfig
@@ -204,14 +204,17 @@ def build_parser(argv: list[str] | None = None) -> Parser:
     explore.add_argument("--device", default="cpu", help="torch device (default: cpu)")
 
     export = commands.add_parser(
-        "export", help="write a checkpoint's acting policy alone, as TorchScript or ONNX",
+        "export", help="write a checkpoint's acting policy alone, as TorchScript or ONNX, or the weights runs start from",
         description="Write a checkpoint's acting policy alone, to run without voidrl: raw observations in (the run's observation "
                     "normalisation folded in), the greedy action and the action distribution's parameters out; a recurrent "
-                    "policy's LSTM state in and out. Policy-gradient agents only. It prints the inputs and outputs.")
+                    "policy's LSTM state in and out. Policy-gradient agents only. It prints the inputs and outputs. Or "
+                    "(--format weights) the networks that fine-tuning loads, for finetune/compare --from.")
     export.add_argument("--checkpoint", required=True, help="checkpoint file (RUN_DIR/checkpoint.pt)")
-    export.add_argument("--format", required=True, choices=EXPORT_FORMATS,
-                        help="torchscript (run with torch.jit.load) or onnx (run with onnxruntime; needs the export extra: "
-                             "pip install -e '.[export]')")
+    export.add_argument("--format", required=True, choices=(*EXPORT_FORMATS, WEIGHTS_FORMAT),
+                        help="torchscript (run with torch.jit.load), onnx (run with onnxruntime; needs the export extra: "
+                             "pip install -e '.[export]'), or weights: the policy's networks and an APT run's contrastive "
+                             "encoder with the run's config, no optimiser, buffer or RNG state (a voidrl checkpoint for "
+                             "voidrl finetune/compare --from and voidrl eval/explore; it cannot be resumed)")
     export.add_argument("--out", required=True, metavar="FILE", help="the file to write (its folders are made)")
 
     tune = commands.add_parser(
@@ -506,16 +509,26 @@ def command_explore(args: argparse.Namespace) -> int:
 
 
 def command_export(args: argparse.Namespace) -> int:
+    from voidrl.io.checkpoint import load_run_checkpoint, save_checkpoint
     from voidrl.io.export import export_policy
     from voidrl.io.run_dir import check_writable_dir
+    from voidrl.nets.parts import fine_tuning_weights
     from voidrl.train.agent import Agent
 
     out = Path(args.out)
     if out.is_dir():
         raise CliError(f"voidrl export: --out {args.out!r} is a directory; give the file to write")
+    if out.exists() and Path(args.checkpoint).exists() and out.samefile(args.checkpoint):
+        raise CliError(f"voidrl export: --out {args.out!r} is the checkpoint it reads; give another file")
     with usage_errors():
         check_writable_dir(out.parent, "--out's folder")
-        signature = export_policy(Agent.load(args.checkpoint), out, args.format)
+        agent = Agent.load(args.checkpoint)  # a checkpoint that cannot act is refused for every format
+        if args.format == WEIGHTS_FORMAT:
+            save_checkpoint(out, fine_tuning_weights(load_run_checkpoint(args.checkpoint)))
+            print(f"{out} (weights of a {agent.config.algo} run on {agent.config.run.env} at step {agent.step}; "
+                  f"start a run from it with --from {out})")
+            return 0
+        signature = export_policy(agent, out, args.format)
     print(f"{out} ({args.format}): {signature}")
     return 0
 

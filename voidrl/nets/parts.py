@@ -86,6 +86,18 @@ def load_parts(policy: torch.nn.Module, path: str, parts: tuple[str, ...] | None
     return keys
 
 
+def fine_tuning_weights(checkpoint: dict) -> dict:
+    """What ``--from`` reads of a run's ``checkpoint``, alone: its config, step and environment state (normaliser
+    statistics), the policy's networks (every part: ``init_parts`` chooses among them) and, from an APT run, the
+    contrastive encoder (``apt_encoder``). No optimiser, buffer or RNG state: a file to start runs from, not to
+    resume one (``voidrl export --format weights``)."""
+    weights = {name: checkpoint[name] for name in ("config", "step", "env") if name in checkpoint}
+    weights["algorithm"] = {"policy": checkpoint["algorithm"]["policy"]}
+    if "encoder" in checkpoint.get("intrinsic", {}):
+        weights["intrinsic"] = {"encoder": checkpoint["intrinsic"]["encoder"]}
+    return weights
+
+
 def saved_algo(checkpoint: dict) -> str:
     return str(checkpoint.get("config", {}).get("algo", "an unknown algorithm"))
 
