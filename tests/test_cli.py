@@ -212,6 +212,7 @@ def test_python_api_trains_acts_and_saves(tmp_path):
     ("MinAtar/Breakout-v1", None, "minatar-pretrain", 0.05),
     ("MinAtar/Breakout-v1", "minatar", "minatar", 0.01),
     ("ALE/MsPacman-v5", None, "pretrain", 0.01),
+    ("ALE/MsPacman-v5", "pretrain-published", "pretrain-published", 0.01),
     ("CartPole-v1", None, None, 0.0),
 ])
 def test_pretrain_applies_its_suites_preset_unless_one_is_named(env, named, chosen, entropy):

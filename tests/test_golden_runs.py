@@ -29,7 +29,7 @@ RUNS = {
     "ppg-apt-minatar": ["train", "ppg", "--env", "MinAtar/Breakout-v1", "--preset", "minatar", "--intrinsic", "apt",
                         "--steps", "4096", "--num-steps", "64", "--policy-iterations", "2", "--contrastive-start", "64",
                         "--contrastive-batch-size", "32", "--eval-every", "2048", "--eval-episodes", "2"],
-    "ppg-pretrain-mspacman": ["pretrain", "ppg", "--env", "ALE/MsPacman-v5", "--steps", "1024", "--num-envs", "2",
+    "ppg-pretrain-mspacman": ["pretrain", "ppg", "--env", "ALE/MsPacman-v5", "--preset", "pretrain-published", "--steps", "1024", "--num-envs", "2",
                               "--num-steps", "256", "--policy-iterations", "2", "--minibatch-size", "64",
                               "--contrastive-start", "64", "--contrastive-batch-size", "16",
                               "--contrastive-updates-per-step", "0.25"],
