@@ -2,8 +2,9 @@
 
 ``python -m tests.test_golden_runs --record [NAME ...]`` rewrites ``tests/golden/`` (all runs, or those
 named; only when behaviour is meant to change, saying why in the commit). The episodes (step, return, length) must match exactly; the logged
-losses and statistics to a relative 1e-3, so another CPU's floating-point paths do not fail the test
-while a changed update, reward or schedule does. Every run uses one torch thread: the thread count
+losses and statistics to a relative 1e-2, so another CPU's floating-point paths do not fail the test
+while a changed update, reward or schedule does (an Intel Xeon's APT k-NN distance after four contrastive
+updates came out 1.2e-3 off an AMD EPYC's recording). Every run uses one torch thread: the thread count
 changes the order of floating-point sums.
 """
 
@@ -63,7 +64,7 @@ def close(recorded: str, now: str) -> bool:
         return True
     if "" in (recorded, now):
         return False
-    return math.isclose(float(recorded), float(now), rel_tol=1e-3, abs_tol=1e-6)
+    return math.isclose(float(recorded), float(now), rel_tol=1e-2, abs_tol=1e-6)
 
 
 @pytest.mark.parametrize("name", sorted(RUNS))
