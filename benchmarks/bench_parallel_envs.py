@@ -51,8 +51,8 @@ def train(args: argparse.Namespace, envs: int) -> Path:
     checkpoint = run_dir / "checkpoint.pt"
     if checkpoint.exists() and load_checkpoint(checkpoint)["step"] >= args.steps:
         return run_dir
-    command = [sys.executable, "-m", "voidrl", "pretrain", "ppg", "--env", "ALE/MsPacman-v5", "--steps", str(args.steps),
-               "--num-envs", str(envs), "--num-steps", str(args.rollout_states // envs),
+    command = [sys.executable, "-m", "voidrl", "pretrain", "ppg", "--env", "ALE/MsPacman-v5", "--preset", "pretrain-published",
+               "--steps", str(args.steps), "--num-envs", str(envs), "--num-steps", str(args.rollout_states // envs),
                "--contrastive-updates-per-step", str(envs / args.env_steps_per_update),
                "--torch-threads", str(args.torch_threads), "--no-progress", "--run-dir", str(run_dir), "--resume"]
     subprocess.run(command, check=True, env={**os.environ, "OMP_NUM_THREADS": str(max(1, args.torch_threads))})

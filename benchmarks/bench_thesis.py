@@ -3,7 +3,7 @@
 
 Runs, as a user would,
 
-1. ``voidrl pretrain ppg --env ALE/MsPacman-v5`` (``pretrain`` preset: 16 envs x 512
+1. ``voidrl pretrain ppg --env ALE/MsPacman-v5 --preset pretrain-published`` (16 envs x 512
    steps, one 512-sample two-view contrastive update per vector step), and
 2. ``voidrl finetune ppg --from <that checkpoint>`` (``atari`` preset: 16 envs x 256 steps),
 
@@ -107,7 +107,7 @@ def main() -> None:
     root = Path(args.run_dir or tempfile.mkdtemp(prefix="bench_thesis_"))
     pre, fine = root / "pretrain", root / "finetune"
     commands = {
-        "pretrain": ["pretrain", "ppg", "--env", "ALE/MsPacman-v5", "--steps", str(args.pretrain_steps),
+        "pretrain": ["pretrain", "ppg", "--env", "ALE/MsPacman-v5", "--preset", "pretrain-published", "--steps", str(args.pretrain_steps),
                      "--policy-iterations", str(args.pretrain_policy_iterations), "--run-dir", str(pre)],
         "finetune": ["finetune", "ppg", "--from", str(pre / "checkpoint.pt"), "--steps", str(args.finetune_steps),
                      "--policy-iterations", str(args.finetune_policy_iterations), "--run-dir", str(fine)],
