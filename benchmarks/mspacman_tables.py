@@ -1,0 +1,196 @@
+"""Every table and plot of the Ms. Pac-Man pre-training experiment, rebuilt from the files committed under a results
+folder (issue 48):
+
+    python benchmarks/mspacman_tables.py benchmarks/results/mspacman-2026-11-27
+
+The folder holds (each part optional; the tables of the parts present are printed):
+
+- ``pretrain/``: the reward-free run's config.json, COMMIT, metrics.csv.gz and episodes.csv.gz, and
+  ``pretrained-weights.pt`` (``voidrl export --format weights``);
+- ``explore/*.csv``: ``voidrl explore --out`` of the uniform-random policy (random.csv) and of checkpoints
+  (step-N.csv for the pre-training's networks at step N, sampled actions; NAME-greedy.csv acting greedily);
+- ``compare-100k/`` and ``compare-500k/``: ``pretrained/seedK`` and ``scratch/seedK`` runs (config.json,
+  episodes.csv.gz, evaluations.csv: the greedy evaluation of the final agent); a budget's scratch arm may
+  instead be another results folder's (``--scratch-500k``).
+
+It writes ``pretrain-curves.png`` and, per budget, ``compare-N-comparison.md``/``.png`` into the folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from voidrl.io.report import compare_runs, pyplot, run_csv_file, run_csv_rows  # noqa: E402
+
+LN_18 = math.log(18)
+ANCHORS = [
+    # (method, budget, score) as the papers report them
+    ("uniform-random policy (Atari-100k tables)", "-", 307.3),
+    ("published PPG attempt, after 62.5M reward-free APT steps", "100k agent steps", 450.0),
+    ("published PPG attempt, after 62.5M reward-free APT steps", "10M agent steps, 5 runs", 1212.9),
+    ("published PPG attempt, from scratch", "10M agent steps, 5 runs", 1441.3),
+    ("APT (off-policy, DrQ), after pre-training", "100k agent steps", 2827.1),
+    ("SimPLe", "100k agent steps", 1480.0),
+    ("CURL", "100k agent steps", 1465.5),
+    ("Data-efficient Rainbow", "100k agent steps", 1204.1),
+    ("PPO (Schulman et al. 2017)", "10M agent steps (40M frames)", 2096.5),
+    ("PPO, RL Baselines3 Zoo", "10M agent steps", 1754.4),
+]
+PROTOCOL = ("Ours: ALE v5's Ms. Pac-Man without sticky actions, the full 18 actions, up to 30 no-ops at reset, a life "
+            "loss ends a training episode but not the game, scores of whole games. The papers' details (sticky actions, "
+            "action set, life loss, evaluation episodes) differ from each other and from ours; the 100k-step figures "
+            "are 400k frames.")
+
+
+def read_exploration(path: Path) -> dict[str, np.ndarray]:
+    with path.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    return {name: np.array([float(row[name]) for row in rows if row[name] != ""]) for name in ("score", "length", "positions")}
+
+
+def mean_sem(values: np.ndarray) -> str:
+    return f"{values.mean():.1f} +- {values.std(ddof=1) / math.sqrt(len(values)):.1f}"
+
+
+def exploration_table(folder: Path) -> list[str]:
+    files = sorted(folder.glob("*.csv"), key=lambda p: (p.stem != "random", int(m.group(1)) if (m := re.match(r"step-(\d+)", p.stem)) else 0, p.stem))
+    if not files:
+        return []
+    measured = {path.stem: read_exploration(path) for path in files}
+    random = measured.get("random")
+    lines = ["## Exploration: whole games of Ms. Pac-Man (`voidrl explore`, seed 0; mean +- standard error)", "",
+             "| policy | games | score | episode length (steps) | distinct positions | score / random | positions / random |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    for name, values in measured.items():
+        ratios = ["", ""] if random is None or name == "random" else [
+            f"{values['score'].mean() / random['score'].mean():.2f}x", f"{values['positions'].mean() / random['positions'].mean():.2f}x"]
+        lines.append(f"| {name} | {len(values['score'])} | {mean_sem(values['score'])} | {mean_sem(values['length'])} | "
+                     f"{mean_sem(values['positions'])} | {' | '.join(ratios)} |")
+    return lines + [""]
+
+
+def pretrain_table(run_dir: Path, every: int) -> list[str]:
+    rows = run_csv_rows(run_dir, "metrics.csv")
+    episodes = run_csv_rows(run_dir, "episodes.csv")
+    steps, returns = np.array([float(r["step"]) for r in episodes]), np.array([float(r["return"]) for r in episodes])
+    lines = [f"## Reward-free pre-training ({run_dir}; commit {read_commit(run_dir)})", "",
+             f"Each row: the update at or after the step; game score: mean of the training games that ended in the "
+             f"preceding {every:,} steps (sampled actions, task reward never seen). Entropy of ln 18 = {LN_18:.3f} is uniform.", "",
+             "| step | entropy | particle reward | particle return per life | top-1 | effective rank (of 15) | game score |",
+             "|---:|---:|---:|---:|---:|---:|---:|"]
+    milestones, next_step = [], every
+    for index, row in enumerate(rows):
+        step = float(row["step"])
+        if step >= next_step or index == len(rows) - 1:
+            milestones.append(row)
+            next_step = (step // every + 1) * every
+    for row in milestones:
+        step = float(row["step"])
+        recent = returns[(steps > step - every) & (steps <= step)]
+        lines.append(f"| {int(step):,} | {float(row['train/entropy']):.3f} | {float(row['apt/particle_reward']):.3f} | "
+                     f"{cell(row, 'apt/episode_particle_return', '.1f')} | {cell(row, 'apt/contrastive_accuracy', '.3f')} | "
+                     f"{cell(row, 'apt/latent_effective_rank', '.2f')} | {f'{recent.mean():.0f}' if len(recent) else ''} |")
+    return lines + [""]
+
+
+def cell(row: dict[str, str], name: str, spec: str) -> str:
+    return format(float(row[name]), spec) if row.get(name) else ""
+
+
+def read_commit(run_dir: Path) -> str:
+    path = run_dir / "COMMIT"
+    return path.read_text().strip() if path.exists() else "not recorded"
+
+
+def pretrain_plot(run_dir: Path, explore: Path, out: Path) -> Path:
+    rows = run_csv_rows(run_dir, "metrics.csv")
+    step = np.array([float(r["step"]) for r in rows])
+    episodes = run_csv_rows(run_dir, "episodes.csv")
+    game_steps, game_returns = np.array([float(r["step"]) for r in episodes]), np.array([float(r["return"]) for r in episodes])
+    plt = pyplot()
+    figure, axes = plt.subplots(2, 2, figsize=(11, 7))
+    axes[0, 0].plot(step, [float(r["train/entropy"]) for r in rows])
+    axes[0, 0].axhline(LN_18, color="grey", linestyle=":", label="ln 18 (uniform)")
+    axes[0, 0].set(title="policy entropy", xlabel="environment steps")
+    axes[0, 0].legend()
+    returns = [(s, float(r["apt/episode_particle_return"])) for s, r in zip(step, rows) if r.get("apt/episode_particle_return")]
+    axes[0, 1].plot(*zip(*returns))
+    axes[0, 1].set(title="particle return per training episode (a life)", xlabel="environment steps")
+    window = min(50, len(game_returns))
+    smoothed = np.convolve(game_returns, np.ones(window) / window, mode="valid")
+    axes[1, 0].plot(game_steps, game_returns, ".", alpha=0.2, markersize=3)
+    axes[1, 0].plot(game_steps[window - 1:], smoothed, label=f"mean of {window} games")
+    axes[1, 0].set(title="game score of the training games (never rewarded)", xlabel="environment steps")
+    snapshots = sorted((int(m.group(1)), read_exploration(p)) for p in explore.glob("step-*.csv") if (m := re.fullmatch(r"step-(\d+)", p.stem)))
+    if snapshots:
+        x = [s for s, _ in snapshots]
+        for name, marker in (("positions", "o-"), ("score", "s-")):
+            axes[1, 1].plot(x, [v[name].mean() for _, v in snapshots], marker, label=f"{name}, pre-trained (sampled)")
+        random_file = explore / "random.csv"
+        if random_file.exists():
+            random = read_exploration(random_file)
+            for name, colour in (("positions", "C0"), ("score", "C1")):
+                axes[1, 1].axhline(random[name].mean(), color=colour, linestyle=":", label=f"{name}, uniform random")
+        axes[1, 1].set(title="zero-shot games (voidrl explore, 30 each)", xlabel="pre-training steps")
+        axes[1, 1].legend(fontsize=8)
+    axes[1, 0].legend()
+    figure.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(out, dpi=100)
+    plt.close(figure)
+    return out
+
+
+def comparison(folder: Path, budget: int, scratch: Path | None) -> list[str]:
+    pretrained = sorted((folder / "pretrained").glob("seed*"))
+    scratch_runs = sorted(((scratch or folder) / "scratch").glob("seed*"))
+    if not pretrained or not scratch_runs:
+        return []
+    table = compare_runs({"pre-trained": pretrained, "scratch": scratch_runs}, budget, folder.parent / f"{folder.name}-comparison")
+    lines = [f"## Fine-tuning at {budget:,} steps: {folder.name} (scratch: {(scratch or folder) / 'scratch'})", "", table, "",
+             "| arm | seed | greedy evaluation of the final agent (games) |", "|---|---:|---:|"]
+    for arm, runs in (("pre-trained", pretrained), ("scratch", scratch_runs)):
+        for run_dir in runs:
+            evaluations = run_csv_rows(run_dir, "evaluations.csv") if run_csv_file(run_dir, "evaluations.csv") else []
+            last = evaluations[-1] if evaluations else None
+            lines.append(f"| {arm} | {run_dir.name.removeprefix('seed')} | "
+                         + (f"{float(last['return_mean']):.1f} +- {float(last['return_std']):.1f} ({last['episodes']})" if last else "not evaluated")
+                         + " |")
+    return lines + [""]
+
+
+def anchors_table() -> list[str]:
+    lines = ["## Anchors (published figures; not re-run here)", "", PROTOCOL, "", "| method | budget | score |", "|---|---|---:|"]
+    lines += [f"| {method} | {budget} | {score:,.1f} |" for method, budget, score in ANCHORS]
+    return lines + [""]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folder", type=Path)
+    parser.add_argument("--every", type=int, default=100_000, help="steps between rows of the pre-training table")
+    parser.add_argument("--scratch-500k", type=Path, default=ROOT / "benchmarks/results/mspacman-2026-11-25/compare",
+                        help="the folder whose scratch/seedK runs are the 500k budget's scratch arm")
+    args = parser.parse_args()
+    lines = exploration_table(args.folder / "explore")
+    if (args.folder / "pretrain").is_dir():
+        lines += pretrain_table(args.folder / "pretrain", args.every)
+        lines += [f"Curves: {pretrain_plot(args.folder / 'pretrain', args.folder / 'explore', args.folder / 'pretrain-curves.png')}", ""]
+    for name, budget, scratch in (("compare-100k", 100_000, None), ("compare-500k", 500_000, args.scratch_500k)):
+        if (args.folder / name).is_dir():
+            lines += comparison(args.folder / name, budget, scratch)
+    print("\n".join(lines + anchors_table()))
+
+
+if __name__ == "__main__":
+    main()
