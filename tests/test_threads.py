@@ -44,37 +44,30 @@ def test_training_an_mlp_uses_one_thread_and_restores_the_callers_setting(tmp_pa
         torch.set_num_threads(before)
 
 
-def test_the_governor_leaves_the_cores_other_processes_keep_busy(monkeypatch):
-    """Two CPUs: another process busy on 1.6 of them leaves one thread; when it ends, both come back."""
+def test_the_count_is_chosen_once_recorded_and_never_follows_the_load(tmp_path, monkeypatch, capsys):
+    """Another process's load changes nothing computed: the run keeps the count chosen from the machine's CPUs (recorded
+    in config.json) and only says that it will wait on the busy ones. (The thread governor before 2026-11-27 chose 1
+    here, so the same command gave another run beside another process.)"""
+    import json
+
+    from voidrl.train import loop
+
     monkeypatch.setattr(threads, "available_cpus", lambda: 2)
-    clock = {"wall": 0.0, "cpu": 0.0}
-    monkeypatch.setattr(threads.time, "monotonic", lambda: clock["wall"])
-    monkeypatch.setattr(threads.time, "process_time", lambda: clock["cpu"])
-    load = {"value": 1.6}
-    monkeypatch.setattr(threads.os, "getloadavg", lambda: (load["value"], 0.0, 0.0))
+    monkeypatch.setattr(loop, "default_threads", lambda obs_shape: 2)
+    monkeypatch.setattr(threads.os, "getloadavg", lambda: (1.6, 0.0, 0.0))  # another process on most of both CPUs
+    seen = []
+    original = torch.set_num_threads
+    monkeypatch.setattr(torch, "set_num_threads", lambda count: seen.append(count) or original(count))
     before = torch.get_num_threads()
-    try:
-        governor = threads.ThreadGovernor(2, interval=30.0)
-        assert torch.get_num_threads() == 1
-        clock["wall"], clock["cpu"] = 10.0, 10.0
-        load["value"] = 0.9  # our own thread only
-        assert governor.adjust() == 1  # not yet: the interval has not passed
-        clock["wall"], clock["cpu"] = 40.0, 40.0
-        assert governor.adjust() == 2
-        clock["wall"], clock["cpu"] = 70.0, 100.0  # we use both cores, another process one more
-        load["value"] = 3.0
-        assert governor.adjust() == 1
-        fixed = threads.ThreadGovernor(2, adaptive=False)
-        clock["wall"] = 200.0
-        assert fixed.adjust() == 2  # a count the user chose is held
-    finally:
-        torch.set_num_threads(before)
+    voidrl.train("ppo", steps=512, num_envs=2, num_steps=128, run_dir=str(tmp_path / "run"), progress=False)
+    assert json.loads((tmp_path / "run" / "config.json").read_text())["run"]["torch_threads"] == 2
+    assert seen == [2, before]  # set for the run, then the caller's count given back
+    assert "other processes keep about 1.6 of this machine's 2 CPUs busy" in capsys.readouterr().err
 
 
-def test_the_governor_is_asked_during_a_collection_not_only_between_updates(tmp_path, monkeypatch):
-    """An APT rollout lasts minutes: a thread count chosen under another run's load must not last it out."""
-    calls = []
-    original = threads.ThreadGovernor.adjust
-    monkeypatch.setattr(threads.ThreadGovernor, "adjust", lambda self: calls.append(1) or original(self))
-    voidrl.train("ppo", steps=256, num_envs=2, num_steps=128, run_dir=str(tmp_path / "run"), progress=False)
-    assert len(calls) >= 128  # one update of 128 vector steps
+def test_a_busy_machine_gets_a_warning_not_fewer_threads(monkeypatch):
+    monkeypatch.setattr(threads, "available_cpus", lambda: 2)
+    monkeypatch.setattr(threads.os, "getloadavg", lambda: (1.9, 0.0, 0.0))
+    assert "other processes keep about 1.9 of this machine's 2 CPUs busy; this run's 2 torch thread(s)" in threads.busy_cpus_warning(2)
+    monkeypatch.setattr(threads.os, "getloadavg", lambda: (0.4, 0.0, 0.0))
+    assert threads.busy_cpus_warning(2) is None and threads.busy_cpus_warning(1) is None

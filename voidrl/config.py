@@ -45,7 +45,8 @@ class RunConfig:
     checkpoint_every: int = 20
     """Write a checkpoint every this many updates (and always at the end)."""
     torch_threads: int = 0
-    """Torch intra-op CPU threads; 0 keeps torch's default."""
+    """Torch intra-op CPU threads for the whole run; 0 chooses once from the network and the CPUs this process may
+    use (1 for an MLP, every CPU for a CNN), and config.json records the count (it changes floating-point sums)."""
     progress: bool = True
     """Show a progress bar with steps/s and ETA."""
     wandb: bool = False

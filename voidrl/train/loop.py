@@ -39,7 +39,7 @@ from voidrl.train.agent import Agent, resolve_device
 from voidrl.train.evaluation import PeriodicEvaluator
 from voidrl.train.hooks import CheckpointHook, CollapseGuard, EvaluationHook, Hook, LogHook, ProgressHook, UpdateReport
 from voidrl.train.signals import GracefulStop, RunStopped
-from voidrl.train.threads import ThreadGovernor, default_threads, torch_threads
+from voidrl.train.threads import busy_cpus_warning, default_threads, torch_threads
 
 CHECKPOINT_NAME = "checkpoint.pt"
 HEALTHY_NAME = "healthy.pt"
@@ -156,8 +156,8 @@ class Trainer:
         self.collapse_guard = None if config.run.collapse_entropy is None else CollapseGuard(config.run, self.restore_healthy)
         self.replay_store = self.algo.keep_replay_in(self.run_dir / REPLAY_DIR, env.single_observation_space)
         self.threads = config.run.torch_threads or default_threads(obs_shape)
-        """The intra-op threads of the run: the fixed ``--torch-threads``, or at most this many, fewer while
-        other processes keep the CPUs busy (``ThreadGovernor``)."""
+        """The intra-op threads of the run from start to end, recorded in config.json when it starts (the count changes
+        the order of floating-point sums); a resumed run keeps its recorded count unless ``--torch-threads`` changes it."""
 
     def close(self) -> None:
         """Release the environments of a run that will not be trained (``train`` closes them itself)."""
@@ -242,17 +242,20 @@ class Trainer:
         if self.replay_store is not None and writes:
             print(f"voidrl: {self.replay_store.describe()}", file=sys.stderr)
         logger = None
+        config.run.torch_threads = self.threads
         if writes:
             (run_dir / "config.json").write_text(config.to_json() + "\n")
             logger = RunLogger(run_dir, config.to_dict(), resume_step=self.step if self.resume else None, wandb=config.run.wandb)
         if self.evaluator is not None and self.resume:
             self.evaluator.resume_at(self.step)
+        warning = busy_cpus_warning(self.threads) if writes else None
+        if warning is not None:
+            print(warning, file=sys.stderr)
         bar = tqdm(total=config.run.steps, initial=min(self.step, config.run.steps), unit="step",
                    disable=not (config.run.progress and writes), dynamic_ncols=True, mininterval=1.0, file=sys.stderr)
         try:
             with torch_threads(self.threads), GracefulStop() as stop:
-                governor = ThreadGovernor(self.threads, adaptive=not config.run.torch_threads)
-                self._loop(logger, bar, stop, governor)
+                self._loop(logger, bar, stop)
         except RunStopped as stopped:
             if not stopped.forced:
                 self.save(healthy=False)
@@ -267,12 +270,12 @@ class Trainer:
                 logger.close()
         return Agent(config, self.algo.policy, env.state_dict(), self.step)
 
-    def _loop(self, logger: RunLogger | None, bar: tqdm, stop: GracefulStop, governor: ThreadGovernor) -> None:
+    def _loop(self, logger: RunLogger | None, bar: tqdm, stop: GracefulStop) -> None:
         """Each update of ``train_updates`` counted and handed to the hooks (log, evaluation, checkpoint, progress),
         until the step budget is spent."""
         hooks = self._hooks(logger, bar)
         recent_returns: deque[float] = deque(maxlen=20)
-        updates = self.train_updates(stop, governor)
+        updates = self.train_updates(stop)
         try:
             for stats, steps_taken, metrics in updates:
                 self._close_update(stats, steps_taken, metrics, recent_returns, hooks)
@@ -280,7 +283,7 @@ class Trainer:
         finally:
             updates.close()
 
-    def train_updates(self, stop: GracefulStop, governor: ThreadGovernor) -> Iterator[tuple[RolloutStats, int, dict[str, float]]]:
+    def train_updates(self, stop: GracefulStop) -> Iterator[tuple[RolloutStats, int, dict[str, float]]]:
         """Collect -> plug-in rewards -> update, while steps remain: each update's rollout statistics, environment
         steps and metrics (``DistributedTrainer`` takes its experience from Ray actors instead)."""
         config, env, algo, plugin = self.config, self.env, self.algo, self.plugin
@@ -293,9 +296,7 @@ class Trainer:
         storage.reward_weights = None if plugin is None else plugin.reward_weights
 
         def between_steps() -> bool:
-            """Asked before every vector step: re-choose the threads when due (an APT rollout runs for minutes, so
-            a count chosen under another run's load must not last it out), and whether a signal asks to stop."""
-            governor.adjust()
+            """Asked before every vector step: whether a signal asks to stop."""
             return collective.any_process(stop.requested)
 
         while self.step < config.run.steps:
@@ -319,7 +320,7 @@ class Trainer:
                 "time/on_step_seconds": stats.on_step_seconds,
                 "time/update_seconds": updated - collected,
                 "sys/peak_rss_mb": peak_rss_mb(),
-                "sys/torch_threads": governor.adjust(),
+                "sys/torch_threads": torch.get_num_threads(),
             })
             if not env.single_action_space.shape:
                 metrics["rollout/identical_action_fraction"] = identical_action_fraction(storage.actions)

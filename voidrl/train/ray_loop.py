@@ -19,7 +19,6 @@ from voidrl.distributed.engine import ActorWorker, Hosted, HostedClient, adopt_s
 from voidrl.rollout.collector import RolloutStats
 from voidrl.train.loop import Trainer, peak_rss_mb
 from voidrl.train.signals import GracefulStop, RunAborted, RunStopped
-from voidrl.train.threads import ThreadGovernor
 
 
 class DistributedTrainer(Trainer):
@@ -35,7 +34,7 @@ class DistributedTrainer(Trainer):
             self.close()
             raise
 
-    def train_updates(self, stop: GracefulStop, governor: ThreadGovernor) -> Iterator[tuple[RolloutStats, int, dict[str, float]]]:
+    def train_updates(self, stop: GracefulStop) -> Iterator[tuple[RolloutStats, int, dict[str, float]]]:
         """Each chunk a Ray actor delivers, learnt from as it arrives, while steps remain; Ray, the actors and the
         hosted replay started first and stopped after (also when the loop stops early)."""
         ray, config = self.ray, self.config

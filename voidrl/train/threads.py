@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -44,37 +43,16 @@ def default_threads(obs_shape: tuple[int, ...]) -> int:
     return available_cpus() if len(obs_shape) == 3 else 1
 
 
-class ThreadGovernor:
-    """Keeps the intra-op thread count at what the other processes leave free, up to ``most``.
-
-    Threads that wait for a busy core make every thread of the pool wait: two pixel runs with two
-    threads each on two cores crawl. Every ``interval`` seconds (called at update boundaries), the CPUs
-    used by others are estimated as the 1-minute load average minus this process's own CPU use over
-    the interval, and the count becomes ``most`` capped by the CPUs left, at least one.
-    """
-
-    def __init__(self, most: int, adaptive: bool = True, interval: float = 30.0):
-        """``adaptive=False``: hold ``most`` threads (a count the user chose)."""
-        self.most = most
-        self.interval = interval if adaptive else math.inf
-        self.last_wall = time.monotonic()
-        self.last_cpu = time.process_time()
-        if adaptive:
-            self._set(own_load=0.0)
-        else:
-            torch.set_num_threads(most)
-
-    def _set(self, own_load: float) -> None:
-        others = max(0.0, os.getloadavg()[0] - own_load)
-        torch.set_num_threads(max(1, min(self.most, round(available_cpus() - others))))
-
-    def adjust(self) -> int:
-        """Re-choose the count if ``interval`` has passed; returns the count in force."""
-        wall, cpu = time.monotonic(), time.process_time()
-        if wall - self.last_wall >= self.interval:
-            self._set(own_load=(cpu - self.last_cpu) / (wall - self.last_wall))
-            self.last_wall, self.last_cpu = wall, cpu
-        return torch.get_num_threads()
+def busy_cpus_warning(threads: int) -> str | None:
+    """A line for a run about to use ``threads`` intra-op threads on a machine whose other processes already keep
+    the CPUs busy (the 1-minute load average), else None. The count is not lowered: it changes the order of
+    floating-point sums, so a run's results would depend on what else ran."""
+    cpus = available_cpus()
+    others = os.getloadavg()[0]
+    if others + threads <= cpus + 0.5:
+        return None
+    return (f"voidrl: other processes keep about {others:.1f} of this machine's {cpus} CPUs busy; this run's {threads} torch "
+            "thread(s) will wait on them (pass --torch-threads 1 to each of several runs sharing the machine)")
 
 
 @contextlib.contextmanager
