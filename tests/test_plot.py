@@ -130,3 +130,45 @@ def test_plot_bad_input_is_one_line_naming_the_path(tmp_path):
         assert result.returncode == 2, result.stderr
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and fragment in lines[0], result.stderr
+
+
+@pytest.mark.parametrize("rows,fragment", [
+    ("100,nan,10\n", "row 1 holds a return that is not finite"),
+    ("100,1.0,10\n200,inf,10\n", "row 2 holds a return that is not finite"),
+    ("100,1.0,-3\n", "row 1 holds a length that is not positive"),
+    ("200,1.0,10\n100,1.0,10\n", "row 2 holds a step before the previous row's"),
+])
+def test_plot_refuses_episodes_no_run_writes_naming_the_file_and_row(tmp_path, monkeypatch, capsys, rows, fragment):
+    monkeypatch.chdir(tmp_path)
+    run = write_run(tmp_path / "run")
+    (run / "episodes.csv").write_text("step,return,length\n" + rows)
+    assert main(["plot", "run", "--out", "figs/x"]) == 2
+    error = capsys.readouterr().err.strip()
+    assert fragment in error and "episodes.csv" in error and len(error.splitlines()) == 1
+
+
+def test_plot_refuses_a_damaged_or_foreign_file_in_one_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    run = write_run(tmp_path / "run", episodes=[(100, 1.0)])
+    (run / "episodes.csv").unlink()
+    (run / "episodes.csv.gz").write_bytes(b"\x1f\x8b\x08\x00 this is no gzip stream")
+    assert main(["plot", "run", "--out", "figs/x"]) == 2
+    assert "episodes.csv.gz' cannot be read as CSV text" in capsys.readouterr().err
+    (run / "episodes.csv.gz").unlink()
+    (run / "episodes.csv").write_bytes("step,return,length\n100,1.0,10\n".encode("utf-16"))
+    assert main(["plot", "run", "--out", "figs/x"]) == 2
+    assert "episodes.csv' cannot be read as CSV text (UnicodeDecodeError" in capsys.readouterr().err
+
+
+def test_plot_counts_each_run_once_and_warns_of_a_budget_past_the_runs_end(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    for name in ("a0", "a1", "b0", "b1"):
+        write_run(tmp_path / "runs" / name, episodes=[(100 * k, 1.0) for k in range(1, 31)])
+    assert main(["plot", "runs/a0", "runs/a0/", "--out", "figs/x"]) == 2
+    assert "'runs/a0/' is given twice (also as 'runs/a0')" in capsys.readouterr().err
+    groups = ["--label", "a=*a?", "--label", "b=*b?"]
+    assert main(["plot", "runs/a0", "runs/a1", "runs/b0", "runs/b1", *groups, "--table", "3000", "--out", "figs/x"]) == 0
+    assert "warning" not in capsys.readouterr().err
+    assert main(["plot", "runs/a0", "runs/a1", "runs/b0", "runs/b1", *groups, "--table", "10000", "--out", "figs/x"]) == 0
+    assert "warning: 4 of 4 runs end before --table's budget of 10,000 steps (the first: 'runs/a0', its last episode at step 3,000)" \
+        in capsys.readouterr().err

@@ -534,7 +534,7 @@ def command_export(args: argparse.Namespace) -> int:
 
 
 def command_plot(args: argparse.Namespace) -> int:
-    from voidrl.io.report import compare_runs, group_runs, plot_runs, run_csv_file
+    from voidrl.io.report import compare_runs, group_runs, plot_runs, read_episodes, run_csv_file
     from voidrl.io.run_dir import check_writable_dir
 
     labels = []
@@ -544,9 +544,14 @@ def command_plot(args: argparse.Namespace) -> int:
             raise CliError(f"voidrl plot: --label must look like NAME=GLOB, got {label!r}")
         labels.append((name, pattern))
     run_dirs = [Path(run_dir) for run_dir in args.run_dirs]
-    for run_dir in run_dirs:
+    seen: dict[Path, str] = {}
+    for given, run_dir in zip(args.run_dirs, run_dirs):
         if not run_dir.is_dir():
             raise CliError(f"voidrl plot: run directory {str(run_dir)!r} does not exist")
+        if run_dir.resolve() in seen:
+            raise CliError(f"voidrl plot: run directory {given!r} is given twice (also as {seen[run_dir.resolve()]!r}); "
+                           "each run counts once")
+        seen[run_dir.resolve()] = given
         if run_csv_file(run_dir, "episodes.csv") is None:
             raise CliError(f"voidrl plot: {str(run_dir / 'episodes.csv')!r} does not exist, nor a gzipped copy (not a run directory?)")
     if args.table is not None and args.table < 1:
@@ -554,9 +559,18 @@ def command_plot(args: argparse.Namespace) -> int:
     with usage_errors():
         check_writable_dir(Path(args.out).parent, "--out's folder")
         groups = group_runs(run_dirs, labels)
+        short = []  # runs whose last episode ends before the table's budget
+        for run_dir in run_dirs if args.table is not None else []:
+            steps = read_episodes(run_dir)[0]
+            if not steps.size or steps[-1] < args.table:
+                short.append((run_dir, int(steps[-1]) if steps.size else 0))
         paths = plot_runs(groups, Path(args.out))
         if args.table is not None:
             table = compare_runs(groups, args.table, Path(f"{args.out}-table"))
+    if short:
+        print(f"voidrl plot: warning: {len(short)} of {len(run_dirs)} runs end before --table's budget of {args.table:,} steps "
+              f"(the first: {str(short[0][0])!r}, its last episode at step {short[0][1]:,}); past their end their measures "
+              "repeat their last episodes", file=sys.stderr)
     for path in paths:
         print(path)
     if args.table is not None:

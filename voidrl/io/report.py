@@ -7,6 +7,7 @@ import fnmatch
 import gzip
 import json
 import math
+import zlib
 from pathlib import Path
 from typing import TextIO
 
@@ -49,13 +50,16 @@ def run_csv_rows(run_dir: str | Path, name: str) -> list[dict[str, str]]:
 
 def read_columns(path: Path, columns: tuple[str, ...]) -> list[np.ndarray]:
     """The named columns of a CSV file (gzipped where its name ends in .gz) as float arrays ``[rows]``; ValueError
-    naming the file if it lacks one."""
-    with open_csv(path) as handle:
-        reader = csv.DictReader(handle)
-        missing = [name for name in columns if name not in (reader.fieldnames or [])]
-        if missing:
-            raise ValueError(f"{str(path)!r} has no {', '.join(missing)} column")
-        rows = list(reader)
+    naming the file if it lacks one, or cannot be read as CSV text (damaged, not UTF-8)."""
+    try:
+        with open_csv(path) as handle:
+            reader = csv.DictReader(handle)
+            missing = [name for name in columns if name not in (reader.fieldnames or [])]
+            if missing:
+                raise ValueError(f"{str(path)!r} has no {', '.join(missing)} column")
+            rows = list(reader)
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError, csv.Error) as error:  # gzip.BadGzipFile is an OSError
+        raise ValueError(f"{str(path)!r} cannot be read as CSV text ({type(error).__name__}: {error})") from None
     try:
         return [np.array([float(row[name]) for row in rows]) for name in columns]
     except (TypeError, ValueError):
@@ -63,8 +67,18 @@ def read_columns(path: Path, columns: tuple[str, ...]) -> list[np.ndarray]:
 
 
 def read_episodes(run_dir: str | Path) -> tuple[np.ndarray, np.ndarray]:
-    """``(steps [E], returns [E])`` from a run's episodes.csv (or episodes.csv.gz)."""
-    steps, returns = read_columns(run_csv_file(run_dir, "episodes.csv") or Path(run_dir) / "episodes.csv", ("step", "return"))
+    """``(steps [E], returns [E])`` from a run's episodes.csv (or episodes.csv.gz); ValueError naming the file and the
+    first bad row where a return is not finite, a length is not positive or the steps go backwards."""
+    path = run_csv_file(run_dir, "episodes.csv") or Path(run_dir) / "episodes.csv"
+    steps, returns, lengths = read_columns(path, ("step", "return", "length"))
+    problems = [(~np.isfinite(returns), "a return that is not finite"), (~(lengths > 0), "a length that is not positive"),
+                (~np.isfinite(steps) | (steps < 0), "a step that is not a count"),
+                (np.r_[False, np.diff(steps) < 0], "a step before the previous row's")]
+    for bad, what in problems:
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"{str(path)!r} row {row + 1} holds {what} (step {steps[row]:g}, return {returns[row]:g}, "
+                             f"length {lengths[row]:g}); not a run's episodes as voidrl writes them")
     return steps.astype(np.int64), returns
 
 
