@@ -114,3 +114,60 @@ def test_a_wrong_shape_is_refused_in_one_line_naming_the_expected_shape():
     with pytest.raises(ValueError) as error:
         untrained_agent("r2d2", "CartPole-v1", lstm_size=8, head_size=8).predict(np.zeros(4), deterministic=False)
     assert "r2d2 acts greedily on its Q-values (in Python: deterministic must be True)" in one_line(error)
+
+
+def test_predict_refuses_what_it_cannot_act_on_in_one_line_naming_it():
+    agent = untrained_agent("ppo", "CartPole-v1")
+    cases = [
+        (dict(obs=np.array([0.0, np.nan, 0.0, 0.0])), "obs holds NaN or infinite values (in observation [0] of the batch)"),
+        (dict(obs=np.array([[0.0] * 4, [np.inf, 0, 0, 0], [0.0] * 4])), "obs holds NaN or infinite values (in observation [1] of the batch)"),
+        (dict(obs=np.zeros(4), deterministic="no"), "deterministic must be True or False, got 'no'"),
+        (dict(obs=np.zeros(4), state=(np.zeros(1), np.zeros(1))), "this ppo policy is feed-forward: it carries no state"),
+        (dict(obs={"x": 1}), "obs must be an array or tensor of shape [4] or [B, 4], got dict"),
+    ]
+    for kwargs, message in cases:
+        with pytest.raises(ValueError) as error:
+            agent.predict(**kwargs)
+        assert one_line(error).startswith(message), one_line(error)
+
+
+def test_a_recurrent_state_may_come_back_as_plain_arrays_and_a_wrong_one_is_named():
+    agent = untrained_agent("ppo", "CartPole-v1", memory="lstm", lstm_size=8)
+    obs = random_observations(agent, 3)
+    actions, state = agent.predict(obs)
+    again, again_state = agent.predict(obs, state)
+    as_arrays, arrays_state = agent.predict(obs, (state.hidden.numpy(), state.cell.numpy()))  # (h, c), numpy
+    np.testing.assert_array_equal(again, as_arrays)
+    assert all(torch.equal(a, b) for a, b in zip(again_state, arrays_state))
+    cases = [
+        (dict(state=None, episode_start=[2, 0, 0]), "episode_start must be True/False (or 1/0) per observation, got [2, 0, 0]"),
+        (dict(state={"h": 1}), "state must be the state predict returned, a LSTMState(hidden, cell) for 3 observation(s), or "
+                               "None to start episodes; got dict"),
+        (dict(state=(state.hidden[:2], state.cell[:2])), "state.hidden must have shape [3, 2, 8] for 3 observation(s), got [2, 2, 8]"),
+        (dict(state=(state.hidden, "c")), "state.cell must be an array or tensor of shape [3, 2, 8], got str"),
+    ]
+    for kwargs, message in cases:
+        with pytest.raises(ValueError) as error:
+            agent.predict(obs, **kwargs)
+        assert one_line(error) == message
+
+
+def test_evaluate_and_save_refuse_bad_arguments_before_any_work(tmp_path):
+    agent = untrained_agent("ppo", "CartPole-v1")
+    for kwargs, message in [(dict(episodes=1.5), "episodes must be a positive integer, got 1.5"),
+                            (dict(episodes=True), "episodes must be a positive integer, got True"),
+                            (dict(episodes=2, num_envs=0), "num_envs must be a positive integer or None, got 0"),
+                            (dict(episodes=2, deterministic="yes"), "deterministic must be True or False, got 'yes'")]:
+        with pytest.raises(ValueError) as error:
+            agent.evaluate(**kwargs)
+        assert one_line(error) == message
+    with pytest.raises(ValueError) as error:
+        agent.save(tmp_path)
+    assert one_line(error) == f"Agent.save: {str(tmp_path)!r} is a directory; give the file to write"
+    (tmp_path / "file").write_text("")
+    with pytest.raises(ValueError) as error:
+        agent.save(tmp_path / "file" / "agent.pt")
+    assert "Agent.save's folder" in one_line(error) and "is a file" in one_line(error) and ".tmp" not in one_line(error)
+    with pytest.raises(ValueError) as error:
+        voidrl.load(str(tmp_path))
+    assert one_line(error) == f"checkpoint {str(tmp_path)!r} is a directory; give the checkpoint file in it (RUN_DIR/checkpoint.pt)"

@@ -54,6 +54,8 @@ def write_atomically(path: str | os.PathLike, write: Callable[[BinaryIO], None])
 def load_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
     """Read a checkpoint; ``CheckpointError`` with one clear line if missing, corrupt or unsafe."""
     path = Path(path)
+    if path.is_dir():
+        raise CheckpointError(f"checkpoint {str(path)!r} is a directory; give the checkpoint file in it (RUN_DIR/checkpoint.pt)")
     if not path.is_file():
         raise CheckpointError(f"checkpoint {str(path)!r} does not exist")
     try:

@@ -126,6 +126,8 @@ def load_vae(path: str | os.PathLike) -> tuple[VAE, str, str]:
     """``(vae, env id it was trained on, sha256 of the file)``; a ``VisionFileError`` of one line if the file is
     missing, unreadable or not a VAE."""
     path = Path(path)
+    if path.is_dir():
+        raise VisionFileError(f"vision file {str(path)!r} is a directory; give the VAE file in it (RUN_DIR/vae.pt)")
     if not path.is_file():
         raise VisionFileError(f"vision file {str(path)!r} does not exist (write one with `voidrl vae train`)")
     try:

@@ -6,6 +6,7 @@ import dataclasses
 import functools
 import math
 import os
+from pathlib import Path
 from typing import Any, Callable, NamedTuple
 
 import gymnasium as gym
@@ -19,6 +20,7 @@ from voidrl.envs import VecEnv, make_env, observation_normalizer, set_training
 from voidrl.envs.base import actions_to_numpy
 from voidrl.envs.wrappers import NormalizeObservation
 from voidrl.io.checkpoint import CheckpointError, load_run_checkpoint, save_checkpoint
+from voidrl.io.run_dir import check_writable_dir
 from voidrl.io.video import EpisodeRecorder
 from voidrl.nets.actor_critic import ActorCritic
 
@@ -81,6 +83,12 @@ class Agent:
         return agent
 
     def save(self, path: str | os.PathLike) -> None:
+        """Write the agent to ``path`` (``load`` reads it); a ValueError naming the path where it is a directory or
+        its folder cannot be written, before anything is written."""
+        path = Path(path)
+        if path.is_dir():
+            raise ValueError(f"Agent.save: {str(path)!r} is a directory; give the file to write")
+        check_writable_dir(path.parent, "Agent.save's folder")
         save_checkpoint(path, {
             "config": self.config.to_dict(),
             "algorithm": {"policy": self.policy.state_dict(), **({} if self.best_member is None else {"best_member": self.best_member})},
@@ -140,20 +148,35 @@ class Agent:
         0 where an episode begins: the R2D2 family's networks read it, the others ignore it. A policy family (NGU,
         Agent57) follows the member ``voidrl eval`` plays by default (``best_member``, else j = 0).
         """
+        require_flag("deterministic", deterministic)
         self.check_evaluation(deterministic, None)
         obs_shape = tuple(self.interface.observation_space.shape)
-        obs = torch.as_tensor(obs).cpu()  # where the normaliser keeps its statistics; act moves it to the policy
+        try:
+            obs = torch.as_tensor(obs).cpu()  # where the normaliser keeps its statistics; act moves it to the policy
+        except (TypeError, ValueError, RuntimeError):
+            raise ValueError(f"obs must be an array or tensor of shape {list(obs_shape)} or [B, {', '.join(map(str, obs_shape))}], "
+                             f"got {type(obs).__name__}") from None
         single = tuple(obs.shape) == obs_shape
         if not single and (obs.dim() != len(obs_shape) + 1 or tuple(obs.shape[1:]) != obs_shape):
             raise ValueError(f"obs must be one observation of shape {list(obs_shape)} or a batch of shape "
                              f"[B, {', '.join(map(str, obs_shape))}], got shape {list(obs.shape)}")
         batch = obs.unsqueeze(0) if single else obs
+        if batch.is_floating_point() and not torch.isfinite(batch).all():
+            rows = torch.nonzero(~torch.isfinite(batch.flatten(1)).all(1)).flatten().tolist()
+            raise ValueError(f"obs holds NaN or infinite values (in observation{'s' if len(rows) > 1 else ''} {rows[:5]} of the batch)")
+        if not self.recurrent and (state is not None or episode_start is not None):
+            raise ValueError(f"this {self.config.algo} policy is feed-forward: it carries no state; call predict(obs) without "
+                             "state and episode_start")
+        if episode_start is not None:
+            starts = torch.as_tensor(episode_start)
+            if starts.dtype != torch.bool and not ((starts == 0) | (starts == 1)).all():
+                raise ValueError(f"episode_start must be True/False (or 1/0) per observation, got {episode_start!r}")
         if self.interface.normalizer is not None:
             batch = self.interface.normalizer.normalize(batch)
         if self.recurrent:
             size = batch.shape[0]
             memory = Memory(self.recurrent_act(deterministic, self.evaluation_member(None)),
-                            self.policy.initial_state(size) if state is None else state, size)
+                            self.policy.initial_state(size) if state is None else self.given_state(state, size), size)
             memory.episode_start = per_environment("episode_start", state is None if episode_start is None else episode_start,
                                                    size, torch.bool)
             memory.previous_reward = per_environment("previous_reward", 0.0 if previous_reward is None else previous_reward,
@@ -163,6 +186,33 @@ class Agent:
             actions = self.batch_actions(batch, deterministic)
         actions = actions_to_numpy(actions, self.interface.action_space)
         return (actions[0, ...] if single else actions), state
+
+    def given_state(self, state: Any, batch: int) -> Any:
+        """A recurrent ``state`` given to ``predict`` for ``batch`` observations, as the policy's own state type: the
+        state ``predict`` returned, or its fields as a tuple of tensors or arrays (``(h, c)`` for an actor-critic's
+        LSTM); a ValueError naming the field where it does not fit."""
+        template = self.policy.initial_state(batch)
+        kind = f"{type(template).__name__}({', '.join(template._fields)})"
+        if not isinstance(state, (tuple, list)) or len(state) != len(template):
+            raise ValueError(f"state must be the state predict returned, a {kind} for {batch} observation(s), or None to start "
+                             f"episodes; got {type(state).__name__}")
+        fields = []
+        for name, expected, given in zip(template._fields, template, state):
+            if not isinstance(expected, torch.Tensor):
+                if not isinstance(given, type(expected)):
+                    raise ValueError(f"state.{name} must be the {type(expected).__name__} predict returned, got {type(given).__name__}")
+                fields.append(given)
+                continue
+            try:
+                tensor = torch.as_tensor(given)
+            except (TypeError, ValueError, RuntimeError):
+                raise ValueError(f"state.{name} must be an array or tensor of shape {list(expected.shape)}, got "
+                                 f"{type(given).__name__}") from None
+            if tuple(tensor.shape) != tuple(expected.shape):
+                raise ValueError(f"state.{name} must have shape {list(expected.shape)} for {batch} observation(s), got "
+                                 f"{list(tensor.shape)}")
+            fields.append(tensor.to(expected.device, expected.dtype))
+        return type(template)(*fields)
 
     def act(self, obs: torch.Tensor, deterministic: bool = True) -> torch.Tensor:
         """A feed-forward policy's actions ``[B]`` or ``[B, A]`` (on the CPU) for a batch ``obs [B, *obs_shape]`` (a
@@ -232,8 +282,11 @@ class Agent:
         after another in one environment (``num_envs`` None or 1), whose screen after each step goes to it: an
         episode of T steps is T screens.
         """
-        if episodes < 1:
-            raise ValueError(f"episodes must be a positive integer, got {episodes}")
+        if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
+            raise ValueError(f"episodes must be a positive integer, got {episodes!r}")
+        if num_envs is not None and (isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1):
+            raise ValueError(f"num_envs must be a positive integer or None, got {num_envs!r}")
+        require_flag("deterministic", deterministic)
         if recorder is not None and num_envs not in (None, 1):
             raise ValueError(f"a recorded evaluation plays one environment; num_envs must be 1 or None, got {num_envs}")
         self.check_evaluation(deterministic, member)
@@ -272,6 +325,12 @@ def build_policy_for(config: TrainConfig, device: torch.device) -> ActorCritic:
     finally:
         probe.close()
     return ALGORITHMS[config.algo].make_policy(config.algo_config, obs_shape, action_space, device)
+
+
+def require_flag(name: str, value: Any) -> None:
+    """ValueError unless ``value`` is a bool (numpy's included): a string such as "no" would read as True."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
 
 
 def per_environment(name: str, value: Any, batch: int, dtype: torch.dtype) -> torch.Tensor:
