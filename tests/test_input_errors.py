@@ -182,6 +182,12 @@ COMBINATIONS = [
     (["vae", "train", "--run-dir", "a_file/sub"], "run_dir 'a_file/sub' cannot be created: 'a_file' is a file"),
     (["vae", "train", "--run-dir", "/dev/full"], "run_dir '/dev/full' cannot be created: '/dev/full' is a file"),
     (["vae", "train", "--frames", "1", "--epochs", "1", "--pixels", "32", "--run-dir", "v"], "frames must leave at least one training frame"),
+    (["train", "ppo", "--sequence-length", "8"], "--sequence-length applies to --memory lstm, and this run is feed-forward"),
+    (["train", "ppg", "--preset", "minatar", "--env", "MinAtar/Breakout-v1", "--lstm-size", "8"], "--lstm-size applies to --memory lstm"),
+    (["compare", "ppo", "--from", "{pre}", "--lstm-size", "8", "--sequence-length", "8"], "--lstm-size and --sequence-length apply"),
+    (["explore", "--checkpoint", "{pre}"], "exploration is measured on Atari games"),
+    (["export", "--checkpoint", "{pre}", "--format", "weights", "--out", "{pre}"], "is the checkpoint it reads"),
+    (["eval", "--checkpoint", "."], "is a directory; give the checkpoint file in it"),
 ]
 
 

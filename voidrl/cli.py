@@ -346,6 +346,7 @@ def command_train(args: argparse.Namespace) -> int:
                 plan = plan_comparison(args, preset, options, source)
             else:
                 config = make_config(args.algo, preset, **options)
+                refuse_idle_memory_options(config, options)
         if args.command != "compare":
             trainer = make_trainer(config, resume=resume, init_checkpoint=None if resume else source)
     if args.command == "compare":
@@ -363,6 +364,14 @@ def command_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def refuse_idle_memory_options(config: TrainConfig, options: dict[str, Any]) -> None:
+    """A ValueError when the command line gives LSTM options (a preset's are its own affair) to a feed-forward run."""
+    given = [f"--{name.replace('_', '-')}" for name in ("lstm_size", "sequence_length") if name in options]
+    if given and getattr(config.algo_config, "memory", None) == "none":
+        raise ValueError(f"{' and '.join(given)} appl{'y' if len(given) > 1 else 'ies'} to --memory lstm, and this run is "
+                         "feed-forward (memory none): add --memory lstm, or leave them out")
+
+
 def plan_comparison(args: argparse.Namespace, preset: str | None, options: dict[str, Any], source: dict[str, Any] | None):
     """The pre-training run (or None) and every run of the comparison, each checked and built once on trial
     (``source``: the loaded ``--from`` checkpoint)."""
@@ -378,6 +387,7 @@ def plan_comparison(args: argparse.Namespace, preset: str | None, options: dict[
     if options.get("intrinsic") is None:  # plug-in options given for the pre-training only
         options = {name: value for name, value in options.items() if name not in plugin_options()}
     base = make_config(args.algo, preset, **options)
+    refuse_idle_memory_options(base, options)
     runs = comparison_runs(base, args.seeds)
     preflight(([] if pretrain_config is None else [pretrain_config]) + runs[:2], source)  # the others differ by seed only
     return pretrain_config, base, runs, args.parallel
