@@ -81,9 +81,10 @@ def test_a_preset_file_gives_the_config_of_the_preset_it_holds(tmp_path, suffix)
     ('{"intrinsic_config": {"intrinsic_coef": 1}}', "preset.json': section 'intrinsic_config' needs the plug-in it configures"),
     ('{"env": {"num_envs": 4}', "preset.json' is not valid JSON"),
     ('[1, 2]', "preset.json' must map sections (run, env, algo_config, intrinsic_config) to options, got list"),
+    ('{"env": {"num_envs": 4}}'.encode("utf-16"), "preset.json' is not UTF-8 text (byte 0: invalid start byte)"),
 ])
 def test_a_bad_preset_file_is_refused_in_one_line_naming_the_file_and_key(tmp_path, capsys, text, fragment):
-    (tmp_path / "preset.json").write_text(text)
+    (tmp_path / "preset.json").write_bytes(text if isinstance(text, bytes) else text.encode())
     assert main(["train", "ppo", "--preset-file", str(tmp_path / "preset.json"), "--run-dir", str(tmp_path / "run")]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and fragment in lines[0], lines

@@ -333,6 +333,11 @@ def test_vae_probe_measures_a_vae_on_new_frames_and_refuses_a_bad_file_in_one_li
     assert "held_out_fraction must lie in (0, 0.9)" in capsys.readouterr().err
     assert main(["vae", "probe", "--vision", str(vae_file), "--frames", "40", "--neighbours", "31"]) == 2
     assert "neighbours (31) must be at most the 30 frames the probe is fitted on" in capsys.readouterr().err
+    for bad_out, message in ((tmp_path, "is a directory; give the JSON file to write"), ("/proc/voidrl/x.json", "cannot be written")):
+        assert main(["vae", "probe", "--vision", str(vae_file), "--out", str(bad_out)]) == 2  # refused before the frames
+        assert message in capsys.readouterr().err
+    assert main(["vae", "probe", "--vision", str(tmp_path)]) == 2
+    assert "is a directory; give the VAE file in it" in capsys.readouterr().err
 
 
 def test_the_limbs_angles_leave_out_the_roots_joints():

@@ -591,6 +591,7 @@ def command_plot(args: argparse.Namespace) -> int:
 
 
 def command_vae(args: argparse.Namespace) -> int:
+    from voidrl.io.run_dir import check_writable_dir
     from voidrl.nets.vae import load_vae
     from voidrl.train.vae import load_frame_policy, probe_vae, train_vae
 
@@ -602,6 +603,11 @@ def command_vae(args: argparse.Namespace) -> int:
         env_id = load_vae(config.vision)[1] if args.vae_command == "probe" else config.env  # a bad file: a usage error, now
         if config.policy is not None:
             load_frame_policy(config.policy, env_id)
+        if args.vae_command == "probe" and config.out:  # written after minutes of work: checked now
+            out = Path(config.out)
+            if out.is_dir():
+                raise ValueError(f"--out {config.out!r} is a directory; give the JSON file to write")
+            check_writable_dir(out.parent, "--out's folder")
     (train_vae if args.vae_command == "train" else probe_vae)(config)
     return 0
 

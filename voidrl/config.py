@@ -284,9 +284,11 @@ def load_preset_file(path: str, algo: str) -> dict[str, dict[str, Any]]:
     if file.suffix not in (".json", ".toml"):
         raise ValueError(f"preset file {path!r} must be a .json or .toml file")
     try:
-        text = file.read_text()
+        text = file.read_text(encoding="utf-8")
     except OSError as error:
         raise ValueError(f"preset file {path!r} cannot be read ({error.strerror})") from None
+    except UnicodeDecodeError as error:
+        raise ValueError(f"preset file {path!r} is not UTF-8 text (byte {error.start}: {error.reason})") from None
     try:
         settings = json.loads(text) if file.suffix == ".json" else tomllib.loads(text)
     except (json.JSONDecodeError, tomllib.TOMLDecodeError) as error:
