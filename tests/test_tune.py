@@ -136,6 +136,20 @@ def test_bad_settings_are_refused_in_one_line_before_any_trial(tmp_path, monkeyp
     assert not (tmp_path / "runs").exists()
 
 
+@pytest.mark.parametrize("make,fragment", [
+    (lambda path: path.write_text("not a database"), "study.db' is not a study database (not an SQLite file)"),
+    (lambda path: path.mkdir(), "study.db' is a directory, not a study database"),
+])
+def test_a_study_file_that_cannot_be_a_database_is_refused_leaving_nothing(tmp_path, monkeypatch, capsys, make, fragment):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "study").mkdir()
+    make(tmp_path / "study" / "study.db")
+    assert main(["tune", "ppo", "--study-dir", "study"]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and fragment in lines[0], lines
+    assert [path.name for path in (tmp_path / "study").iterdir()] == ["study.db"]  # no lock left beside it
+
+
 @pytest.mark.parametrize("change,fragment", [
     ({"ppo": "a2c"}, "holds the study of ppo on CartPole-v1, not of a2c on CartPole-v1; choose another --study-dir"),
     ({"CartPole-v1": "Acrobot-v1"}, "holds the study of ppo on CartPole-v1, not of ppo on Acrobot-v1"),

@@ -76,6 +76,21 @@ def suggest(trial: Trial, name: str, dimension: tuple[Any, ...]) -> Any:
     return trial.suggest_float(name, *bounds, log=kind == "log_float")
 
 
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def check_study_file(study_dir: Path) -> None:
+    """A one-line ValueError where ``study_dir/study.db`` exists but cannot be the study's database (a directory, a
+    file that is not SQLite); an empty file is an empty database."""
+    path = study_dir / STUDY_NAME
+    if path.is_dir():
+        raise ValueError(f"{str(path)!r} is a directory, not a study database; choose another --study-dir")
+    if path.is_file() and path.stat().st_size:
+        with path.open("rb") as handle:
+            if handle.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
+                raise ValueError(f"{str(path)!r} is not a study database (not an SQLite file); choose another --study-dir")
+
+
 def open_study(config: TuneConfig, study_dir: Path) -> optuna.Study:
     """The study of ``config`` in ``study_dir/study.db``, made or loaded; a database holding a study with other
     settings (another algorithm or environment, another budget...) is refused, naming what differs."""
@@ -214,6 +229,7 @@ class Tuner:
         base = make_config(config.algo, config.preset, env=config.env, steps=config.steps, seed=config.seed,
                            eval_every=config.evaluation_interval, eval_episodes=config.eval_episodes, run_dir=str(self.study_dir))
         make_trainer(base, resume=True).close()  # every check of a run's options, its fit to the environment included
+        check_study_file(self.study_dir)  # before the lock: a refused study leaves no file behind
         self.lock = RunDirLock(self.study_dir)
         try:
             self.lock.acquire()
