@@ -2,6 +2,9 @@
 
 import json
 import math
+import os
+import subprocess
+import sys
 
 import gymnasium as gym
 import numpy as np
@@ -311,6 +314,22 @@ def test_rendering_without_a_headless_gl_backend_is_a_one_line_error(tmp_path):
     err = [line for line in result.stderr.splitlines() if not line.startswith("WARNING")]
     assert len(err) == 1 and "could not render headless with MUJOCO_GL=glfw" in err[0], result.stderr
     assert not (tmp_path / "run").exists()
+
+
+def test_a_mujoco_gl_mujoco_does_not_know_is_named_by_train_and_eval_alike(tmp_path):
+    """Not 'the checkpoint does not match its config', which eval said before."""
+    run = tmp_path / "run"
+    trained = subprocess.run([sys.executable, "-m", "voidrl", "train", "ppo", "--env", "Hopper-v5", "--steps", "64", "--num-envs", "1",
+                              "--num-steps", "64", "--no-progress", "--run-dir", str(run)], capture_output=True, text=True, timeout=120)
+    assert trained.returncode == 0, trained.stderr
+    env = {**os.environ, "MUJOCO_GL": "bogus"}
+    for args in (["eval", "--checkpoint", str(run / "checkpoint.pt"), "--episodes", "1"],
+                 ["train", "ppo", "--env", "Hopper-v5", "--run-dir", str(tmp_path / "other")]):
+        result = subprocess.run([sys.executable, "-m", "voidrl", *args], env=env, capture_output=True, text=True, timeout=120)
+        assert result.returncode == 2
+        assert result.stderr.strip() == ("voidrl: error: MuJoCo cannot start: invalid value for environment variable MUJOCO_GL: "
+                                         "bogus (egl, osmesa or glfw, or leave MUJOCO_GL unset)"), result.stderr
+    assert not (tmp_path / "other").exists()
 
 
 def test_vae_probe_measures_a_vae_on_new_frames_and_refuses_a_bad_file_in_one_line(tmp_path, capsys, vae_file):

@@ -20,8 +20,12 @@ from voidrl.envs.wrappers import FallPenalty, FrameStack, KeepObservationEntries
 def route_mujoco_warnings() -> None:
     """MuJoCo prints each model-compiler warning on stderr once per environment built; the one seen with
     gymnasium 1.4's models is a deprecated XML attribute, which the user cannot act on. As a Python
-    DeprecationWarning it is hidden by default and shown once with ``python -W default``."""
-    import mujoco
+    DeprecationWarning it is hidden by default and shown once with ``python -W default``. A MuJoCo that cannot
+    start (a MUJOCO_GL it does not know) is a one-line ValueError."""
+    try:
+        import mujoco
+    except RuntimeError as error:
+        raise ValueError(f"MuJoCo cannot start: {error} (egl, osmesa or glfw, or leave MUJOCO_GL unset)") from None
 
     mujoco.set_mju_user_warning(lambda message: warnings.warn(f"mujoco: {message}", DeprecationWarning, stacklevel=1))
 

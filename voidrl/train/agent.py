@@ -68,14 +68,18 @@ class Agent:
     def load(cls, path: str | os.PathLike, device: str = "cpu") -> Agent:
         """From a training checkpoint or a file written by ``save``."""
         payload = load_run_checkpoint(path)
+        mismatch = (KeyError, TypeError, RuntimeError, AttributeError)
         try:
             config = TrainConfig.from_dict(payload["config"])
-            policy = build_policy_for(config, resolve_device(device))
+        except mismatch as error:
+            raise CheckpointError(f"checkpoint {str(path)!r} holds no readable config ({type(error).__name__}: {error})") from None
+        policy = build_policy_for(config, resolve_device(device))  # the environment's own errors (MUJOCO_GL...) say what is wrong
+        try:
             policy.load_state_dict(payload["algorithm"]["policy"])
             best_member = payload["algorithm"].get("best_member")  # a file written by save()
             if best_member is None:
                 best_member = ALGORITHMS[config.algo].best_member(payload["algorithm"], policy)
-        except (KeyError, TypeError, RuntimeError, AttributeError) as error:
+        except mismatch as error:
             raise CheckpointError(f"checkpoint {str(path)!r} does not match its config ({type(error).__name__}: {error})") from None
         agent = cls(config, policy, payload["env"], payload.get("step", 0), best_member)
         if config.env.vision is not None:
