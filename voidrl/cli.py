@@ -674,7 +674,8 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             collective.destroy()
     except CliError as error:
-        print(error, file=sys.stderr)
+        if os.environ.get("RANK", "0") == "0":  # under torchrun every rank refuses alike: rank 0 says it once
+            print(error, file=sys.stderr)
         return USAGE_ERROR
     except RunStopped as stopped:  # the run has said where it stopped and how to go on
         return stopped.exit_status
