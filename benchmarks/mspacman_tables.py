@@ -103,6 +103,22 @@ def pretrain_table(run_dir: Path, every: int) -> list[str]:
     return lines + [""]
 
 
+def schedule_comparison(new_run: Path, published_run: Path) -> list[str]:
+    """This preset's run against the published schedule's (pretrain-published, same seed and representation) at the
+    last update the published run reached: the policy's entropy, the reward, the representation, the game score."""
+    published = run_csv_rows(published_run, "metrics.csv")
+    step = float(published[-1]["step"])
+    new = [row for row in run_csv_rows(new_run, "metrics.csv") if float(row["step"]) <= step]
+    lines = [f"## The 1-2M-step preset against the published schedule, at {int(step):,} steps (seed 0)", "",
+             "| preset | step | entropy (ln 18 = 2.890) | particle reward | top-1 | effective rank | training games' score (last 20) |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    for name, row in (("pretrain (1-2M steps)", new[-1]), ("pretrain-published", published[-1])):
+        lines.append(f"| {name} | {int(float(row['step'])):,} | {float(row['train/entropy']):.3f} | {float(row['apt/particle_reward']):.3f} | "
+                     f"{cell(row, 'apt/contrastive_accuracy', '.3f')} | {cell(row, 'apt/latent_effective_rank', '.2f')} | "
+                     f"{cell(row, 'rollout/recent_return_mean', '.0f')} |")
+    return lines + [f"(pretrain-published: {published_run})", ""]
+
+
 def cell(row: dict[str, str], name: str, spec: str) -> str:
     return format(float(row[name]), spec) if row.get(name) else ""
 
@@ -179,12 +195,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder", type=Path)
     parser.add_argument("--every", type=int, default=100_000, help="steps between rows of the pre-training table")
+    parser.add_argument("--published-run", type=Path, default=ROOT / "benchmarks/results/pretrain-2026-11-25/envs16",
+                        help="a run of the pretrain-published preset to set beside this one (its 100k health run)")
     parser.add_argument("--scratch-500k", type=Path, default=ROOT / "benchmarks/results/mspacman-2026-11-25/compare",
                         help="the folder whose scratch/seedK runs are the 500k budget's scratch arm")
     args = parser.parse_args()
     lines = exploration_table(args.folder / "explore")
     if (args.folder / "pretrain").is_dir():
         lines += pretrain_table(args.folder / "pretrain", args.every)
+        if args.published_run.is_dir():
+            lines += schedule_comparison(args.folder / "pretrain", args.published_run)
         lines += [f"Curves: {pretrain_plot(args.folder / 'pretrain', args.folder / 'explore', args.folder / 'pretrain-curves.png')}", ""]
     for name, budget, scratch in (("compare-100k", 100_000, None), ("compare-500k", 500_000, args.scratch_500k)):
         if (args.folder / name).is_dir():

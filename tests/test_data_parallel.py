@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
@@ -266,3 +267,21 @@ def test_a_rank_that_dies_ends_the_group_in_one_line_and_the_run_resumes(tmp_pat
     output, _ = resumed.communicate(timeout=120)
     assert resumed.returncode == 0, output
     assert load_checkpoint(run_dir / "checkpoint.pt")["step"] == stopped + 256
+
+
+@pytest.mark.parametrize("command", [
+    ["train", "ppo", *PPO_RUN, "--steps", "1024"],
+    ["pretrain", "ppg", "--env", "MinAtar/Breakout-v1", "--num-envs", "2", "--num-steps", "32", "--policy-iterations", "2",
+     "--contrastive-start", "32", "--contrastive-batch-size", "16", "--torch-threads", "1", "--no-progress", "--steps", "512"],
+], ids=["ppo", "ppg-apt"])
+def test_a_two_rank_run_is_the_same_run_twice(tmp_path, command):
+    """Same seed, same run, data-parallel too: the all-reduced gradients of two ranks are summed in one order."""
+    for name in ("first", "second"):
+        process = torchrun(*command, "--seed", "5", "--run-dir", str(tmp_path / name))
+        output, _ = process.communicate(timeout=300)
+        assert process.returncode == 0, output
+    first, second = tmp_path / "first", tmp_path / "second"
+    assert (first / "episodes.csv").read_text() == (second / "episodes.csv").read_text()
+    learning = [[{k: v for k, v in row.items() if not k.startswith(("time/", "sys/"))} for row in rows(run / "metrics.csv")]
+                for run in (first, second)]
+    assert learning[0] == learning[1] and len(learning[0]) >= 2

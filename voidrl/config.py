@@ -83,7 +83,8 @@ class RunConfig:
     actors: int = 0
     """Ray actors that act, each with num_envs environments, and feed the learner in this process: r2d2's
     write sequences into its replay, a3c's send gradients of their own rollouts; 0 acts in this
-    process, without Ray."""
+    process, without Ray. With actors the run is not reproducible: the learner takes their deliveries in the
+    order they arrive."""
     ray_address: str | None = None
     """With actors > 0: the Ray cluster to join (the address `ray start --head` prints); None starts Ray on
     this machine."""

@@ -1,0 +1,87 @@
+"""Same seed, same run: the same command run twice, in two processes, the second beside a CPU-bound process, writes
+the same episodes.csv and the same metrics.csv but for its timing columns, for every algorithm family and reward
+plug-in (the torch thread count left to voidrl, as the README's main job leaves it)."""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.cli_helpers import voidrl
+
+MACHINE_COLUMNS = ("time/", "sys/")
+"""What measures the machine, not the learning."""
+SMALL_PPG = ["--num-envs", "4", "--num-steps", "32", "--policy-iterations", "2"]
+SMALL_REPLAY = ["--preset", "minigrid", "--num-envs", "4", "--min-replay", "16", "--steps", "960"]
+RUNS = {
+    "reinforce": ["train", "reinforce", "--env", "CartPole-v1", "--steps", "2000"],
+    "a2c": ["train", "a2c", "--env", "CartPole-v1", "--steps", "2048"],
+    "npg": ["train", "npg", "--env", "CartPole-v1", "--preset", "cartpole", "--steps", "2048"],
+    "trpo": ["train", "trpo", "--env", "CartPole-v1", "--preset", "cartpole", "--steps", "2048"],
+    "ppo": ["train", "ppo", "--env", "CartPole-v1", "--steps", "2048"],
+    "ppg-minatar": ["train", "ppg", "--env", "MinAtar/Breakout-v1", "--preset", "minatar", "--steps", "1024", *SMALL_PPG],
+    "ppo-rnd-minigrid": ["train", "ppo", "--env", "MiniGrid-DoorKey-5x5-v0", "--preset", "minigrid-rnd", "--steps", "2048",
+                         "--num-envs", "4", "--num-steps", "128"],
+    "r2d2": ["train", "r2d2", "--env", "CartPole-v1", "--preset", "cartpole", "--steps", "1200", "--min-replay", "16",
+             "--lstm-size", "16", "--head-size", "16", "--batch-size", "8"],
+    "ngu": ["train", "ngu", "--env", "MiniGrid-Empty-5x5-v0", *SMALL_REPLAY],
+    "agent57": ["train", "agent57", "--env", "MiniGrid-Empty-5x5-v0", *SMALL_REPLAY],
+}
+APT_PRETRAIN = ["pretrain", "ppg", "--env", "MinAtar/Breakout-v1", "--steps", "1024", "--contrastive-start", "64",
+                "--contrastive-batch-size", "16", *SMALL_PPG]
+
+
+def learning_rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="") as handle:
+        return [{key: value for key, value in row.items() if not key.startswith(MACHINE_COLUMNS)} for row in csv.DictReader(handle)]
+
+
+def busy_process() -> subprocess.Popen:
+    """A CPU-bound process that lasts at most two minutes (killed sooner by the test)."""
+    return subprocess.Popen([sys.executable, "-c", "import time\nend = time.time() + 120\nwhile time.time() < end: pass"])
+
+
+def run_twice(tmp_path: Path, args: list[str], *later: list[str]) -> None:
+    """``args`` (then each of ``later``, whose ``{dir}`` names the pass's folder) once alone and once beside a busy
+    process; every run directory's episodes and learning metrics compared."""
+    for name in ("alone", "beside-a-busy-process"):
+        busy = busy_process() if name == "beside-a-busy-process" else None
+        try:
+            for step, command in enumerate([args, *later]):
+                command = [arg.format(dir=name) for arg in command]
+                result = voidrl(*command, "--seed", "3", "--no-progress", "--run-dir", f"{name}/run{step}", cwd=tmp_path)
+                assert result.returncode == 0, result.stderr
+        finally:
+            if busy is not None:
+                busy.kill()
+                busy.wait()
+    for step in range(1 + len(later)):
+        first, second = (tmp_path / name / f"run{step}" for name in ("alone", "beside-a-busy-process"))
+        assert (first / "episodes.csv").read_text() == (second / "episodes.csv").read_text()
+        assert learning_rows(first / "metrics.csv") == learning_rows(second / "metrics.csv")
+        assert len(learning_rows(first / "metrics.csv")) >= 2
+
+
+@pytest.mark.parametrize("name", sorted(RUNS))
+def test_the_same_command_gives_the_same_run(tmp_path, name):
+    run_twice(tmp_path, RUNS[name])
+
+
+def test_apt_pre_training_and_fine_tuning_from_it_give_the_same_runs(tmp_path):
+    """The README main job's arms: the pre-trained arm changed from run to run while the threads followed the load."""
+    run_twice(tmp_path, APT_PRETRAIN, ["finetune", "ppg", "--from", "{dir}/run0/checkpoint.pt", "--steps", "1024", *SMALL_PPG])
+
+
+def test_ray_actors_are_the_documented_exception():
+    """Where determinism is not promised, the README says so, and so does --actors' help."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    assert "## Reproducibility" in readme
+    section = readme.split("## Reproducibility", 1)[1].split("\n## ", 1)[0]
+    assert "--actors" in section and "--device cuda" in section
+    help_text = voidrl("train", "r2d2", "--help", cwd=Path.cwd()).stdout
+    assert "not reproducible" in " ".join(help_text.split())
