@@ -1,11 +1,16 @@
 """``voidrl export --format weights``: a small file of the networks a run starts from, which --from takes as it takes
 the whole checkpoint."""
 
+from pathlib import Path
+
 import torch
 
 from tests.cli_helpers import SMALL_PPG, pretrain_small_minatar, voidrl
 
 FINETUNE = ["--steps", "512", "--torch-threads", "1", *SMALL_PPG]
+ROOT = Path(__file__).resolve().parents[1]
+COMMITTED = "benchmarks/results/mspacman-2026-11-27/pretrain/pretrained-weights.pt"
+"""Issue 48's 1M-step reward-free pre-training on Ms. Pac-Man, the networks alone."""
 
 
 def test_weights_hold_the_networks_alone_and_start_the_same_run_as_the_checkpoint(tmp_path):
@@ -41,3 +46,19 @@ def test_export_never_writes_over_the_checkpoint_it_reads(tmp_path):
     result = voidrl("export", "--checkpoint", "pre/checkpoint.pt", "--format", "weights", "--out", "pre/checkpoint.pt", cwd=tmp_path)
     assert result.returncode == 2 and "is the checkpoint it reads" in result.stderr
     assert (tmp_path / "pre" / "checkpoint.pt").read_bytes() == before
+
+
+def test_the_committed_ms_pacman_weights_fine_tune_as_the_readme_shows(tmp_path):
+    """The README's line fine-tunes the committed 1M-step reward-free pre-training, with no pre-training of one's own."""
+    readme = (ROOT / "README.md").read_text()
+    line = next(line for line in readme.splitlines() if line.startswith(f"voidrl finetune ppg --from {COMMITTED}"))
+    weights = torch.load(ROOT / COMMITTED, weights_only=True)
+    assert set(weights["algorithm"]) == {"policy"} and weights["config"]["run"]["env"] == "ALE/MsPacman-v5"
+    assert weights["step"] >= 1_000_000 and (ROOT / COMMITTED).stat().st_size < 15_000_000
+    args = line.split("#")[0].split()[1:]  # the README's command, at a tiny budget here
+    values = {"--from": str(ROOT / COMMITTED), "--steps": "512", "--run-dir": "ft"}
+    args = [values.get(args[index - 1], arg) if index else arg for index, arg in enumerate(args)]
+    result = voidrl(*args, "--num-envs", "2", "--num-steps", "256", "--policy-iterations", "1", "--torch-threads", "1",
+                    "--no-progress", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "ft" / "checkpoint.pt").exists()
