@@ -116,7 +116,8 @@ def schedule_comparison(new_run: Path, published_run: Path) -> list[str]:
         lines.append(f"| {name} | {int(float(row['step'])):,} | {float(row['train/entropy']):.3f} | {float(row['apt/particle_reward']):.3f} | "
                      f"{cell(row, 'apt/contrastive_accuracy', '.3f')} | {cell(row, 'apt/latent_effective_rank', '.2f')} | "
                      f"{cell(row, 'rollout/recent_return_mean', '.0f')} |")
-    return lines + [f"(pretrain-published: {published_run})", ""]
+    shown = published_run.resolve().relative_to(ROOT) if published_run.resolve().is_relative_to(ROOT) else published_run
+    return lines + ["", f"pretrain-published: {shown} (the 100k health run of RESULTS.md's 'Pre-training at 150 steps/s')", ""]
 
 
 def cell(row: dict[str, str], name: str, spec: str) -> str:
