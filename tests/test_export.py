@@ -134,7 +134,7 @@ def test_the_readme_runs_an_exported_policy_with_onnxruntime_and_numpy(tmp_path,
 
 
 ERRORS = [
-    (["--format", "tflite", "--out", "policy.tflite"], "argument --format: invalid choice: 'tflite' (choose from 'torchscript', 'onnx')"),
+    (["--format", "tflite", "--out", "policy.tflite"], "argument --format: invalid choice: 'tflite' (choose from 'torchscript', 'onnx', 'weights')"),
     (["--format", "onnx", "--out", "/proc/voidrl-test/policy.onnx"], "--out's folder '/proc/voidrl-test' cannot be written"),
     (["--format", "onnx", "--out", "a_file/policy.onnx"], "--out's folder 'a_file' cannot be created: 'a_file' is a file"),
     (["--format", "torchscript", "--out", "."], "--out '.' is a directory; give the file to write"),
