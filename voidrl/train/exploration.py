@@ -117,12 +117,11 @@ def explore_agent(agent: Agent, episodes: int, num_envs: int | None, seed: int, 
     num_envs = min(num_envs or agent.config.env.num_envs, episodes)
     env = agent.make_env(num_envs, ram=True)
     try:
+        act, after_step = (lambda obs: agent.batch_actions(obs, deterministic)), None
         if agent.recurrent:
             memory = Memory(agent.recurrent_act(deterministic, agent.evaluation_member(None)), agent.policy.initial_state(num_envs), num_envs)
-            return measure_exploration(env, lambda obs: agent.act_with(memory, obs), episodes, seed,
-                                       position_addresses(agent.config.run.env), memory.after_step)
-        return measure_exploration(env, lambda obs: agent.batch_actions(obs, deterministic), episodes, seed,
-                                   position_addresses(agent.config.run.env))
+            act, after_step = (lambda obs: agent.act_with(memory, obs)), memory.after_step
+        return measure_exploration(env, act, episodes, seed, position_addresses(agent.config.run.env), after_step)
     finally:
         env.close()
 
