@@ -180,7 +180,7 @@ def test_a_recurrent_checkpoint_starts_r2d2_whole_and_is_refused_by_an_actor_cri
     assert all(torch.equal(value, saved[key]) for key, value in learner.policy.state_dict().items())
     learner.learn(sequence_batch(learner, starts_episode=True))  # the target network starts from what was loaded
     assert all(torch.equal(value, saved[key]) for key, value in learner.target.state_dict().items())
-    assert main(["finetune", "ppo", "--from", source, "--steps", "100", "--run-dir", str(tmp_path / "ppo")]) == 2
+    assert main(["finetune", "ppo", "--from", source, "--steps", "256", "--run-dir", str(tmp_path / "ppo")]) == 2
     assert "holds a recurrent Q-network (r2d2); an actor-critic cannot start from it" in capsys.readouterr().err
     assert main(["finetune", "r2d2", "--from", source, "--init-parts", "critic", "--run-dir", str(tmp_path / "parts")]) == 2
     assert "has no parts; leave --init-parts out to load it whole" in capsys.readouterr().err

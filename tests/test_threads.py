@@ -69,5 +69,6 @@ def test_a_busy_machine_gets_a_warning_not_fewer_threads(monkeypatch):
     monkeypatch.setattr(threads, "available_cpus", lambda: 2)
     monkeypatch.setattr(threads.os, "getloadavg", lambda: (1.9, 0.0, 0.0))
     assert "other processes keep about 1.9 of this machine's 2 CPUs busy; this run's 2 torch thread(s)" in threads.busy_cpus_warning(2)
+    assert threads.busy_cpus_warning(1) is None  # one of several runs sharing the machine, as advised
     monkeypatch.setattr(threads.os, "getloadavg", lambda: (0.4, 0.0, 0.0))
     assert threads.busy_cpus_warning(2) is None and threads.busy_cpus_warning(1) is None

@@ -154,6 +154,12 @@ class TrainConfig:
         if self.run.actors:
             self.validate_remote_actors()
         self.algo_config.check_run(self)
+        if self.run.steps < self.steps_per_update and getattr(self.algo_config, "episodes_per_env", None) is None:
+            raise ValueError(
+                f"steps {self.run.steps} is less than one update's rollout: {self.algo} collects num_envs {self.env.num_envs} x "
+                f"num_steps {self.algo_config.num_steps}{f' x action_repeat {self.env.action_repeat}' if self.env.action_repeat > 1 else ''}"
+                f" = {self.steps_per_update} environment steps before it learns; give --steps {self.steps_per_update} or more, "
+                "or a smaller --num-envs or --num-steps")
         if self.run.init_parts is not None:
             if self.run.init_from is None:
                 raise ValueError("init_parts needs init_from (--from CHECKPOINT)")

@@ -166,6 +166,8 @@ class FamilyCore(EpsilonGreedyCore):
     state; j fixed per environment (NGU: environment i of all actors' follows j = i mod N) or chosen at each
     episode start by the environment's bandit (Agent57)."""
 
+    keeps_episode_state = True
+
     def __init__(self, policy: NGUNetwork, config: NGUConfig, seed: int, first_env: int = 0, total_envs: int | None = None):
         super().__init__(policy, config, first_env, total_envs)
         self.seed = seed

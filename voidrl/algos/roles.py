@@ -19,6 +19,7 @@ import torch
 from torch import nn
 
 from voidrl.envs.base import Step
+from voidrl.envs.snapshot import NotSaveable
 from voidrl.replay.adder import SequenceAdder, StepRecord
 from voidrl.rollout.storage import RolloutStorage
 
@@ -48,13 +49,41 @@ class RecurrentActing:
 
     recurrent_state_shape = None  # the states go into the core's records (StepRecord), not the storage
 
-    def __init__(self, acts_for: Any, num_envs: int):
+    def __init__(self, acts_for: Any, num_envs: int, adder: SequenceAdder | None = None):
         self.acts_for = acts_for
         self.num_envs = num_envs
+        self.adder = adder
+        """Where the steps acted go (an ``Actor``'s): its sequences in progress belong to the episodes in progress."""
         self.reset()
 
     def reset(self) -> None:
         self.memory = Memory(self.acts_for.act, self.acts_for.initial_state(self.num_envs), self.num_envs)
+        if self.adder is not None:
+            self.adder.load_state_dict({}, self.num_envs)
+
+    def state_dict(self) -> dict:
+        """The recurrent state, episode starts and last rewards, and the adder's sequences in progress; ``NotSaveable``
+        for a core whose episodes keep more (``ActorCore.keeps_episode_state``)."""
+        if self.adder is None or getattr(self.acts_for, "keeps_episode_state", True):
+            raise NotSaveable(f"{type(self.acts_for).__name__}: what it keeps of the episodes in progress")
+        memory = self.memory
+        return {"state": _parts(memory.state), "episode_start": memory.episode_start.clone(),
+                "previous_reward": memory.previous_reward.clone(), "sequences": self.adder.state_dict()}
+
+    def load_state_dict(self, state: dict) -> None:
+        if self.adder is None or getattr(self.acts_for, "keeps_episode_state", True):
+            raise NotSaveable(f"{type(self.acts_for).__name__}: what it keeps of the episodes in progress")
+        initial = _parts(self.acts_for.initial_state(self.num_envs))
+        like = {"episode_start": self.memory.episode_start, "previous_reward": self.memory.previous_reward}
+        saved = state.get("state") if isinstance(state, dict) else None
+        if (not isinstance(state, dict) or set(state) != {"state", "episode_start", "previous_reward", "sequences"}
+                or not isinstance(saved, list) or len(saved) != len(initial)
+                or not all(_like(value, tensor) for value, tensor in zip(saved, initial))
+                or not all(_like(state[name], tensor) for name, tensor in like.items())):
+            raise ValueError("the saved recurrent state is not this actor's for these environments")
+        self.memory.state = _rebuilt(self.acts_for.initial_state(self.num_envs), [value.to(t.device) for value, t in zip(saved, initial)])
+        self.memory.episode_start, self.memory.previous_reward = state["episode_start"], state["previous_reward"]
+        self.adder.load_state_dict(state["sequences"], self.num_envs)
 
     def act(self, obs: torch.Tensor, t: int, storage: RolloutStorage) -> torch.Tensor:
         return self.memory.act(obs)
@@ -65,6 +94,22 @@ class RecurrentActing:
 
     def finish(self, storage: RolloutStorage, last_obs: torch.Tensor) -> None:
         """Nothing to bootstrap: the learner computes its own targets."""
+
+
+def _parts(state: torch.Tensor | tuple[torch.Tensor, ...]) -> list[torch.Tensor]:
+    """A recurrent state (a tensor or a tuple of tensors, named or not) as a list of tensors."""
+    return [state] if isinstance(state, torch.Tensor) else list(state)
+
+
+def _rebuilt(like: torch.Tensor | tuple[torch.Tensor, ...], parts: list[torch.Tensor]) -> Any:
+    """``parts`` in the form of ``like`` (the inverse of ``_parts``)."""
+    if isinstance(like, torch.Tensor):
+        return parts[0]
+    return type(like)(*parts) if hasattr(like, "_fields") else type(like)(parts)
+
+
+def _like(value: Any, tensor: torch.Tensor) -> bool:
+    return isinstance(value, torch.Tensor) and value.shape == tensor.shape and value.dtype == tensor.dtype
 
 
 class ActorCore(ABC):
@@ -79,6 +124,10 @@ class ActorCore(ABC):
         self.policy, self.first_env, self.total_envs = policy, first_env, total_envs
         self.records: list[StepRecord] = []
         """What it recorded of each step since the last ``take_records``."""
+
+    keeps_episode_state = False
+    """It keeps something of the episodes in progress beyond the recurrent state (NGU's family members and bandit
+    updates): a checkpoint cannot save them, and a resumed run starts new episodes."""
 
     def initial_state(self, num_envs: int) -> Any:
         return self.policy.initial_state(num_envs)
@@ -125,7 +174,7 @@ class Actor:
         return self.core.policy
 
     def acting(self, num_envs: int) -> RecurrentActing:
-        return RecurrentActing(self.core, num_envs)
+        return RecurrentActing(self.core, num_envs, self.adder)
 
     def deliver(self, chunk: RolloutStorage) -> dict[str, Any]:
         """Cut ``chunk`` (just acted) into sequences and add them to the replay; what the learner takes of it:

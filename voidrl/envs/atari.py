@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from voidrl.envs.base import EpisodeTracker, Step, VecEnv, actions_to_numpy
+from voidrl.envs.snapshot import NotSaveable
 
 ATARI_FRAME_SKIP = 4
 ATARI_SCREEN = (210, 160)
@@ -141,6 +142,9 @@ class AtariVecEnv(VecEnv):
         self.env.close()
         if self.screen_env is not None:
             self.screen_env.close()
+
+    def episodes_state(self) -> dict:
+        raise NotSaveable("Atari: ale_py's vector env (AtariVectorEnv, threads in C++) can neither read nor set its games' states")
 
 
 class AtariRamTwin:

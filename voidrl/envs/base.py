@@ -15,6 +15,8 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from voidrl.envs.snapshot import NotSaveable, from_plain, to_plain
+
 
 @dataclass
 class Step:
@@ -68,6 +70,16 @@ class VecEnv:
         if state:
             raise ValueError(f"{type(self).__name__} has no state to load, got keys {sorted(state)}")
 
+    def episodes_state(self) -> dict:
+        """The episodes in progress as plain data (``voidrl.envs.snapshot``), what ``load_episodes_state`` needs to go
+        on with each where it stands; raises ``NotSaveable`` (saying why) where they cannot be saved."""
+        raise NotSaveable(f"{type(self).__name__} cannot save its episodes")
+
+    def load_episodes_state(self, state: dict) -> None:
+        """Continue the episodes ``episodes_state`` saved, on environments built as those were; a ``ValueError`` for a
+        state that is not one."""
+        raise NotSaveable(f"{type(self).__name__} cannot load episodes")
+
 
 class EpisodeTracker:
     """Accumulates raw rewards per sub-environment and reports finished episodes."""
@@ -92,6 +104,17 @@ class EpisodeTracker:
     def reset(self) -> None:
         self.returns[:] = 0.0
         self.lengths[:] = 0
+
+    def state_dict(self) -> dict:
+        return {"returns": to_plain(self.returns, "episode returns"), "lengths": to_plain(self.lengths, "episode lengths")}
+
+    def load_state_dict(self, state: dict) -> None:
+        returns = from_plain(state.get("returns"), "episode returns")
+        lengths = from_plain(state.get("lengths"), "episode lengths")
+        if not (isinstance(returns, np.ndarray) and returns.shape == self.returns.shape and returns.dtype == self.returns.dtype
+                and isinstance(lengths, np.ndarray) and lengths.shape == self.lengths.shape and lengths.dtype == self.lengths.dtype):
+            raise ValueError(f"episode returns and lengths: not the {len(self.returns)} environments' counters")
+        self.returns, self.lengths = returns, lengths
 
 
 def actions_to_numpy(actions: torch.Tensor, space: gym.Space) -> np.ndarray:

@@ -13,12 +13,17 @@ from gymnasium.envs.classic_control.cartpole import CartPoleVectorEnv
 from gymnasium.vector import AutoresetMode
 
 from voidrl.envs.base import EpisodeTracker, Step, VecEnv, actions_to_numpy
+from voidrl.envs.snapshot import env_state, from_plain, load_env_state, to_plain
 
 DEFAULT_SCREEN_FPS = 20
 """Screens per second of an env whose metadata has no ``render_fps`` (MinAtar's: its own display shows each
 state for 50 ms)."""
 MINATAR_CELL_PIXELS = 16
 """Pixels a side of each MinAtar cell in its screens: 160 x 160 pictures."""
+
+
+CARTPOLE_FIELDS = ("state", "steps", "prev_done")
+"""What changes during the episodes of ``SameStepCartPole`` (its random generator besides)."""
 
 
 class SameStepCartPole(CartPoleVectorEnv):
@@ -42,6 +47,25 @@ class SameStepCartPole(CartPoleVectorEnv):
             self.prev_done = np.zeros_like(done)
             obs = self.state.T.astype(np.float32)
         return obs, reward, terminated, truncated, {"final_obs": final_obs, "_final_obs": done}
+
+    def episodes_state(self) -> dict:
+        fields = {name: getattr(self, name) for name in CARTPOLE_FIELDS}
+        return to_plain({**fields, "np_random": self.np_random.bit_generator.state}, "CartPole")
+
+    def load_episodes_state(self, state: dict) -> None:
+        fields = from_plain(state, "CartPole")
+        if not isinstance(fields, dict) or set(fields) != {*CARTPOLE_FIELDS, "np_random"}:
+            raise ValueError(f"CartPole: the saved fields are not {sorted(CARTPOLE_FIELDS)} and np_random")
+        shapes = {"state": (4, self.num_envs), "steps": (self.num_envs,), "prev_done": (self.num_envs,)}
+        for name in CARTPOLE_FIELDS:
+            value = fields[name]
+            if not (isinstance(value, np.ndarray) and value.shape == shapes[name] and value.dtype.kind in "fib"[CARTPOLE_FIELDS.index(name)]):
+                raise ValueError(f"CartPole: the saved {name} is not an array of shape {shapes[name]}")
+            setattr(self, name, value)
+        try:
+            self.np_random.bit_generator.state = fields["np_random"]
+        except (TypeError, ValueError, KeyError, IndexError) as error:
+            raise ValueError(f"CartPole: a damaged random generator state ({error})") from None
 
 
 def _as_tensor(array) -> torch.Tensor:
@@ -100,6 +124,26 @@ class GymVecEnv(VecEnv):
 
     def close(self) -> None:
         self.env.close()
+
+    def episodes_state(self) -> dict:
+        if isinstance(self.env, SameStepCartPole):
+            envs = self.env.episodes_state()
+        else:
+            envs = [env_state(env, f"environment {i} ({self.env.spec.id if self.env.spec else 'gymnasium'})")
+                    for i, env in enumerate(self.env.envs)]
+        return {"tracker": self.tracker.state_dict(), "envs": envs}
+
+    def load_episodes_state(self, state: dict) -> None:
+        if not isinstance(state, dict) or set(state) != {"tracker", "envs"}:
+            raise ValueError("not the state of a gymnasium vector env's episodes")
+        if isinstance(self.env, SameStepCartPole):
+            self.env.load_episodes_state(state["envs"])
+        else:
+            if not isinstance(state["envs"], list) or len(state["envs"]) != self.num_envs:
+                raise ValueError(f"the saved episodes are not those of {self.num_envs} environments")
+            for i, (env, env_saved) in enumerate(zip(self.env.envs, state["envs"])):
+                load_env_state(env, env_saved, f"environment {i}")
+        self.tracker.load_state_dict(state["tracker"])
 
 
 class ActionRepeat(gym.Wrapper):

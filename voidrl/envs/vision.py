@@ -9,6 +9,7 @@ import numpy as np
 import torch
 
 from voidrl.envs.base import Step, VecEnv
+from voidrl.envs.snapshot import NotSaveable
 from voidrl.envs.wrappers import VecEnvWrapper
 from voidrl.math.elbo import reparameterize
 from voidrl.nets.vae import VAE, VisionFileError
@@ -102,6 +103,11 @@ class VAEVision(VecEnvWrapper):
         if self.finetune_every is not None:
             state.update(model=self.vae.state_dict(), optimizer=self.optimizer.state_dict())
         return state
+
+    def own_episodes_state(self) -> dict:
+        if self.finetune_every is not None:
+            raise NotSaveable("the vision module's fine-tuning memory of frames")
+        return {}
 
     def load_own_state_dict(self, state: dict) -> None:
         if state["sha256"] != self.sha256:

@@ -47,6 +47,23 @@ class VecEnvWrapper(VecEnv):
         self.load_own_state_dict(state["own"])
         self.env.load_state_dict(state["inner"])
 
+    def own_episodes_state(self) -> dict:
+        """This wrapper's part of ``episodes_state`` (what it keeps of the episodes in progress)."""
+        return {}
+
+    def load_own_episodes_state(self, state: dict) -> None:
+        if state:
+            raise ValueError(f"{type(self).__name__} keeps nothing of the episodes, got keys {sorted(state)}")
+
+    def episodes_state(self) -> dict:
+        return {"own": self.own_episodes_state(), "inner": self.env.episodes_state()}
+
+    def load_episodes_state(self, state: dict) -> None:
+        if not isinstance(state, dict) or set(state) != {"own", "inner"}:
+            raise ValueError(f"{type(self).__name__}: not the state of its episodes")
+        self.env.load_episodes_state(state["inner"])
+        self.load_own_episodes_state(state["own"])
+
 
 class NormalizeObservation(VecEnvWrapper):
     """(obs - mean) / sqrt(var + eps), clipped to [-clip, clip]; statistics updated while ``training``."""
@@ -192,6 +209,15 @@ class FrameStack(VecEnvWrapper):
 
     def _flat(self, stack: torch.Tensor) -> torch.Tensor:
         return stack.flatten(1, 2)
+
+    def own_episodes_state(self) -> dict:
+        return {"stack": self.stack.clone()}
+
+    def load_own_episodes_state(self, state: dict) -> None:
+        stack = state.get("stack") if isinstance(state, dict) else None
+        if not isinstance(stack, torch.Tensor) or stack.shape != self.stack.shape or stack.dtype != self.stack.dtype:
+            raise ValueError(f"FrameStack: the saved stacks are not [{self.num_envs}, {self.depth}, ...] of {self.stack.dtype}")
+        self.stack = stack.clone()
 
     def reset(self, seed: int) -> torch.Tensor:
         obs = self.env.reset(seed)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import torch
 
@@ -29,6 +29,16 @@ class SequenceAdder:
     def __init__(self, length: int, period: int):
         self.length, self.period = length, period
         self.writer: SequenceWriter | None = None
+
+    def state_dict(self) -> dict[str, Any]:
+        """The sequences in progress (none before the first chunk)."""
+        return {} if self.writer is None else self.writer.state_dict()
+
+    def load_state_dict(self, state: dict[str, Any], num_envs: int) -> None:
+        self.writer = None
+        if state:
+            self.writer = SequenceWriter(num_envs, self.length, self.period)
+            self.writer.load_state_dict(state)
 
     def add(self, chunk: RolloutStorage, records: list[StepRecord]) -> list[Sequence]:
         """The sequences completed by the ``chunk.length`` steps of ``chunk`` just acted, ``records[t]`` the record of step t."""

@@ -10,6 +10,7 @@ the action and reward before that step (zeros at an episode's start), which R2D2
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -104,6 +105,28 @@ class SequenceWriter:
             lane.first = keep_from
         return done
 
+    def state_dict(self) -> dict[str, Any]:
+        """The open sequences of each environment (tensors, ints, lists and tuples: read back with ``weights_only``)."""
+        return {"lanes": [{"steps": list(lane.steps), "first": lane.first, "episode_step": lane.episode_step,
+                           "opened": list(lane.opened), "previous": lane.previous} for lane in self.lanes]}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        lanes = state.get("lanes") if isinstance(state, dict) else None
+        if not isinstance(lanes, list) or len(lanes) != len(self.lanes):
+            raise ValueError(f"the saved sequences in progress are not those of {len(self.lanes)} environments")
+        restored = []
+        for saved in lanes:
+            lane = _Lane()
+            if (not isinstance(saved, dict) or set(saved) != set(vars(lane)) or not _all_tensors(saved["steps"], 4)
+                    or not isinstance(saved["first"], int) or not isinstance(saved["episode_step"], int)
+                    or not all(isinstance(item, tuple) and len(item) == 4 and isinstance(item[0], int) and _all_tensors([item[1]])
+                               and _all_tensors([item[2:]], 2) for item in saved["opened"])
+                    or not (saved["previous"] is None or _all_tensors([saved["previous"]], 2))):
+                raise ValueError("a damaged sequence in progress")
+            vars(lane).update(saved)
+            restored.append(lane)
+        self.lanes = restored
+
     def _close(self, lane: _Lane, next_obs: torch.Tensor, terminated: bool, truncated: bool) -> Sequence:
         """The oldest open sequence, ending at the lane's latest step."""
         start, state, previous_action, previous_reward = lane.opened.pop(0)
@@ -124,6 +147,13 @@ class SequenceWriter:
             previous_reward=previous_reward,
             starts_episode=start == 0,
         )
+
+
+def _all_tensors(items: Any, size: int | None = None) -> bool:
+    """``items`` is a list of tuples of tensors (each of ``size`` tensors when given)."""
+    return isinstance(items, list) and all(
+        isinstance(item, tuple) and (size is None or len(item) == size) and all(isinstance(t, torch.Tensor) for t in item)
+        for item in items)
 
 
 def pad(tensor: torch.Tensor, length: int) -> torch.Tensor:

@@ -76,6 +76,11 @@ class Acting(Protocol):
     def finish(self, storage: RolloutStorage, last_obs: torch.Tensor) -> None:
         """Complete the filled rollout, ``last_obs [N, ...]`` the observation after its last step."""
 
+    def state_dict(self) -> dict:
+        """What it carries from one rollout to the next (a recurrent state); raises ``NotSaveable`` where that cannot be saved."""
+
+    def load_state_dict(self, state: dict) -> None: ...
+
 
 class PolicySampling:
     """On-policy acting: samples from the policy; records log-probabilities and values, and the value
@@ -93,6 +98,13 @@ class PolicySampling:
 
     def reset(self) -> None:
         pass
+
+    def state_dict(self) -> dict:
+        return {}
+
+    def load_state_dict(self, state: dict) -> None:
+        if state:
+            raise ValueError(f"feed-forward acting carries no state, got keys {sorted(state)}")
 
     def act(self, obs: torch.Tensor, t: int, storage: RolloutStorage) -> torch.Tensor:
         if self.policy.intrinsic_value_head is None:
@@ -135,6 +147,18 @@ class RecurrentPolicySampling:
     def reset(self) -> None:
         self.state = self.policy.initial_state(self.num_envs)
         self.episode_start = torch.ones(self.num_envs, dtype=torch.bool, device=self.state.hidden.device)
+
+    def state_dict(self) -> dict:
+        return {"hidden": self.state.hidden.clone(), "cell": self.state.cell.clone(), "episode_start": self.episode_start.clone()}
+
+    def load_state_dict(self, state: dict) -> None:
+        like = {"hidden": self.state.hidden, "cell": self.state.cell, "episode_start": self.episode_start}
+        if not isinstance(state, dict) or set(state) != set(like) or any(
+                not isinstance(state[name], torch.Tensor) or state[name].shape != tensor.shape or state[name].dtype != tensor.dtype
+                for name, tensor in like.items()):
+            raise ValueError("the saved LSTM state is not this policy's (hidden, cell, episode_start) for these environments")
+        self.state = LSTMState(state["hidden"].to(self.state.hidden.device), state["cell"].to(self.state.cell.device))
+        self.episode_start = state["episode_start"].to(self.episode_start.device)
 
     def act(self, obs: torch.Tensor, t: int, storage: RolloutStorage) -> torch.Tensor:
         storage.lstm_hidden[t], storage.lstm_cell[t] = self.state
@@ -215,6 +239,24 @@ class Collector:
         self.obs = self.env.reset(seed)
         self.acting.reset()
         return self.obs
+
+    def state_dict(self) -> dict:
+        """Where the environments stand between two rollouts: the observations acted on next ``[N, ...]``, the acting
+        state and the episodes in progress (``VecEnv.episodes_state``): raises ``NotSaveable`` where these cannot be saved."""
+        if self.obs is None:
+            raise RuntimeError("Collector.reset must be called before state_dict")
+        return {"obs": self.obs.clone(), "acting": self.acting.state_dict(), "env": self.env.episodes_state()}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Go on with the episodes of ``state`` (instead of ``reset``)."""
+        if not isinstance(state, dict) or set(state) != {"obs", "acting", "env"}:
+            raise ValueError("not the state of a collector (obs, acting, env)")
+        obs, space = state["obs"], self.env.single_observation_space
+        if not isinstance(obs, torch.Tensor) or tuple(obs.shape) != (self.env.num_envs, *space.shape):
+            raise ValueError(f"the saved observations are not [{self.env.num_envs}, {', '.join(map(str, space.shape))}]")
+        self.env.load_episodes_state(state["env"])
+        self.acting.load_state_dict(state["acting"])
+        self.obs = obs.to(self.device)
 
     def make_storage(self, num_steps: int) -> RolloutStorage:
         """An empty rollout of ``num_steps`` steps of the environments (after ``reset``), on the collector's device,

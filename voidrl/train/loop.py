@@ -8,6 +8,7 @@ fails before any work, and a run directory is only touched by a run that can sta
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import resource
 import signal
@@ -26,8 +27,9 @@ from voidrl.config import TrainConfig
 from voidrl.configs.policy import PolicyConfig
 from voidrl.distributed import collective
 from voidrl.envs import make_env
+from voidrl.envs.snapshot import NotSaveable
 from voidrl.intrinsic import REWARD_SOURCES
-from voidrl.io.checkpoint import load_checkpoint, save_checkpoint
+from voidrl.io.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from voidrl.io.logger import RunLogger
 from voidrl.io.run_dir import RunDirError, RunDirLock, check_writable_dir, remove_stale_temporaries
 from voidrl.nets.parts import load_parts
@@ -51,6 +53,10 @@ RUN_FILES = ("episodes.csv", "metrics.csv", "config.json", "tensorboard")
 LEARNING_STATE = ("algorithm", "env", "intrinsic", "action_noise")
 """The parts of a checkpoint that make up what the agent has learned and how it acts. The collapse
 guard restores these; a resume restores them and also the counters, RNGs and evaluation record."""
+COLLECTION_STATE = ("env", "intrinsic", "action_noise")
+"""The parts a collection changes (normaliser statistics, a plug-in's memory and networks, the persistent noise)."""
+RECENT_EPISODES = 20
+"""Episodes in ``rollout/recent_return_mean``."""
 
 
 DATA_PARALLEL_ALGORITHMS = ("ppo", "ppg", "a2c")
@@ -122,6 +128,15 @@ class Trainer:
         self.starts_over = resume and payload is None and has_run_files(self.run_dir)
         """``resume`` on a directory holding a run that never wrote a checkpoint: its rows are dropped."""
         self.step = self.update = 0
+        self.recent_returns: deque[float] = deque(maxlen=RECENT_EPISODES)
+        """The returns of the last episodes, whose mean each update logs."""
+        self.collector: Collector | None = None
+        self.saved_episodes: dict[str, Any] | None = None
+        """The episodes in progress that a resumed run goes on with (``Collector.state_dict``); None: new ones start."""
+        self.episodes_unsaved = "the run has not started"
+        """Why the checkpoint's episodes are None, said when the run resumes."""
+        self.rollback: dict[str, Any] | None = None
+        """The state before an unfinished collection, written instead when a signal stops the run during one."""
         self.rank, self.world_size = collective.rank(), collective.world_size()
         """This process's place in a data-parallel run (``torchrun``); 0 of 1 otherwise."""
         if self.world_size > 1:
@@ -140,6 +155,12 @@ class Trainer:
                 self.load_state(self.own_state(payload))
             elif config.run.init_from is not None:
                 load_parts(self.algo.policy, config.run.init_from, config.run.init_parts, init_checkpoint)
+            self.collector = self.make_collector()
+            if self.collector is not None and self.saved_episodes is not None:
+                try:
+                    self.collector.load_state_dict(self.saved_episodes)
+                except ValueError as error:
+                    raise CheckpointError(f"checkpoint {str(checkpoint_path)!r}: its episodes in progress are damaged ({error})") from None
         except BaseException:
             self.env.close()
             raise
@@ -159,6 +180,11 @@ class Trainer:
         """The intra-op threads of the run from start to end, recorded in config.json when it starts (the count changes
         the order of floating-point sums); a resumed run keeps its recorded count unless ``--torch-threads`` changes it."""
 
+    def make_collector(self) -> Collector | None:
+        """The collector of this process's environments (None where experience comes from elsewhere)."""
+        return Collector(self.env, self.algo.acting(self.env.num_envs, self.action_noise), self.device,
+                         on_step=None if self.plugin is None else self.plugin.on_step)
+
     def close(self) -> None:
         """Release the environments of a run that will not be trained (``train`` closes them itself)."""
         self.env.close()
@@ -170,8 +196,26 @@ class Trainer:
         return {name: part for name, part in parts.items() if part is not None}
 
     def state_dict(self) -> dict[str, Any]:
-        return {"config": self.config.to_dict(), "rng": rng_state(), "step": self.step, "update": self.update,
-                **{name: part.state_dict() for name, part in self.parts().items()}}
+        state = {"config": self.config.to_dict(), "rng": rng_state(), "step": self.step, "update": self.update,
+                 "recent_returns": list(self.recent_returns), **self.episodes_in_progress(),
+                 **{name: part.state_dict() for name, part in self.parts().items()}}
+        return state | (self.rollback or {})
+
+    def episodes_in_progress(self) -> dict[str, Any]:
+        """``episodes``: the collector's state (``Collector.state_dict``), or None with the reason in ``episodes_unsaved``."""
+        if self.collector is None or self.collector.obs is None:
+            return {"episodes": None, "episodes_unsaved": self.episodes_unsaved}
+        try:
+            return {"episodes": self.collector.state_dict(), "episodes_unsaved": ""}
+        except NotSaveable as reason:
+            return {"episodes": None, "episodes_unsaved": str(reason)}
+
+    def collection_start(self) -> dict[str, Any]:
+        """A copy of what a collection changes (the RNGs, the episodes, the environments' and plug-ins' states) as it
+        stands before one: what a signal during the collection checkpoints, so that the run resumes at this rollout."""
+        point = {"rng": rng_state(), **self.episodes_in_progress()}
+        point |= {name: part.state_dict() for name, part in self.parts().items() if name in COLLECTION_STATE}
+        return copy.deepcopy(point)
 
     def load_state(self, payload: dict[str, Any], names: tuple[str, ...] | None = None) -> None:
         """Restore the parts ``names`` (default: everything, counters and RNGs included) from ``payload``.
@@ -184,6 +228,9 @@ class Trainer:
         if names is None:
             set_rng_state(payload["rng"])
             self.step, self.update = payload["step"], payload["update"]
+            self.recent_returns.extend(payload.get("recent_returns", []))
+            self.saved_episodes = payload.get("episodes")
+            self.episodes_unsaved = payload.get("episodes_unsaved", "its checkpoint was written by a voidrl that saved none")
 
     def own_state(self, payload: dict[str, Any]) -> dict[str, Any]:
         """This process's state in a checkpoint: the payload itself on rank 0, its ``rank_states`` entry on
@@ -248,6 +295,9 @@ class Trainer:
             logger = RunLogger(run_dir, config.to_dict(), resume_step=self.step if self.resume else None, wandb=config.run.wandb)
         if self.evaluator is not None and self.resume:
             self.evaluator.resume_at(self.step)
+        if self.resume and self.step > 0 and self.saved_episodes is None and self.algo.whole_episodes is None and writes:
+            print(f"voidrl: resuming at step {self.step}: the environments start new episodes "
+                  f"(their state could not be saved: {self.episodes_unsaved})", file=sys.stderr)
         warning = busy_cpus_warning(self.threads) if writes else None
         if warning is not None:
             print(warning, file=sys.stderr)
@@ -274,11 +324,10 @@ class Trainer:
         """Each update of ``train_updates`` counted and handed to the hooks (log, evaluation, checkpoint, progress),
         until the step budget is spent."""
         hooks = self._hooks(logger, bar)
-        recent_returns: deque[float] = deque(maxlen=20)
         updates = self.train_updates(stop)
         try:
             for stats, steps_taken, metrics in updates:
-                self._close_update(stats, steps_taken, metrics, recent_returns, hooks)
+                self._close_update(stats, steps_taken, metrics, hooks)
                 stop_everywhere(stop)  # a signal during the update: it has finished, stop now
         finally:
             updates.close()
@@ -287,11 +336,11 @@ class Trainer:
         """Collect -> plug-in rewards -> update, while steps remain: each update's rollout statistics, environment
         steps and metrics (``DistributedTrainer`` takes its experience from Ray actors instead)."""
         config, env, algo, plugin = self.config, self.env, self.algo, self.plugin
-        collector = Collector(env, algo.acting(env.num_envs, self.action_noise), self.device,
-                              on_step=None if plugin is None else plugin.on_step)
-        if self.step == 0 and hasattr(plugin, "warm_up"):
-            plugin.warm_up(env, env_seed(self.seed, self.update) + 1)
-        collector.reset(env_seed(self.seed, self.update))
+        collector = self.collector
+        if collector.obs is None:  # no episodes in progress were loaded
+            if self.step == 0 and hasattr(plugin, "warm_up"):
+                plugin.warm_up(env, env_seed(self.seed, self.update) + 1)
+            collector.reset(env_seed(self.seed, self.update))
         storage = collector.make_storage(algo.num_steps)
         storage.reward_weights = None if plugin is None else plugin.reward_weights
 
@@ -303,8 +352,13 @@ class Trainer:
             started = time.perf_counter()
             if algo.whole_episodes is not None and self.update > 0:  # every rollout starts from a reset
                 collector.reset(env_seed(self.seed, self.update))
+            before = self.collection_start()
             stats = collector.collect(storage, self.step, algo.whole_episodes, should_stop=between_steps)
-            stop_everywhere(stop)  # a signal during the collection: stop with the state of the last update
+            try:
+                stop_everywhere(stop)
+            except RunStopped:  # a signal during the collection: the checkpoint is of the state before it
+                self.rollback = before
+                raise
             intrinsic_metrics = {}
             if plugin is not None:
                 intrinsic_rewards, intrinsic_metrics = plugin.intrinsic_rewards(storage)
@@ -332,11 +386,11 @@ class Trainer:
                                                                   merge_episodes(gathered, self.step))))
             yield stats, steps_taken, metrics
 
-    def _close_update(self, stats: RolloutStats, steps_taken: int, metrics: dict[str, float], recent_returns: deque[float],
-                      hooks: list[Hook]) -> None:
+    def _close_update(self, stats: RolloutStats, steps_taken: int, metrics: dict[str, float], hooks: list[Hook]) -> None:
         """Count the update's steps, add the mean of the recent returns to its metrics, hand its report to the hooks."""
         self.step += steps_taken
         self.update += 1
+        recent_returns = self.recent_returns
         recent_returns.extend(stats.episode_returns)
         if recent_returns:
             metrics["rollout/recent_return_mean"] = sum(recent_returns) / len(recent_returns)

@@ -34,6 +34,11 @@ class DistributedTrainer(Trainer):
             self.close()
             raise
 
+    def make_collector(self) -> None:
+        """None: the environments are the actors'; a resumed run's actors start new episodes."""
+        self.episodes_unsaved = "the environments of Ray actors"
+        return None
+
     def train_updates(self, stop: GracefulStop) -> Iterator[tuple[RolloutStats, int, dict[str, float]]]:
         """Each chunk a Ray actor delivers, learnt from as it arrives, while steps remain; Ray, the actors and the
         hosted replay started first and stopped after (also when the loop stops early)."""

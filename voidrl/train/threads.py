@@ -46,10 +46,11 @@ def default_threads(obs_shape: tuple[int, ...]) -> int:
 def busy_cpus_warning(threads: int) -> str | None:
     """A line for a run about to use ``threads`` intra-op threads on a machine whose other processes already keep
     the CPUs busy (the 1-minute load average), else None. The count is not lowered: it changes the order of
-    floating-point sums, so a run's results would depend on what else ran."""
+    floating-point sums, so a run's results would depend on what else ran. A one-thread run (what several runs sharing
+    a machine are advised to use) gets none: it has no fewer threads to take."""
     cpus = available_cpus()
     others = os.getloadavg()[0]
-    if others + threads <= cpus + 0.5:
+    if threads == 1 or others + threads <= cpus + 0.5:
         return None
     return (f"voidrl: other processes keep about {others:.1f} of this machine's {cpus} CPUs busy; this run's {threads} torch "
             "thread(s) will wait on them (pass --torch-threads 1 to each of several runs sharing the machine)")
