@@ -9,9 +9,10 @@ The folder holds (each part optional; the tables of the parts present are printe
   ``pretrained-weights.pt`` (``voidrl export --format weights``);
 - ``explore/*.csv``: ``voidrl explore --out`` of the uniform-random policy (random.csv) and of checkpoints
   (step-N.csv for the pre-training's networks at step N, sampled actions; NAME-greedy.csv acting greedily);
-- ``compare-100k/`` and ``compare-500k/``: ``pretrained/seedK`` and ``scratch/seedK`` runs (config.json,
-  episodes.csv.gz, evaluations.csv: the greedy evaluation of the final agent); a budget's scratch arm may
-  instead be another results folder's (``--scratch-500k``).
+- ``compare-100k/`` and ``compare-500k/``: ``pretrained/seedK`` and ``scratch/seedK`` runs (config.json, COMMIT,
+  episodes.csv.gz, metrics.csv.gz, evaluations.csv: the greedy evaluation of the final agent, explore.csv: the
+  final agent's sampled games, ``voidrl explore --checkpoint``); a budget's scratch arm may instead be another
+  results folder's (``--scratch-500k``).
 
 It writes ``pretrain-curves.png`` and, per budget, ``compare-N-comparison.md``/``.png`` into the folder.
 """
@@ -168,27 +169,45 @@ def pretrain_plot(run_dir: Path, explore: Path, out: Path) -> Path:
     return out
 
 
-def comparison(folder: Path, budget: int, scratch: Path | None) -> list[str]:
+def final_return(run_dir: Path, budget: int, episodes: int = 100) -> float:
+    """The mean score of the last ``episodes`` training games a run finished within ``budget`` steps."""
+    rows = [row for row in run_csv_rows(run_dir, "episodes.csv") if int(row["step"]) <= budget]
+    return float(np.mean([float(row["return"]) for row in rows[-episodes:]]))
+
+
+def comparison(folder: Path, budget: int, scratch: Path | None) -> tuple[list[str], list[tuple[str, str, float]]]:
+    """The budget's compare table, each final agent's evaluations, and this folder's rows for the anchors table."""
     pretrained = sorted((folder / "pretrained").glob("seed*"))
     scratch_runs = sorted(((scratch or folder) / "scratch").glob("seed*"))
     if not pretrained or not scratch_runs:
-        return []
+        return [], []
     table = compare_runs({"pre-trained": pretrained, "scratch": scratch_runs}, budget, folder.parent / f"{folder.name}-comparison")
     lines = [f"## Fine-tuning at {budget:,} steps: {folder.name} (scratch: {(scratch or folder) / 'scratch'})", "", table, "",
-             "| arm | seed | greedy evaluation of the final agent (games) |", "|---|---:|---:|"]
+             "Each final agent: greedy evaluation (30 games; greedy Ms. Pac-Man without sticky actions can replay one game "
+             "30 times, hence standard deviations of 0) and sampled games (`voidrl explore --checkpoint`, 30 games, "
+             "mean +- standard error).", "",
+             "| arm | seed | commit | greedy (games) | sampled score | sampled distinct positions |", "|---|---:|---|---:|---:|---:|"]
+    ours = []
     for arm, runs in (("pre-trained", pretrained), ("scratch", scratch_runs)):
         for run_dir in runs:
             evaluations = run_csv_rows(run_dir, "evaluations.csv") if run_csv_file(run_dir, "evaluations.csv") else []
             last = evaluations[-1] if evaluations else None
-            lines.append(f"| {arm} | {run_dir.name.removeprefix('seed')} | "
+            sampled = read_exploration(run_dir / "explore.csv") if (run_dir / "explore.csv").exists() else None
+            lines.append(f"| {arm} | {run_dir.name.removeprefix('seed')} | {read_commit(run_dir)} | "
                          + (f"{float(last['return_mean']):.1f} +- {float(last['return_std']):.1f} ({last['episodes']})" if last else "not evaluated")
-                         + " |")
-    return lines + [""]
+                         + (f" | {mean_sem(sampled['score'])} | {mean_sem(sampled['positions'])} |" if sampled is not None else " | | |"))
+        finals = [final_return(run_dir, budget) for run_dir in runs]
+        ours.append((f"voidrl PPG {'after 1M reward-free APT steps' if arm == 'pre-trained' else 'from scratch'} "
+                     f"({folder.name}, mean of {len(runs)} seeds' last 100 training games)", f"{budget // 1000}k agent steps",
+                     float(np.mean(finals))))
+    return lines + [""], ours
 
 
-def anchors_table() -> list[str]:
-    lines = ["## Anchors (published figures; not re-run here)", "", PROTOCOL, "", "| method | budget | score |", "|---|---|---:|"]
+def anchors_table(ours: list[tuple[str, str, float]]) -> list[str]:
+    lines = ["## Anchors: published figures (not re-run here) and this folder's", "", PROTOCOL, "",
+             "| method | budget | score |", "|---|---|---:|"]
     lines += [f"| {method} | {budget} | {score:,.1f} |" for method, budget, score in ANCHORS]
+    lines += [f"| **{method}** | {budget} | **{score:,.1f}** |" for method, budget, score in ours]
     return lines + [""]
 
 
@@ -207,10 +226,16 @@ def main() -> None:
         if args.published_run.is_dir():
             lines += schedule_comparison(args.folder / "pretrain", args.published_run)
         lines += [f"Curves: {pretrain_plot(args.folder / 'pretrain', args.folder / 'explore', args.folder / 'pretrain-curves.png')}", ""]
+    ours = []
+    if (args.folder / "explore" / "random.csv").exists():
+        random = read_exploration(args.folder / "explore" / "random.csv")["score"]
+        ours.append((f"uniform-random policy (voidrl explore --random, {len(random)} games)", "-", float(random.mean())))
     for name, budget, scratch in (("compare-100k", 100_000, None), ("compare-500k", 500_000, args.scratch_500k)):
         if (args.folder / name).is_dir():
-            lines += comparison(args.folder / name, budget, scratch)
-    print("\n".join(lines + anchors_table()))
+            table, rows = comparison(args.folder / name, budget, scratch)
+            lines += table
+            ours += rows
+    print("\n".join(lines + anchors_table(ours)))
 
 
 if __name__ == "__main__":

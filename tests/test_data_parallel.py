@@ -162,7 +162,7 @@ PPO_RUN = ["--env", "CartPole-v1", "--num-envs", "2", "--num-steps", "64", "--mi
 
 def torchrun(*args: str) -> subprocess.Popen:
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", "-m", "voidrl", *args]
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONFAULTHANDLER": "1"}  # an abort prints every thread's Python stack
     return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, start_new_session=True)
 
 

@@ -1,6 +1,7 @@
 """FlatParameters behaves like the parameters it re-homes."""
 
 import copy
+import faulthandler
 
 import torch
 from torch import nn
@@ -49,6 +50,7 @@ def test_load_state_dict_writes_into_the_buffer_and_channels_last_survives():
 
 def _step_in_group(rank: int, world_size: int, init_file: str, out_dir: str) -> None:
     """One process of a gloo group: the same network, its own data, one TrainedParameters step."""
+    faulthandler.enable(all_threads=True)  # an abort in gloo's teardown prints where each thread was
     torch.distributed.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world_size)
     try:
         torch.manual_seed(0)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -85,3 +86,20 @@ def test_ray_actors_are_the_documented_exception():
     assert "--actors" in section and "--device cuda" in section
     help_text = voidrl("train", "r2d2", "--help", cwd=Path.cwd()).stdout
     assert "not reproducible" in " ".join(help_text.split())
+
+
+@pytest.mark.benchmark
+def test_the_readme_main_job_writes_the_same_tables_twice(tmp_path):
+    """The README's main job, exactly as the README gives it (minutes: a pre-training, then three seeds of each arm),
+    run twice from nothing: the same comparison table and the same episodes in every run."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    command = re.search(r"\.venv/bin/voidrl (compare [^`\n]*?) --run-dir \S+", readme).group(1).split()
+    for name in ("first", "second"):
+        result = voidrl(*command, "--run-dir", name, cwd=tmp_path, timeout=3600)
+        assert result.returncode == 0, result.stderr
+    first, second = tmp_path / "first", tmp_path / "second"
+    assert (first / "comparison.md").read_text() == (second / "comparison.md").read_text()
+    runs = sorted(path.relative_to(first) for path in first.rglob("episodes.csv"))
+    assert len(runs) == 7  # the pre-training and three seeds of each arm
+    for run in runs:
+        assert (first / run).read_text() == (second / run).read_text(), run

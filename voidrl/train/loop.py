@@ -210,10 +210,15 @@ class Trainer:
         except NotSaveable as reason:
             return {"episodes": None, "episodes_unsaved": str(reason)}
 
-    def collection_start(self) -> dict[str, Any]:
+    def collection_start(self) -> dict[str, Any] | None:
         """A copy of what a collection changes (the RNGs, the episodes, the environments' and plug-ins' states) as it
-        stands before one: what a signal during the collection checkpoints, so that the run resumes at this rollout."""
-        point = {"rng": rng_state(), **self.episodes_in_progress()}
+        stands before one: what a signal during the collection checkpoints, so that the run resumes at this rollout.
+        None where the episodes cannot be saved: the resumed run starts new ones anyway, and a plug-in's state (APT's
+        frames on Atari) is not copied at every rollout for nothing."""
+        episodes = self.episodes_in_progress()
+        if episodes["episodes"] is None:
+            return None
+        point = {"rng": rng_state(), **episodes}
         point |= {name: part.state_dict() for name, part in self.parts().items() if name in COLLECTION_STATE}
         return copy.deepcopy(point)
 
@@ -356,7 +361,7 @@ class Trainer:
             stats = collector.collect(storage, self.step, algo.whole_episodes, should_stop=between_steps)
             try:
                 stop_everywhere(stop)
-            except RunStopped:  # a signal during the collection: the checkpoint is of the state before it
+            except RunStopped:  # a signal during the collection: the checkpoint is of the state before it, where kept
                 self.rollback = before
                 raise
             intrinsic_metrics = {}
