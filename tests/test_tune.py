@@ -12,7 +12,7 @@ import optuna
 import pytest
 
 from voidrl.cli import main
-from voidrl.train.tune import OBJECTIVE_EVALUATIONS
+from voidrl.train.tune import OBJECTIVE_EVALUATIONS, fitting_space
 
 VOIDRL = [sys.executable, "-m", "voidrl"]
 STUDY = ["tune", "ppo", "--env", "CartPole-v1", "--trials", "4", "--steps", "8192", "--eval-every", "2048",
@@ -163,3 +163,12 @@ def test_a_study_directory_of_another_study_is_refused_in_one_line(study, monkey
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and fragment in lines[0], lines
     assert (study_dir / "study.db").read_bytes() == before
+
+
+def test_the_search_space_holds_only_rollouts_a_trial_can_collect():
+    """A trial of 2,048 steps on 8 environments cannot sample PPO's num_steps 512 (4,096 steps before its first update)."""
+    space = {"num_steps": ("categorical", [16, 256, 512]), "gamma": ("float", 0.9, 0.99)}
+    assert fitting_space(space, 2048, 8) == {"num_steps": ("categorical", [16, 256]), "gamma": ("float", 0.9, 0.99)}
+    assert fitting_space({"gamma": ("float", 0.9, 0.99)}, 16, 8) == {"gamma": ("float", 0.9, 0.99)}
+    with pytest.raises(ValueError, match="--steps 64 is less than the smallest rollout of the search space .128"):
+        fitting_space(space, 64, 8)

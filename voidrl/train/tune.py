@@ -76,7 +76,26 @@ def suggest(trial: Trial, name: str, dimension: tuple[Any, ...]) -> Any:
     return trial.suggest_float(name, *bounds, log=kind == "log_float")
 
 
+def fitting_space(space: dict[str, tuple[Any, ...]], steps: int, steps_per_rollout_step: int) -> dict[str, tuple[Any, ...]]:
+    """``space`` with its ``num_steps`` choices limited to rollouts a trial of ``steps`` environment steps can collect
+    (``steps_per_rollout_step``: environments x action repeat); a ValueError when none fits."""
+    if "num_steps" not in space or space["num_steps"][0] != "categorical":
+        return space
+    fitting = [n for n in space["num_steps"][1] if n * steps_per_rollout_step <= steps]
+    if not fitting:
+        least = min(space["num_steps"][1]) * steps_per_rollout_step
+        raise ValueError(f"--steps {steps} is less than the smallest rollout of the search space ({least} environment steps: "
+                         f"num_steps {min(space['num_steps'][1])} x {steps_per_rollout_step}); give --steps {least} or more")
+    return {**space, "num_steps": ("categorical", fitting)}
+
+
 SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def trial_space(config: TuneConfig) -> dict[str, tuple[Any, ...]]:
+    """The algorithm's search space, its rollouts limited to those a trial's budget holds (``fitting_space``)."""
+    env = make_config(config.algo, config.preset, env=config.env).env
+    return fitting_space(ALGORITHMS.config_class(config.algo).search_space, config.steps, env.num_envs * env.action_repeat)
 
 
 def check_study_file(study_dir: Path) -> None:
@@ -132,7 +151,7 @@ class TrialRunner:
 
     def __init__(self, config: TuneConfig, study_dir: Path, stop: GracefulStop):
         self.config, self.study_dir, self.stop = config, study_dir, stop
-        self.space = ALGORITHMS.config_class(config.algo).search_space
+        self.space = trial_space(config)
         self.base = preset_settings(config.algo, config.env, config.preset)
         self.threads = config.torch_threads or max(1, available_cpus() // config.parallel)
 
@@ -226,8 +245,11 @@ class Tuner:
     def __init__(self, config: TuneConfig):
         config.validate()
         self.config, self.study_dir = config, Path(config.study_path)
+        space = trial_space(config)
+        tuned = {"num_steps": min(space["num_steps"][1])} if "num_steps" in space else {}  # the preset's own may not fit
         base = make_config(config.algo, config.preset, env=config.env, steps=config.steps, seed=config.seed,
-                           eval_every=config.evaluation_interval, eval_episodes=config.eval_episodes, run_dir=str(self.study_dir))
+                           eval_every=config.evaluation_interval, eval_episodes=config.eval_episodes, run_dir=str(self.study_dir),
+                           **tuned)
         make_trainer(base, resume=True).close()  # every check of a run's options, its fit to the environment included
         check_study_file(self.study_dir)  # before the lock: a refused study leaves no file behind
         self.lock = RunDirLock(self.study_dir)
