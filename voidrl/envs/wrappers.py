@@ -56,7 +56,8 @@ class VecEnvWrapper(VecEnv):
             raise ValueError(f"{type(self).__name__} keeps nothing of the episodes, got keys {sorted(state)}")
 
     def episodes_state(self) -> dict:
-        return {"own": self.own_episodes_state(), "inner": self.env.episodes_state()}
+        inner = self.env.episodes_state()  # first: an environment that cannot be saved stops it before a copy of the stack
+        return {"own": self.own_episodes_state(), "inner": inner}
 
     def load_episodes_state(self, state: dict) -> None:
         if not isinstance(state, dict) or set(state) != {"own", "inner"}:
