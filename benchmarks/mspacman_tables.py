@@ -121,6 +121,25 @@ def schedule_comparison(new_run: Path, published_run: Path) -> list[str]:
     return lines + ["", f"pretrain-published: {shown} (the 100k health run of RESULTS.md's 'Pre-training at 150 steps/s')", ""]
 
 
+def device_presets_table(folder: Path, random_file: Path) -> list[str]:
+    """Both presets' pre-training on a lent GPU (``benchmarks/bench_device.py``: PRESET/metrics, episodes and the
+    final networks' zero-shot games in explore.csv) at its last update, beside the uniform-random policy's games."""
+    lines = [f"## Both presets on a lent GPU ({folder}; bench.log has the machine and the speeds)", "",
+             "| preset (seed 0) | step | entropy | top-1 | effective rank | zero-shot score | length | positions |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for preset in ("pretrain", "pretrain-published"):
+        last = run_csv_rows(folder / preset, "metrics.csv")[-1]
+        games = read_exploration(folder / preset / "explore.csv")
+        lines.append(f"| {preset} | {int(float(last['step'])):,} | {float(last['train/entropy']):.3f} | "
+                     f"{cell(last, 'apt/contrastive_accuracy', '.3f')} | {cell(last, 'apt/latent_effective_rank', '.2f')} | "
+                     f"{mean_sem(games['score'])} | {games['length'].mean():.0f} | {mean_sem(games['positions'])} |")
+    if random_file.exists():
+        games = read_exploration(random_file)
+        lines.append(f"| uniform random (this folder's explore/random.csv) | | {LN_18:.3f} | | | {mean_sem(games['score'])} | "
+                     f"{games['length'].mean():.0f} | {mean_sem(games['positions'])} |")
+    return lines + [""]
+
+
 def cell(row: dict[str, str], name: str, spec: str) -> str:
     return format(float(row[name]), spec) if row.get(name) else ""
 
@@ -225,6 +244,8 @@ def main() -> None:
         lines += pretrain_table(args.folder / "pretrain", args.every)
         if args.published_run.is_dir():
             lines += schedule_comparison(args.folder / "pretrain", args.published_run)
+        if (args.folder / "gpu-h100").is_dir():
+            lines += device_presets_table(args.folder / "gpu-h100", args.folder / "explore" / "random.csv")
         lines += [f"Curves: {pretrain_plot(args.folder / 'pretrain', args.folder / 'explore', args.folder / 'pretrain-curves.png')}", ""]
     ours = []
     if (args.folder / "explore" / "random.csv").exists():

@@ -39,7 +39,9 @@ class RunConfig:
     seed: int = 0
     """Seed for torch, numpy, python and the environments."""
     device: str = "cpu"
-    """Torch device for networks and rollouts: cpu, cuda, cuda:N, or auto (cuda when available)."""
+    """Torch device for networks and rollouts: cpu, cuda, cuda:N, or auto (cuda when available). On cuda the same
+    seed need not give the same run: some GPU kernels add atomically (APT pre-training differed within 16k steps on an
+    H100; PPO did not)."""
     run_dir: str | None = None
     """Directory for logs and checkpoints; default runs/<algo>-<env>-seed<seed>-<start time>."""
     checkpoint_every: int = 20
