@@ -685,11 +685,16 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run() -> None:
-    """The ``voidrl`` command: ``main``, then exit with its status. After a run on Ray the process ends without the
-    interpreter's teardown, where Ray's threads, still stopping when a signal cut its start short, can crash it
-    (SIGSEGV after the stop checkpoint was written); every file of the run is closed by then."""
+    """The ``voidrl`` command: ``main``, then exit with its status. After a run on Ray or under torchrun the process
+    ends without the interpreter's teardown, where threads of those engines can still run: Ray's, still stopping when
+    a signal cut its start short, crashed it (SIGSEGV after the stop checkpoint was written), and gloo's worker
+    threads, still holding work with tensors when the interpreter is torn down, abort it ("terminate called without an
+    active exception"; pytorch/pytorch#190489, #179291) now and then, mostly after a peer rank died. Every file of the
+    run is closed by then."""
     status = main()
-    if "ray" in sys.modules:
+    from voidrl.distributed.collective import launched_by_torchrun
+
+    if "ray" in sys.modules or launched_by_torchrun():
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(status)
