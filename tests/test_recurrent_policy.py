@@ -19,6 +19,7 @@ from voidrl.envs import EnvConfig, make_env
 from voidrl.io.checkpoint import load_checkpoint
 from voidrl.nets.actor_critic import LSTMState, RecurrentActorCritic
 from voidrl.nets.parts import load_parts
+from voidrl.nets.recurrent import lstm_over_episodes
 from voidrl.rollout import Collector, RolloutStorage
 from voidrl.rollout.collector import RecurrentPolicySampling
 from voidrl.rollout.minibatches import sequence_steps, shuffled_sequence_minibatches
@@ -43,19 +44,72 @@ def stored_state(storage, t):
     return LSTMState(storage.lstm_hidden[t], storage.lstm_cell[t])
 
 
+TOLERANCE = 1e-5
+"""The update's unroll (body and heads over all steps at once, the LSTM over each stretch between episode starts)
+against the collector's steps, on log-probabilities and values."""
+
+
+def assert_close(computed, stored):
+    assert (computed - stored).abs().max() <= TOLERANCE
+
+
 @pytest.mark.parametrize("shared", [False, True])
-def test_the_update_unroll_equals_the_collectors_steps_bit_for_bit(shared):
+def test_the_update_unroll_equals_the_collectors_steps_within_float_rounding(shared):
     env, policy, storage = collect(shared=shared)
     assert storage.episode_starts[0].all() and storage.episode_starts[1:].any()  # episodes begin inside the rollout
     with torch.no_grad():
         dist, values, _ = policy(storage.obs, stored_state(storage, 0), storage.episode_starts)
-        assert torch.equal(values, storage.values)
-        assert torch.equal(dist.log_prob(storage.actions), storage.log_probs)
+        assert_close(values, storage.values)
+        assert_close(dist.log_prob(storage.actions), storage.log_probs)
         for start in range(0, 24, 8):  # sequences of 8 from their stored starting states, as the update unrolls them
             window = slice(start, start + 8)
             dist, values, _ = policy(storage.obs[window], stored_state(storage, start), storage.episode_starts[window])
-            assert torch.equal(values, storage.values[window])
-            assert torch.equal(dist.log_prob(storage.actions[window]), storage.log_probs[window])
+            assert_close(values, storage.values[window])
+            assert_close(dist.log_prob(storage.actions[window]), storage.log_probs[window])
+
+
+def stepwise_lstm(lstm, inputs, state, episode_starts):
+    """The slow reference: one step at a time, the state zeroed at each episode start."""
+    hidden, cell = state
+    outputs = []
+    for step_inputs, starts in zip(inputs, episode_starts):
+        keep = (~starts).float().unsqueeze(-1)
+        out, (hidden, cell) = lstm(step_inputs.unsqueeze(0), ((hidden * keep).unsqueeze(0), (cell * keep).unsqueeze(0)))
+        hidden, cell = hidden.squeeze(0), cell.squeeze(0)
+        outputs.append(out.squeeze(0))
+    return torch.stack(outputs), (hidden, cell)
+
+
+@pytest.mark.parametrize("pattern", ["random", "none", "every step", "first step only", "a column restarts at its last step"])
+def test_lstm_over_episodes_equals_stepping_with_resets_values_and_gradients(pattern):
+    torch.manual_seed(1)
+    steps, batch = 12, 5
+    lstm = torch.nn.LSTM(4, 6)
+    inputs = torch.randn(steps, batch, 4, requires_grad=True)
+    state = (torch.randn(batch, 6, requires_grad=True), torch.randn(batch, 6, requires_grad=True))
+    starts = {"random": torch.rand(steps, batch) < 0.25, "none": torch.zeros(steps, batch, dtype=torch.bool),
+              "every step": torch.ones(steps, batch, dtype=torch.bool),
+              "first step only": torch.zeros(steps, batch, dtype=torch.bool).index_fill(0, torch.tensor([0]), True),
+              "a column restarts at its last step": torch.zeros(steps, batch, dtype=torch.bool).index_put((torch.tensor([steps - 1]), torch.tensor([2])), torch.tensor(True))}[pattern]
+    fast, fast_state = lstm_over_episodes(lstm, inputs, state, starts)
+    slow, slow_state = stepwise_lstm(lstm, inputs, state, starts)
+    assert (fast - slow).abs().max() <= TOLERANCE
+    assert all((a - b).abs().max() <= TOLERANCE for a, b in zip(fast_state, slow_state))
+    weights = torch.randn_like(fast)
+    fast_grads = torch.autograd.grad((fast * weights).sum() + fast_state[0].sum(), (inputs, *state, *lstm.parameters()))
+    slow_grads = torch.autograd.grad((slow * weights).sum() + slow_state[0].sum(), (inputs, *state, *lstm.parameters()))
+    assert all((a - b).abs().max() <= 1e-4 for a, b in zip(fast_grads, slow_grads))
+
+
+def test_a_state_dict_of_the_lstm_cell_networks_still_loads():
+    """Checkpoints before the packed unroll held ``nn.LSTMCell`` weights (``actor_lstm.weight_ih``...)."""
+    torch.manual_seed(0)
+    policy = RecurrentActorCritic((3,), gym.spaces.Discrete(2), 8, hidden_sizes=(16,))
+    old_names = {key.removesuffix("_l0"): value for key, value in policy.state_dict().items()}
+    assert "actor_lstm.weight_ih" in old_names and "critic_lstm.bias_hh" in old_names
+    loaded = RecurrentActorCritic((3,), gym.spaces.Discrete(2), 8, hidden_sizes=(16,))
+    loaded.load_state_dict(old_names)
+    assert all(torch.equal(a, b) for a, b in zip(policy.state_dict().values(), loaded.state_dict().values()))
 
 
 def test_the_state_resets_exactly_where_an_episode_begins():
@@ -156,7 +210,7 @@ def test_recurrent_ppo_trains_resumes_evaluates_and_lends_its_parts(tmp_path, ca
     assert train(tmp_path / "run", "--checkpoint-every", "1", "--eval-every", "256", "--eval-episodes", "2") == 0
     assert len(list(csv.DictReader((tmp_path / "run" / "evaluations.csv").open()))) == 2
     saved = load_checkpoint(tmp_path / "run" / "checkpoint.pt")["algorithm"]["policy"]
-    assert {"actor_lstm.weight_ih", "critic_lstm.weight_ih"} <= set(saved)
+    assert {"actor_lstm.weight_ih_l0", "critic_lstm.weight_ih_l0"} <= set(saved)
     assert train(tmp_path / "run", "--steps", "1024", "--resume") == 0
     rows = list(csv.DictReader((tmp_path / "run" / "metrics.csv").open()))
     assert int(float(rows[-1]["step"])) == 1024 and float(rows[-1]["train/gradient_steps"]) == 4
@@ -166,7 +220,7 @@ def test_recurrent_ppo_trains_resumes_evaluates_and_lends_its_parts(tmp_path, ca
     assert main(["eval", "--checkpoint", str(tmp_path / "run" / "checkpoint.pt"), "--episodes", "2", "--sampled"]) == 0
     fresh = RecurrentActorCritic((2,), make_env("voidrl/CartPoleNoVelocity-v1", EnvConfig(num_envs=1)).single_action_space, 16)
     copied = load_parts(fresh, str(tmp_path / "run" / "checkpoint.pt"), ("policy_body",))
-    assert "actor_lstm.weight_hh" in copied and not any(key.startswith("critic_lstm.") for key in copied)
+    assert "actor_lstm.weight_hh_l0" in copied and not any(key.startswith("critic_lstm.") for key in copied)
     assert train(tmp_path / "tuned", "--from", str(tmp_path / "run" / "checkpoint.pt"), "--steps", "256", command="finetune") == 0
 
 
@@ -230,7 +284,7 @@ def test_a2cs_loss_unrolls_each_environment_from_the_state_its_rollout_began_wit
 
     monkeypatch.setattr("voidrl.algos.a2c.policy_gradient_loss", policy_gradient_loss)
     algo.loss(storage)
-    assert torch.equal(seen["log_probs"].detach(), storage.log_probs.reshape(-1))
+    assert_close(seen["log_probs"].detach(), storage.log_probs.reshape(-1))
 
 
 @pytest.mark.parametrize("algo,extra", [("a2c", []), ("a3c", []),
@@ -243,7 +297,7 @@ def test_recurrent_a2c_and_a3c_train_resume_and_evaluate(tmp_path, capsys, algo,
     options = ["--env", "voidrl/CartPoleNoVelocity-v1", "--memory", "lstm", "--lstm-size", "16", "--num-steps", "16", "--num-envs", "4",
                "--torch-threads", "1", "--no-progress", "--run-dir", str(run_dir), *extra]
     assert main(["train", algo, *options, "--steps", "640"]) == 0
-    assert "actor_lstm.weight_ih" in load_checkpoint(run_dir / "checkpoint.pt")["algorithm"]["policy"]
+    assert "actor_lstm.weight_ih_l0" in load_checkpoint(run_dir / "checkpoint.pt")["algorithm"]["policy"]
     assert main(["train", algo, *options, "--steps", "1280", "--resume"]) == 0
     assert load_checkpoint(run_dir / "checkpoint.pt")["step"] >= 1280
     capsys.readouterr()

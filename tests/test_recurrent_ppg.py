@@ -41,8 +41,8 @@ def test_each_phase_moves_only_its_own_network():
     storage = rollout_of(algo)
     sequences = algo.sequence_fields(storage)
     critic_before, actor_before = snapshot(algo.policy.critic_parameters()), snapshot(algo.policy.actor_parameters())
-    assert any(p is algo.policy.critic_lstm.weight_hh for p in algo.policy.critic_parameters())
-    assert any(p is algo.policy.actor_lstm.weight_hh for p in algo.policy.actor_parameters())
+    assert any(p is algo.policy.critic_lstm.weight_hh_l0 for p in algo.policy.critic_parameters())
+    assert any(p is algo.policy.actor_lstm.weight_hh_l0 for p in algo.policy.actor_parameters())
     algo.policy_phase({"obs": storage.obs, "actions": storage.actions, "old_log_probs": storage.log_probs,
                        "advantages": torch.randn(24, 3)} | sequences)
     assert all(torch.equal(a, b) for a, b in zip(critic_before, algo.policy.critic_parameters()))
@@ -139,7 +139,7 @@ def train(run_dir, *extra, command="train"):
 def test_recurrent_ppg_trains_resumes_evaluates_and_fine_tunes(tmp_path, capsys):
     assert train(tmp_path / "run", "--checkpoint-every", "1") == 0
     saved = load_checkpoint(tmp_path / "run" / "checkpoint.pt")["algorithm"]
-    assert {"actor_lstm.weight_ih", "critic_lstm.weight_ih", "aux_value_head.weight"} <= set(saved["policy"])
+    assert {"actor_lstm.weight_ih_l0", "critic_lstm.weight_ih_l0", "aux_value_head.weight"} <= set(saved["policy"])
     assert train(tmp_path / "run", "--steps", "512", "--resume") == 0
     rows = list(csv.DictReader((tmp_path / "run" / "metrics.csv").open()))
     assert int(float(rows[-1]["step"])) == 512 and sum(1 for row in rows if row.get("aux/states")) == 2  # an auxiliary phase every 2 rollouts

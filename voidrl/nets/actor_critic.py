@@ -20,7 +20,7 @@ from voidrl.nets.distributions import (
     softplus_log_std,
     softplus_std_offset,
 )
-from voidrl.nets.recurrent import zero_where
+from voidrl.nets.recurrent import lstm_over_episodes
 
 POLICY_HEAD_GAIN = 0.01
 """The last policy layer starts 100x smaller than the body's (Andrychowicz et al. 2021)."""
@@ -224,9 +224,10 @@ class RecurrentActorCritic(ActorCritic):
     With ``shared`` one LSTM serves both heads; otherwise the actor and the critic each have their own, so the
     value loss still never reaches the policy's parameters (PPG's auxiliary value head reads the actor's).
     Every pass takes ``episode_starts``: the state of an environment whose episode begins at a step is zeroed
-    before that step, so no information (and no gradient) crosses an episode boundary. Steps run one at a time
-    through an ``LSTMCell`` and the heads read one step at a time, so a rollout stepped by the collector and the
-    same rollout unrolled in the update compute the same numbers. ``forward``, ``distribution``,
+    before that step, so no information (and no gradient) crosses an episode boundary. On sequences the body and
+    the heads run over all ``T x B`` observations at once and the LSTM over each stretch between episode starts in
+    one packed call (``lstm_over_episodes``), so a rollout unrolled in the update equals the collector's
+    step-by-step acting to float rounding (about 1e-7), not bit for bit. ``forward``, ``distribution``,
     ``policy_and_aux_value`` and ``critic_values`` take sequences ``[T, B, ...]`` with the state before their
     first step; the intrinsic value head does not apply.
     """
@@ -238,41 +239,38 @@ class RecurrentActorCritic(ActorCritic):
         if options.get("intrinsic_value"):
             raise ValueError("a recurrent actor-critic has no intrinsic value head")
         super().__init__(obs_shape, action_space, network, hidden_sizes, shared, init_log_std, head_inputs=lstm_size, **options)
-        self.actor_lstm = nn.LSTMCell(self.actor_body.out_features, lstm_size)
-        self.critic_lstm = None if shared else nn.LSTMCell(self.critic_body.out_features, lstm_size)
+        self.actor_lstm = nn.LSTM(self.actor_body.out_features, lstm_size)
+        self.critic_lstm = None if shared else nn.LSTM(self.critic_body.out_features, lstm_size)
         self.recurrent_state_shape = (1 if shared else 2, lstm_size)
+        self._register_load_state_dict_pre_hook(_rename_lstm_cell_weights)
 
     def initial_state(self, batch: int) -> LSTMState:
         zeros = torch.zeros(batch, *self.recurrent_state_shape, device=self.value_head.weight.device)
         return LSTMState(zeros, zeros.clone())
 
     def _hidden_sequences(self, obs: torch.Tensor, state: LSTMState, episode_starts: torch.Tensor, actor: bool = True,
-                          critic: bool = True) -> tuple[list[list[torch.Tensor]], LSTMState]:
-        """The LSTMs' outputs step by step: ``obs [T, B, ...]`` from ``state`` with ``episode_starts [T, B]`` ->
-        (per LSTM run, its T outputs ``[B, lstm_size]``; the state after step T - 1, whose entries for an LSTM
-        not run are ``state``'s). ``actor`` and ``critic`` choose the LSTMs (shared: the one LSTM either way)."""
+                          critic: bool = True) -> tuple[list[torch.Tensor], LSTMState]:
+        """The LSTMs' outputs: ``obs [T, B, ...]`` from ``state`` with ``episode_starts [T, B]`` -> (per LSTM run,
+        its outputs ``[T, B, lstm_size]``; the state after step T - 1, whose entries for an LSTM not run are
+        ``state``'s). ``actor`` and ``critic`` choose the LSTMs (shared: the one LSTM either way)."""
         runs = sorted({k for k, wanted in ((0, actor), (self.recurrent_state_shape[0] - 1, critic)) if wanted})
-        bodies = [self.actor_body if k == 0 else self.critic_body for k in runs]
-        lstms = [self.actor_lstm if k == 0 else self.critic_lstm for k in runs]
+        steps, batch = episode_starts.shape
+        observations = obs.flatten(0, 1)
         hidden, cell = list(state.hidden.unbind(1)), list(state.cell.unbind(1))
-        outputs: list[list[torch.Tensor]] = [[] for _ in runs]
-        for step_obs, starts in zip(obs, episode_starts):
-            for k, body, lstm, out in zip(runs, bodies, lstms, outputs):
-                hidden[k], cell[k] = lstm(body(step_obs), (zero_where(hidden[k], starts), zero_where(cell[k], starts)))
-                out.append(hidden[k])
+        outputs = []
+        for k in runs:
+            body, lstm = (self.actor_body, self.actor_lstm) if k == 0 else (self.critic_body, self.critic_lstm)
+            features = body(observations).unflatten(0, (steps, batch))
+            out, (hidden[k], cell[k]) = lstm_over_episodes(lstm, features, (hidden[k], cell[k]), episode_starts)
+            outputs.append(out)
         return outputs, LSTMState(torch.stack(hidden, 1), torch.stack(cell, 1))
-
-    @staticmethod
-    def _stepwise(head: nn.Module, hiddens: list[torch.Tensor]) -> torch.Tensor:
-        """``head`` applied to each step's ``[B, lstm_size]`` on its own (as when acting) -> ``[T, B, ...]``."""
-        return torch.stack([head(hidden) for hidden in hiddens])
 
     def unroll(self, obs: torch.Tensor, state: LSTMState, episode_starts: torch.Tensor
                ) -> tuple[torch.Tensor, torch.Tensor, LSTMState]:
         """``obs [T, B, ...]`` from ``state`` (each environment's state before step 0) with ``episode_starts [T, B]``
         bool -> the policy head's outputs ``[T, B, ...]``, values ``[T, B]`` and the state after step T - 1."""
         outputs, state = self._hidden_sequences(obs, state, episode_starts)
-        return self._stepwise(self.policy_head, outputs[0]), self._stepwise(self.value_head, outputs[-1]).squeeze(-1), state
+        return self.policy_head(outputs[0]), self.value_head(outputs[-1]).squeeze(-1), state
 
     def forward(self, obs: torch.Tensor, state: LSTMState, episode_starts: torch.Tensor
                 ) -> tuple[Distribution, torch.Tensor, LSTMState]:
@@ -295,7 +293,7 @@ class RecurrentActorCritic(ActorCritic):
     def distribution(self, obs: torch.Tensor, state: LSTMState, episode_starts: torch.Tensor) -> Distribution:
         """The action distribution over ``[T, B]`` of sequences ``obs [T, B, ...]``; only the actor's LSTM runs."""
         outputs, _ = self._hidden_sequences(obs, state, episode_starts, critic=self.critic_lstm is None)
-        return self._distribution_of(self._stepwise(self.policy_head, outputs[0]))
+        return self._distribution_of(self.policy_head(outputs[0]))
 
     def policy_and_aux_value(self, obs: torch.Tensor, state: LSTMState, episode_starts: torch.Tensor
                              ) -> tuple[Distribution, torch.Tensor]:
@@ -304,13 +302,12 @@ class RecurrentActorCritic(ActorCritic):
         if self.aux_value_head is None:
             raise RuntimeError("this network has no auxiliary value head (aux_value=False)")
         outputs, _ = self._hidden_sequences(obs, state, episode_starts, critic=self.critic_lstm is None)
-        return (self._distribution_of(self._stepwise(self.policy_head, outputs[0])),
-                self._stepwise(self.aux_value_head, outputs[0]).squeeze(-1))
+        return self._distribution_of(self.policy_head(outputs[0])), self.aux_value_head(outputs[0]).squeeze(-1)
 
     def critic_values(self, obs: torch.Tensor, state: LSTMState, episode_starts: torch.Tensor) -> torch.Tensor:
         """Values ``[T, B, 1]`` of sequences ``obs [T, B, ...]``; only the critic's LSTM runs."""
         outputs, _ = self._hidden_sequences(obs, state, episode_starts, actor=self.critic_lstm is None)
-        return self._stepwise(self.value_head, outputs[-1])
+        return self.value_head(outputs[-1])
 
     @torch.no_grad()
     def act(self, obs: torch.Tensor, state: LSTMState, episode_start: torch.Tensor, previous_reward: torch.Tensor | None = None,
@@ -324,3 +321,12 @@ class RecurrentActorCritic(ActorCritic):
         """The critic's own parameters: ``ActorCritic``'s and the critic's LSTM."""
         own = [] if self.critic_lstm is None else list(self.critic_lstm.parameters())
         return super().critic_parameters() + own
+
+
+def _rename_lstm_cell_weights(state_dict: dict, prefix: str, *_) -> None:
+    """Checkpoints written while the LSTMs were ``nn.LSTMCell`` (before 2026-11-27) name their weights without
+    ``nn.LSTM``'s layer suffix; the tensors are the same."""
+    for lstm in ("actor_lstm.", "critic_lstm."):
+        for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+            if (old := f"{prefix}{lstm}{name}") in state_dict:
+                state_dict[f"{old}_l0"] = state_dict.pop(old)

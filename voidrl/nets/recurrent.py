@@ -16,6 +16,39 @@ def zero_where(state: torch.Tensor, episode_start: torch.Tensor) -> torch.Tensor
     return state * (~episode_start).to(state.dtype).view(-1, *(1,) * (state.dim() - 1))
 
 
+def lstm_over_episodes(lstm: nn.LSTM, inputs: torch.Tensor, state: tuple[torch.Tensor, torch.Tensor],
+                       episode_starts: torch.Tensor) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
+    """One-layer ``lstm`` over ``inputs [T, B, F]`` from ``state`` (``h``, ``c`` each ``[B, H]``, before step 0), the
+    state zeroed wherever ``episode_starts [T, B]`` (bool) is set -> outputs ``[T, B, H]`` and the state after step
+    T - 1. Each column is cut at its episode starts; the pieces run as separate sequences of one packed call, those
+    cut by a start from a zero state, so neither values nor gradients cross an episode start. Equals stepping
+    ``lstm`` one step at a time with the state zeroed at each start, to float rounding."""
+    steps, batch = episode_starts.shape
+    hidden, cell = zero_where(state[0], episode_starts[0]), zero_where(state[1], episode_starts[0])
+    if steps == 1 or not episode_starts[1:].any():
+        outputs, (h, c) = lstm(inputs, (hidden.unsqueeze(0).contiguous(), cell.unsqueeze(0).contiguous()))
+        return outputs, (h.squeeze(0), c.squeeze(0))
+    begins = episode_starts.t().clone()  # [B, T]: column by column, each column's steps in order
+    begins[:, 0] = True
+    begins = begins.reshape(-1)
+    piece = begins.cumsum(0) - 1  # [B * T]: the piece each step belongs to
+    piece_start = begins.nonzero().squeeze(1)
+    position = torch.arange(batch * steps, device=inputs.device) - piece_start[piece]
+    lengths = torch.bincount(piece)
+    column_major = torch.arange(batch * steps, device=inputs.device)
+    source = (column_major % steps) * batch + column_major // steps  # index into inputs.flatten(0, 1)
+    padded = inputs.new_zeros(len(lengths), int(lengths.max()), inputs.shape[-1])
+    padded[piece, position] = inputs.flatten(0, 1)[source]
+    first, last = piece[torch.arange(batch, device=inputs.device) * steps], piece[torch.arange(1, batch + 1, device=inputs.device) * steps - 1]
+    h0, c0 = hidden.new_zeros(len(lengths), hidden.shape[-1]), cell.new_zeros(len(lengths), cell.shape[-1])
+    h0[first], c0[first] = hidden, cell
+    packed = nn.utils.rnn.pack_padded_sequence(padded, lengths.cpu(), batch_first=True, enforce_sorted=False)
+    out, (h, c) = lstm(packed, (h0.unsqueeze(0), c0.unsqueeze(0)))
+    out, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True)
+    outputs = out[piece, position].view(batch, steps, -1).transpose(0, 1)
+    return outputs, (h.squeeze(0)[last], c.squeeze(0)[last])
+
+
 class RecurrentState(NamedTuple):
     """What a recurrent Q-network carries between steps of ``B`` environments."""
 
