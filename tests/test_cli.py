@@ -72,6 +72,14 @@ def test_existing_run_is_not_overwritten(tmp_path):
     assert_usage_error(run("train", "ppo", "--resume", cwd=tmp_path), "--resume needs --run-dir")
 
 
+def test_version_is_the_packages(capsys):
+    import voidrl
+
+    with pytest.raises(SystemExit) as exit:
+        main(["--version"])
+    assert exit.value.code == 0 and capsys.readouterr().out.strip() == f"voidrl {voidrl.__version__}"
+
+
 def test_envs_lists_every_suite():
     result = run("envs")
     assert result.returncode == 0

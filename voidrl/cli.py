@@ -20,6 +20,7 @@ import typing
 from pathlib import Path
 from typing import Any, NoReturn
 
+import voidrl
 from voidrl.algos import ALGORITHMS
 from voidrl.config import (RENAMED_FIELDS, RENAMED_PRESETS, RunConfig, TrainConfig, algorithm_presets, check_field_types, field_docs, field_type,
                            make_config, plugin_options, preset_settings)
@@ -123,6 +124,7 @@ def build_parser(argv: list[str] | None = None) -> Parser:
     """The whole command line; given the ``argv`` to parse, only the training commands it may run get their options
     (``algorithm_commands``)."""
     parser = Parser(prog="voidrl", description="Policy-optimisation RL with reward-free pre-training.")
+    parser.add_argument("--version", action="version", version=f"voidrl {voidrl.__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     commands.required = True
     needed = algorithm_commands(argv)
@@ -140,7 +142,8 @@ def build_parser(argv: list[str] | None = None) -> Parser:
             preset_options.add_argument("--preset", choices=sorted(presets) + sorted(old for old, new in RENAMED_PRESETS.items() if new in presets),
                                         metavar="{" + ",".join(sorted(presets)) + "}",
                                         help="named settings; default: the environment's own (cartpole, atari, minatar, mujoco, pendulum for a2c on voidrl/InvertedPendulumFall-v5; "
-                                             "ppg's pretrain on Atari: pretrain, or pretrain-nt-xent, the published attempt's)")
+                                             "ppg's pretrain on Atari: pretrain, the schedule for 1-2M steps; pretrain-published is the published attempt's schedule, "
+                                             "pretrain-nt-xent the same with its NT-Xent representation)")
             preset_options.add_argument("--preset-file", default=argparse.SUPPRESS, metavar="FILE",
                                         help="instead of --preset: a JSON or TOML file of a preset's shape, section (run, env, "
                                              "algo_config, intrinsic_config) -> option -> value, e.g. the best-preset.json "
