@@ -80,6 +80,18 @@ def test_version_is_the_packages(capsys):
     assert exit.value.code == 0 and capsys.readouterr().out.strip() == f"voidrl {voidrl.__version__}"
 
 
+@pytest.mark.parametrize("command", ["train", "pretrain"])
+def test_help_names_its_sources_by_author_and_year(capsys, command):
+    """"the thesis" or "the notebook" tells a user nothing; Müller (2022) and Leite (2022) are in the README's sources."""
+    from voidrl.algos import ALGORITHMS
+
+    for algo in sorted(ALGORITHMS):
+        with pytest.raises(SystemExit):
+            main([command, algo, "--help"])
+        text = capsys.readouterr().out.lower()
+        assert "usage:" in text and "thesis" not in text and "notebook" not in text, algo
+
+
 def test_envs_lists_every_suite():
     result = run("envs")
     assert result.returncode == 0

@@ -1,4 +1,4 @@
-"""Phasic Policy Gradient (Cobbe et al. 2021) with the thesis's stabilisers as options.
+"""Phasic Policy Gradient (Cobbe et al. 2021) with Müller's (2022) stabilisers as options.
 
 Policy phase (every rollout): the clipped surrogate plus entropy trains the policy
 network; the separate critic regresses the GAE returns. Auxiliary phase (every
@@ -32,7 +32,7 @@ class AuxiliaryBuffer:
     episode starts and the LSTM state before each sequence of ``sequence_length`` steps.
 
     Frame-stacked uint8 pixels keep one new frame per state (``StackedFrames``), so the
-    thesis's 32 rollouts of 16 x 256 Atari states take 0.9 GB instead of 3.7 GB.
+    Müller's (2022) 32 rollouts of 16 x 256 Atari states take 0.9 GB instead of 3.7 GB.
     """
 
     def __init__(self, sequence_length: int | None = None):

@@ -20,7 +20,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         "algo_config": {"num_steps": 8, "gamma": 0.98, "gae_lambda": 0.9},
     },
     "pendulum": {
-        # The notebook's pendulum (voidrl/InvertedPendulumFall-v5): its 25 actors, [40, 20] networks,
+        # Leite's (2022) pendulum (voidrl/InvertedPendulumFall-v5): its 25 actors, [40, 20] networks,
         # gamma 0.95, 3-mode mixture policy with persistence 0.965, Adam; tuned here to n = 32 steps,
         # lr 1e-3, lambda 0.95, entropy 0.01, normalised observations and advantages. With seeds 0-2
         # greedy evaluations balance all 1000 steps by 250k-400k steps; at this constant lr they can

@@ -15,7 +15,7 @@ CONTRASTIVE_LOSSES = ("nt-xent", "curl")
 class APTConfig:
     """APT plug-in settings (used with ``--intrinsic apt``).
 
-    The particle reward's defaults are the thesis's. The representation's are not: the thesis's
+    The particle reward's defaults are Müller's (2022). The representation's are not: Müller's (2022)
     (nt-xent, learning rate 1e-3, a shift on every view, brightness 0.2, spectral norm) collapse on
     Ms. Pac-Man within a few dozen updates; these (CURL with a momentum target, 1e-4, a shift on one
     view in ten, brightness 0.05, no spectral norm) keep learning (benchmarks/RESULTS.md, representation
@@ -32,9 +32,9 @@ class APTConfig:
     """c in r = log(c + mean k-NN distance / running mean)."""
     knn_clip: float = 0.0
     """Floor on each normalised k-NN distance: r = log(c + mean_j max(d_j / running mean - clip, 0)). 0 is
-    the thesis's reward; the reference APT code on DeepMind Control offers a positive clip."""
+    Müller's (2022) reward; the reference APT code on DeepMind Control offers a positive clip."""
     reward_observation: str = "next"
-    """Particles of the reward: next (the thesis: s' of every transition, the true final observation at
+    """Particles of the reward: next (Müller 2022: s' of every transition, the true final observation at
     episode ends) or current (the reference DeepMind Control code: s)."""
     representation_buffer: int = 10_000
     """Observations kept (uint8) for contrastive training."""
@@ -52,7 +52,7 @@ class APTConfig:
     memory, one more forward pass; the batch size keeps one view at a time; None back-propagates
     both views at once."""
     contrastive_loss: str = "curl"
-    """nt-xent (SimCLR, the thesis: both views through one encoder, cosine similarity, symmetric) or curl
+    """nt-xent (SimCLR, as Müller 2022: both views through one encoder, cosine similarity, symmetric) or curl
     (CURL: anchors through the encoder, positives through a momentum target encoder without gradient,
     learned bilinear similarity)."""
     target_tau: float = 0.01
@@ -67,15 +67,15 @@ class APTConfig:
     encoder_max_grad_norm: float = 10.0
     """Clip the encoder's gradient norm to this."""
     spectral_norm: bool = False
-    """Spectral normalisation on the encoder's convolutions (the thesis's encoder has it)."""
+    """Spectral normalisation on the encoder's convolutions (Müller's (2022) encoder has it)."""
     head_norm: str = "none"
-    """Normalisation after the projection head's hidden layer: none (the thesis), batch or layer."""
+    """Normalisation after the projection head's hidden layer: none (Müller 2022), batch or layer."""
     shift_probability: float = 0.1
     """Chance that a view of a sample is shifted (replicate padding, then a random crop); 1 is DrQ's and
-    the thesis's, 0.1 ATC's on Atari."""
+    Müller's (2022), 0.1 ATC's on Atari."""
     brightness: float = 0.05
     """Each view's brightness changes by a delta drawn from [-brightness, brightness] (pixels in [0, 1]);
-    the thesis's is 0.2."""
+    Müller's (2022) is 0.2."""
     representation_stride: int = 1
     """Store one vector step in this many in the representation buffer: the buffer then spans this many
     times more of the run, so contrastive batches hold fewer near-identical states (the same memory)."""

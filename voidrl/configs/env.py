@@ -22,7 +22,7 @@ class EnvConfig:
     reward_clip: float | None = None
     """Clamp training rewards to [-c, c] before scaling (1 on Atari = sign clipping); None disables."""
     reward_scale: float = 1.0
-    """Multiply training rewards by this (the thesis uses 0.1 on Ms. Pac-Man)."""
+    """Multiply training rewards by this (Müller (2022) uses 0.1 on Ms. Pac-Man)."""
     episodic_life: bool = True
     """Atari only: a lost life ends the training episode (reported returns still run to game over)."""
     max_episode_steps: int | None = None

@@ -67,7 +67,7 @@ class PolicyConfig(MemoryConfig):
     """The acting network; every algorithm's config except PPG's (discrete only) extends it."""
 
     network: str = "auto"
-    """Body: auto, mlp, nature (Nature CNN, 2015), dqn2013 (the 2013 DQN network, the thesis's policy body),
+    """Body: auto, mlp, nature (Nature CNN, 2015), dqn2013 (the 2013 DQN network, Müller's (2022) policy body),
     minatar, apt (APT's encoder, fc 256)."""
     hidden_sizes: tuple[int, ...] = (64, 64)
     """Hidden layer sizes of the mlp body."""
@@ -75,7 +75,7 @@ class PolicyConfig(MemoryConfig):
     """One body for actor and critic (else two separate networks)."""
     continuous_policy: str = "gaussian"
     """Box actions: gaussian (diagonal), tanh_gaussian (squashed into the action bounds), or mixture
-    (the notebook's per-coordinate mixture of Gaussians, means clamped to [-1, 1])."""
+    (Leite's (2022) per-coordinate mixture of Gaussians, means clamped to [-1, 1])."""
     std_parameterization: str = "log_std"
     """Gaussian std: log_std (state-independent parameter) or softplus (state-dependent, softplus with
     an offset so it starts at exp(init_log_std))."""
@@ -85,7 +85,7 @@ class PolicyConfig(MemoryConfig):
     """Modes per action coordinate of the mixture policy."""
     action_persistence: float = 0.0
     """Mixture policy only: probability that an environment keeps its mode and Gaussian quantile draws
-    from the previous step (the notebook uses 0.965 on the pendulum, 0.931 on the cheetah); 0 = fresh
+    from the previous step (Leite (2022) uses 0.965 on the pendulum, 0.931 on the cheetah); 0 = fresh
     draws every step."""
 
     def validate_policy(self, whole_sequences: tuple[str, ...] = ()) -> None:

@@ -116,7 +116,7 @@ SEARCH_SPACE: dict[str, tuple[Any, ...]] = {
 
 @dataclass
 class PPGConfig(MemoryConfig):
-    """PPG hyperparameters. Defaults follow the PPG paper (Cobbe et al., 2021) and the thesis."""
+    """PPG hyperparameters. Defaults follow the PPG paper (Cobbe et al., 2021) and Müller (2022)."""
 
     presets = PRESETS
     search_space = SEARCH_SPACE
@@ -125,7 +125,7 @@ class PPGConfig(MemoryConfig):
     num_steps: int = 256
     """Rollout length per environment between two policy phases."""
     learning_rate: float = 3e-4
-    """Adam learning rate of the policy network (the thesis uses 1e-4 in pre-training)."""
+    """Adam learning rate of the policy network (Müller (2022) uses 1e-4 in pre-training)."""
     critic_learning_rate: float = 1e-3
     """Adam learning rate of the critic."""
     adam_eps: float = 1e-5

@@ -24,7 +24,7 @@ class VAETrainConfig:
     run_dir: str = ""
     """Directory for vae.pt, losses.csv and the figures (must not hold a VAE yet)."""
     frames: int = 20_000
-    """Frames to collect from random rollouts (the notebook kept 1 step in 10 of 100 episodes)."""
+    """Frames to collect from random rollouts (Leite (2022) kept 1 step in 10 of 100 episodes)."""
     pixels: int = 96
     """Frame size S (S x S RGB); a multiple of 16, at least 32."""
     latent_size: int = 8
@@ -34,7 +34,7 @@ class VAETrainConfig:
     gaussian_std: float = 0.1
     """With likelihood gaussian: each pixel's standard deviation."""
     encoder_kernel: int = 2
-    """Kernel size of the encoder's stride-2 convolutions: 2 (the notebook's) or 4 (overlapping, padding 1)."""
+    """Kernel size of the encoder's stride-2 convolutions: 2 (Leite's (2022)) or 4 (overlapping, padding 1)."""
     body_weight: float = 1.0
     """Weight of the body's pixels in the reconstruction term, the others' being 1 (1: the ELBO itself). The body's
     pixels come from MuJoCo's segmentation while frames are collected; the agent later sees frames only."""
@@ -48,7 +48,7 @@ class VAETrainConfig:
     """Chance that a step's frame is kept, so consecutive frames rarely both are (1 keeps every frame)."""
     action_persistence: float = 0.931
     """Random actions N(0, 1) clipped to the action bounds, each redrawn with probability 1 - p per step
-    (the notebook's cheetah: about 15 steps per action)."""
+    (Leite's (2022) cheetah: about 15 steps per action)."""
     policy: str | None = None
     """A checkpoint of an agent trained on the task's state (a run's checkpoint.pt) whose sampled actions play a share
     of the episodes: frames of a moving body, which random actions rarely show. None: random actions only."""

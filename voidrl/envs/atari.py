@@ -1,6 +1,6 @@
 """Atari through ALE's multithreaded C++ vector environment.
 
-The preset is the thesis's: grayscale 84x84, 4 stacked frames, frame skip 4
+The preset is Müller's (2022): grayscale 84x84, 4 stacked frames, frame skip 4
 (max-pooled over the last two frames), no sticky actions, the full 18-action
 space, up to 30 no-ops at reset, raw (unclipped) rewards. Observations are
 uint8 ``[N, 4, 84, 84]`` end to end.

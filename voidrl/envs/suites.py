@@ -29,7 +29,7 @@ class Variant:
 
 
 VARIANTS = {
-    # The notebook's tasks.
+    # Leite's (2022) tasks.
     "voidrl/InvertedPendulumFall-v5": Variant("InvertedPendulum-v5", fall_penalty=True),
     "voidrl/HalfCheetah500-v5": Variant("HalfCheetah-v5", max_episode_steps=500),
     # Partially observable: cart position and pole angle only, so velocities must be inferred from history.

@@ -150,7 +150,7 @@ class TransformReward(VecEnvWrapper):
 class FallPenalty(VecEnvWrapper):
     """Training reward -1 on a termination (the pole fell), 0 on every other step.
 
-    The notebook's pendulum task: unlike +1 per step, it tells a fall at step 999 from
+    Leite's (2022) pendulum task: unlike +1 per step, it tells a fall at step 999 from
     the time limit at 1000, and its values stay O(1) instead of ~1 / (1 - gamma).
     """
 

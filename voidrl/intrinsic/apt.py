@@ -3,7 +3,7 @@
 Every vector step the true next observations enter a uint8 representation buffer
 and, once ``contrastive_start`` environment steps have been seen, the encoder takes
 ``contrastive_updates_per_step`` contrastive steps on two augmented views of a batch
-drawn from the filled slots: SimCLR's NT-Xent through one encoder (the thesis) or CURL's
+drawn from the filled slots: SimCLR's NT-Xent through one encoder (Müller 2022) or CURL's
 bilinear InfoNCE against a momentum target encoder. After each rollout the particle reward of every next
 state is computed with the current encoder: its mean distance to its k nearest
 *other* particles of the rollout, divided by a running mean of those distances,

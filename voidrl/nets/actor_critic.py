@@ -41,9 +41,9 @@ class ActorCritic(nn.Module):
     - ``"gaussian"``: a diagonal Gaussian on the mean from the head (actions unbounded;
       the environment clips them to the box);
     - ``"tanh_gaussian"``: a Gaussian squashed into the Box's (finite) bounds;
-    - ``"mixture"``: the notebook's per-coordinate mixture of ``mixture_modes`` Gaussians.
+    - ``"mixture"``: Leite's (2022) per-coordinate mixture of ``mixture_modes`` Gaussians.
       It works in normalised units: means are clamped to [-1, 1] whatever the Box's
-      bounds, as in the notebook.
+      bounds, as in Leite (2022).
 
     The Gaussian policies' std follows ``std_parameterization``: ``"log_std"`` is a
     state-independent parameter starting at ``init_log_std``; ``"softplus"`` is

@@ -72,7 +72,7 @@ def nature_cnn(obs_shape: tuple[int, ...]) -> PixelBody:
 
 
 def dqn2013_cnn(obs_shape: tuple[int, ...]) -> PixelBody:
-    """The thesis's PPG policy body (the 2013 DQN network): 16@8x8/4, 32@4x4/2, fc 256, input x/255 - 0.5."""
+    """Müller's (2022) PPG policy body (the 2013 DQN network): 16@8x8/4, 32@4x4/2, fc 256, input x/255 - 0.5."""
     channels = obs_shape[0]
     convs = [nn.Conv2d(channels, 16, 8, 4), nn.Conv2d(16, 32, 4, 2)]
     return PixelBody(convs, obs_shape, 256, offset=-0.5)

@@ -158,7 +158,7 @@ MIXTURE_MIN_STD = 1e-4
 
 
 class MixtureOfGaussians:
-    """Independent univariate mixture of M Gaussians per action coordinate (the notebook's policy).
+    """Independent univariate mixture of M Gaussians per action coordinate (Leite's (2022) policy).
 
     ``weight_logits``, ``means``, ``stds`` are ``[B, A, M]``; actions and modes ``[B, A]``,
     log-probabilities and entropies ``[B]``. ``from_head`` builds one from raw network output.
@@ -173,7 +173,7 @@ class MixtureOfGaussians:
     def from_head(cls, raw: torch.Tensor) -> MixtureOfGaussians:
         """``raw [B, A, M, 3]`` = (weight logit, mean, std pre-activation) per coordinate and mode.
 
-        Means are clamped to [-1, 1] and std = sigmoid(raw) / A + 1e-4. The notebook samples
+        Means are clamped to [-1, 1] and std = sigmoid(raw) / A + 1e-4. Leite (2022) samples
         with sigmoid(-raw) but evaluates log-probabilities with sigmoid(raw); sigmoid(raw) is
         used everywhere here.
         """
@@ -213,7 +213,7 @@ class MixtureOfGaussians:
     def entropy(self) -> torch.Tensor:
         """Upper bound H(weights) + sum_k w_k H(N_k) per coordinate (tight when modes do not overlap), summed.
 
-        The notebook also subtracts mean^4 as a penalty near the clamp bounds; that term is not
+        Leite (2022) also subtracts mean^4 as a penalty near the clamp bounds; that term is not
         an entropy and is left out.
         """
         weights = self.log_weights.exp()

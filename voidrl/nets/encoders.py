@@ -21,7 +21,7 @@ SMALL_CONVS = ((32, 3, 1), (32, 3, 1))
 class APTEncoder(nn.Module):
     """Convolutions with ELU (spectrally normalised by default), fc, LayerNorm, tanh: ``[B, C, H, W] -> [B, 15]``.
 
-    84x84 frames use the thesis's 32@8x8/4, 64@4x4/2, 64@3x3/1 (flatten 3136); frames
+    84x84 frames use Müller's (2022) 32@8x8/4, 64@4x4/2, 64@3x3/1 (flatten 3136); frames
     smaller than 36 pixels a side (MinAtar) use 32@3x3/1 twice. The latent lies in [-1, 1].
     """
 
@@ -74,7 +74,7 @@ def plain_encoder_state(state: dict[str, torch.Tensor], obs_shape: tuple[int, ..
 
 class ProjectionHead(nn.Sequential):
     """SimCLR's projection g: fc ``in_features`` -> 128, [BatchNorm or LayerNorm], ELU, fc 128 -> 64;
-    the loss sees g(f(x)). The thesis's head has no normalisation; SimCLR's and SPR's heads use BatchNorm."""
+    the loss sees g(f(x)). Müller's (2022) head has no normalisation; SimCLR's and SPR's heads use BatchNorm."""
 
     def __init__(self, in_features: int = 15, norm: str = "none"):
         if norm not in HEAD_NORMS:

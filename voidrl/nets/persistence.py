@@ -1,4 +1,4 @@
-"""Action persistence (the notebook's mixture policy): random draws kept across steps, redrawn by chance."""
+"""Action persistence (Leite's (2022) mixture policy): random draws kept across steps, redrawn by chance."""
 
 from __future__ import annotations
 

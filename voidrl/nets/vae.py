@@ -1,6 +1,6 @@
-"""The notebook's vision module: a convolutional VAE on rendered frames, and its file on disk.
+"""Leite's (2022) vision module: a convolutional VAE on rendered frames, and its file on disk.
 
-Encoder: four stride-2 convolutions (32/64/128/256, ReLU), 2x2 as the notebook's or 4x4 with padding 1 as
+Encoder: four stride-2 convolutions (32/64/128/256, ReLU), 2x2 as Leite's (2022) or 4x4 with padding 1 as
 World Models', each halving the frame; flatten, one linear layer to the mean and log-variance of a
 ``latent_size`` Gaussian. Decoder (World Models' shape): linear to 1024 (ReLU) as a 1x1
 map, transposed convolutions 128@5x5/2, 64@5x5/2, 32@7x7/2 (ReLU) to 31x31, and a last one to the frame
@@ -41,7 +41,7 @@ class VAEShape:
     gaussian_std: float = 0.1
     """With likelihood gaussian: the fixed standard deviation of each pixel's intensity in [0, 1]."""
     encoder_kernel: int = 2
-    """Kernel size of the encoder's stride-2 convolutions: 2 (the notebook's; each pixel seen by one window per
+    """Kernel size of the encoder's stride-2 convolutions: 2 (Leite's (2022); each pixel seen by one window per
     layer) or 4 (overlapping windows, padding 1; what a thin limb spanning window edges needs)."""
 
     def validate(self) -> None:

@@ -87,7 +87,7 @@ class PolicySampling:
     of the true successor wherever an episode was cut (time limit) or continues past the rollout; with
     an intrinsic value head, its values too and its value of the observation after the rollout.
 
-    ``action_noise`` supplies the uniforms a mixture policy samples from (the notebook's action persistence).
+    ``action_noise`` supplies the uniforms a mixture policy samples from (Leite's (2022) action persistence).
     """
 
     recurrent_state_shape = None

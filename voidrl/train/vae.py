@@ -1,4 +1,4 @@
-"""``voidrl vae train``: frames from random rollouts, then the VAE trained on them (the notebook's recipe)."""
+"""``voidrl vae train``: frames from random rollouts, then the VAE trained on them (Leite's (2022) recipe)."""
 
 from __future__ import annotations
 
@@ -160,7 +160,7 @@ def train_vae(config: VAETrainConfig) -> Path:
     validation, training = validation.to(device), training.to(device)
     # the training frames' body pixels, weighted in the loss (the held-out loss stays the -ELBO, comparable across weights)
     training_body = torch.from_numpy(body)[shuffle][held_out:].to(device) if weighted else None
-    drift_sample = training[:10]  # the notebook's fixed sample whose latents are watched
+    drift_sample = training[:10]  # Leite's (2022) fixed sample whose latents are watched
     with torch_threads(threads):
         vae = VAE(config.shape()).to(device)
         optimizer = torch.optim.Adam(vae.parameters(), lr=config.learning_rate)
