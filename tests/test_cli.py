@@ -92,6 +92,16 @@ def test_help_names_its_sources_by_author_and_year(capsys, command):
         assert "usage:" in text and "thesis" not in text and "notebook" not in text, algo
 
 
+def test_help_lists_the_collapse_guard_only_where_a_policy_has_an_entropy(capsys):
+    from voidrl.algos import ALGORITHMS
+
+    for algo in sorted(ALGORITHMS):
+        with pytest.raises(SystemExit):
+            main(["train", algo, "--help"])
+        listed = "--collapse-entropy" in capsys.readouterr().out
+        assert listed != ALGORITHMS.config_class(algo).acts_greedily, algo
+
+
 def test_envs_lists_every_suite():
     result = run("envs")
     assert result.returncode == 0

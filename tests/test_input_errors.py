@@ -153,6 +153,8 @@ COMBINATIONS = [
     (["train", "ppg", "--shared"], "unrecognized arguments: --shared"),
     (["train", "ppo", "--knn-k", "3"], "knn_k: apt option, used only with --intrinsic apt"),
     (["train", "ppo", "--collapse-restore"], "collapse_restore needs collapse_entropy"),
+    (["train", "r2d2", "--collapse-entropy", "0.5"], "collapse_entropy: r2d2 acts greedily on Q-values and has no policy entropy"),
+    (["train", "agent57", "--collapse-entropy", "0.5"], "the collapse guard applies to ppo, ppg, reinforce, a2c, a3c, npg, trpo"),
     (["train", "ppo", "--init-parts", "critic"], "init_parts needs init_from"),
     (["finetune", "ppo", "--from", "{pre}", "--init-parts", "apt_encoder"], "init_parts apt_encoder needs the apt policy body"),
     (["train", "ppg", "--env", "MinAtar/Breakout-v1", "--intrinsic", "apt", "--head-norm", "batch", "--contrastive-chunk-size", "8"],

@@ -62,6 +62,10 @@ def _parse_optional(base: type):
     return parse
 
 
+COLLAPSE_OPTIONS = ("collapse_entropy", "collapse_patience", "collapse_restore")
+"""The policy-collapse guard's options: for algorithms with a policy entropy (not ``acts_greedily``)."""
+
+
 def add_dataclass_options(parser: argparse.ArgumentParser, cls: type, title: str, skip: tuple[str, ...] = (),
                           unlisted: tuple[str, ...] = ()) -> None:
     """One ``--field-name`` per field of ``cls`` but ``skip``; defaults stay unset so presets can fill them. The
@@ -165,7 +169,8 @@ def build_parser(argv: list[str] | None = None) -> Parser:
                                  help="runs trained side by side in K worker processes, the CPUs shared between them "
                                       "(default: 1, one after the other)")
             add_dataclass_options(sub, RunConfig, "run", skip=("init_from",) if command in ("finetune", "compare") else (),
-                                  unlisted=() if config_class.remote_actors else ("actors", "ray_address"))
+                                  unlisted=(() if config_class.remote_actors else ("actors", "ray_address"))
+                                  + (COLLAPSE_OPTIONS if config_class.acts_greedily else ()))
             add_dataclass_options(sub, EnvConfig, "environment")
             feed_forward = issubclass(config_class, MemoryConfig) and not config_class.recurrent
             add_dataclass_options(sub, config_class, name, unlisted=MEMORY_OPTIONS if feed_forward else ())

@@ -149,6 +149,10 @@ class TrainConfig:
             if self.run.eval_every is None:
                 raise ValueError("eval_video needs eval_every (it records one episode at each evaluation)")
             check_video_packages("eval_video", mp4=False)
+        if self.run.collapse_entropy is not None and self.algo_config.acts_greedily:
+            watched = ", ".join(name for name in ALGORITHMS if not ALGORITHMS.config_class(name).acts_greedily)
+            raise ValueError(f"collapse_entropy: {self.algo} acts greedily on Q-values and has no policy entropy to watch; "
+                             f"the collapse guard applies to {watched}")
         if self.run.collapse_restore and self.run.collapse_entropy is None:
             raise ValueError("collapse_restore needs collapse_entropy (the entropy below which the guard acts)")
         if self.run.ray_address is not None and not self.run.actors:

@@ -44,9 +44,6 @@ class Algorithm(ABC):
         """The persistent exploration noise the run keeps (and checkpoints) for this algorithm's sampling; None: none."""
         return None
 
-    acts_greedily: ClassVar[bool] = False
-    """Its policy acts greedily on Q-values: evaluation cannot sample actions."""
-
     @staticmethod
     def family_size(policy: nn.Module) -> int | None:
         """Of a policy family: how many members ``policy`` has; None (the default) where the agent has no family."""

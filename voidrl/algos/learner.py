@@ -37,8 +37,6 @@ class ReplayLearner(Algorithm):
     ``make_policy`` and restored from ``state_dict()["policy"]``.
     """
 
-    acts_greedily = True
-
 
     @staticmethod
     @abstractmethod

@@ -55,6 +55,7 @@ class A2CConfig(PolicyConfig):
 
     presets = PRESETS
     search_space = SEARCH_SPACE
+    data_parallel = True
     recurrent = True
 
     num_steps: int = 5

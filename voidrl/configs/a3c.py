@@ -31,6 +31,7 @@ class A3CConfig(A2CConfig):
 
     presets = PRESETS
     remote_actors = True
+    data_parallel = False  # its actor-learners send gradients of their own; no torchrun group
 
     entropy_coef: float = 0.01
     """Weight c_H of the entropy bonus (the paper's 0.01)."""

@@ -19,6 +19,11 @@ class AlgorithmConfig:
     algorithm is not tuned."""
     remote_actors: ClassVar[bool] = False
     """Its algorithm has Ray actors (``--actors N``), made by the algorithm's ``builder_class``."""
+    data_parallel: ClassVar[bool] = False
+    """Its algorithm trains data-parallel under torchrun (each process's gradients all-reduced)."""
+    acts_greedily: ClassVar[bool] = False
+    """Its algorithm acts greedily on Q-values: no action distribution to sample in evaluation, no policy entropy
+    for ``--collapse-entropy`` to watch."""
     own_intrinsic_reward: ClassVar[bool] = False
     """Its algorithm computes a novelty reward of its own (NGU), so a reward plug-in would add a second one."""
     gamma: float

@@ -120,6 +120,7 @@ class PPGConfig(MemoryConfig):
 
     presets = PRESETS
     search_space = SEARCH_SPACE
+    data_parallel = True
     recurrent = True
 
     num_steps: int = 256

@@ -113,6 +113,7 @@ class PPOConfig(PolicyConfig):
 
     presets = PRESETS
     search_space = SEARCH_SPACE
+    data_parallel = True
     recurrent = True
 
     num_steps: int = 2048

@@ -53,6 +53,7 @@ class R2D2Config(AlgorithmConfig):
 
     presets = PRESETS
     remote_actors = True
+    acts_greedily = True
 
     num_steps: int = 40
     """Vector steps collected between two training phases."""

@@ -115,7 +115,7 @@ def acting_policy(agent: Agent) -> ActingPolicy:
     if not isinstance(agent.policy, ActorCritic):
         from voidrl.algos import ALGORITHMS
 
-        exported = ", ".join(name for name in sorted(ALGORITHMS) if not ALGORITHMS[name].acts_greedily)
+        exported = ", ".join(name for name in sorted(ALGORITHMS) if not ALGORITHMS.config_class(name).acts_greedily)
         raise ValueError(f"export writes the policies of {exported}; {agent.config.algo} acts greedily on a recurrent "
                          "Q-network that reads its previous action and reward (act with voidrl's Agent.predict)")
     kind = RecurrentActingPolicy if isinstance(agent.policy, RecurrentActorCritic) else ActingPolicy

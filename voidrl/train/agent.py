@@ -270,7 +270,7 @@ class Agent:
         """ValueError unless this agent can evaluate so: Q-network agents act greedily, and only a policy
         family has members."""
         algo = ALGORITHMS[self.config.algo]
-        if not deterministic and algo.acts_greedily:
+        if not deterministic and ALGORITHMS.config_class(self.config.algo).acts_greedily:
             raise ValueError(f"--sampled applies to policy-gradient agents; {self.config.algo} acts greedily on its Q-values "
                              "(in Python: deterministic must be True)")
         if member is not None and algo.family_size(self.policy) is None:

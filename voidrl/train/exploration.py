@@ -113,7 +113,7 @@ def explore_agent(agent: Agent, episodes: int, num_envs: int | None, seed: int, 
     from voidrl.algos.roles import Memory
 
     check_atari(agent.config.run.env)
-    deterministic = deterministic or ALGORITHMS[agent.config.algo].acts_greedily
+    deterministic = deterministic or ALGORITHMS.config_class(agent.config.algo).acts_greedily
     num_envs = min(num_envs or agent.config.env.num_envs, episodes)
     env = agent.make_env(num_envs, ram=True)
     try:

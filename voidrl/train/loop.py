@@ -59,16 +59,13 @@ RECENT_EPISODES = 20
 """Episodes in ``rollout/recent_return_mean``."""
 
 
-DATA_PARALLEL_ALGORITHMS = ("ppo", "ppg", "a2c")
-"""Algorithms ``torchrun`` can train data-parallel: fixed-length rollouts and every gradient step through
-``TrainedParameters`` (whose all-reduce averages it)."""
-
-
 def check_data_parallel(config: TrainConfig) -> None:
-    """Refuse what a data-parallel run (several ``torchrun`` processes) cannot do, naming the option."""
-    if config.algo not in DATA_PARALLEL_ALGORITHMS:
-        raise ValueError(f"torchrun: {config.algo} cannot train data-parallel; choose one of "
-                         f"{', '.join(DATA_PARALLEL_ALGORITHMS)}, or run a single process")
+    """Refuse what a data-parallel run (several ``torchrun`` processes) cannot do, naming the option. The algorithms
+    that can (their config's ``data_parallel``) have fixed-length rollouts and take every gradient step through
+    ``TrainedParameters``, whose all-reduce averages it."""
+    if not config.algo_config.data_parallel:
+        able = ", ".join(name for name in ALGORITHMS if ALGORITHMS.config_class(name).data_parallel)
+        raise ValueError(f"torchrun: {config.algo} cannot train data-parallel; choose one of {able}, or run a single process")
     if isinstance(config.algo_config, PolicyConfig) and config.algo_config.memory != "none":
         raise ValueError(f"torchrun: memory {config.algo_config.memory} is not supported data-parallel yet (untested); "
                          "run a single process")
