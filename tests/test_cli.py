@@ -102,6 +102,21 @@ def test_help_lists_the_collapse_guard_only_where_a_policy_has_an_entropy(capsys
         assert listed != ALGORITHMS.config_class(algo).acts_greedily, algo
 
 
+@pytest.mark.parametrize("argv,apt,rnd", [
+    (["train", "ppo"], False, False),
+    (["train", "ppo", "--intrinsic", "apt"], True, False),
+    (["train", "ppo", "--intrinsic=rnd"], False, True),
+    (["train", "ppo", "--preset", "minigrid-rnd"], False, True),
+    (["pretrain", "ppg"], True, False),
+])
+def test_help_lists_the_options_of_the_chosen_reward_plugin_only(capsys, argv, apt, rnd):
+    with pytest.raises(SystemExit):
+        main([*argv, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert ("--knn-k" in text) == apt and ("--embedding-size" in text) == rnd
+    assert ("--intrinsic NAME --help lists them" in text) == (not apt and not rnd)
+
+
 def test_envs_lists_every_suite():
     result = run("envs")
     assert result.returncode == 0

@@ -92,9 +92,10 @@ def add_dataclass_options(parser: argparse.ArgumentParser, cls: type, title: str
             group.add_argument(*flags, type=parse, metavar=metavar, **common)
 
 
-def add_plugin_options(parser: argparse.ArgumentParser) -> None:
+def add_plugin_options(parser: argparse.ArgumentParser, listed: set[str]) -> None:
     """Each reward plug-in's options in a group of its own; an option several plug-ins share (the reward
-    weights) once, in a group of its own, with each plug-in's default."""
+    weights) once, in a group of its own, with each plug-in's default. ``--help`` lists those of the ``listed``
+    plug-ins; the others' are still parsed, so that the run refuses them by name."""
     owners = plugin_options()
     shared = tuple(name for name, plugins in owners.items() if len(plugins) > 1)
     if shared:
@@ -103,10 +104,30 @@ def add_plugin_options(parser: argparse.ArgumentParser) -> None:
             sources = [REWARD_SOURCES.config_class(plugin) for plugin in owners[name]]
             defaults = ", ".join(f"{plugin} {getattr(cls(), name)}" for plugin, cls in zip(owners[name], sources))
             base, _ = field_type(sources[0], name)
+            help_text = f"{field_docs(sources[0]).get(name, '')} (default: {defaults})" if listed & set(owners[name]) else argparse.SUPPRESS
             group.add_argument("--" + name.replace("_", "-"), dest=name, type=base, metavar=base.__name__.upper(),
-                               default=argparse.SUPPRESS, help=f"{field_docs(sources[0]).get(name, '')} (default: {defaults})")
+                               default=argparse.SUPPRESS, help=help_text)
     for plugin in REWARD_SOURCES:
-        add_dataclass_options(parser, REWARD_SOURCES.config_class(plugin), f"{plugin} (with --intrinsic {plugin})", skip=shared)
+        config_class = REWARD_SOURCES.config_class(plugin)
+        add_dataclass_options(parser, config_class, f"{plugin} (with --intrinsic {plugin})", skip=shared,
+                              unlisted=() if plugin in listed else tuple(f.name for f in dataclasses.fields(config_class)))
+
+
+def chosen_plugins(argv: list[str] | None, command: str, algo: str) -> set[str]:
+    """The reward plug-ins whose options ``--help`` lists for ``command algo`` in ``argv``: the one ``--intrinsic``
+    names, else the named preset's, else pre-training's APT; every one without ``argv``."""
+    if argv is None:
+        return set(REWARD_SOURCES)
+    for flag in ("--intrinsic", "--preset"):
+        values = [argv[i + 1] for i, arg in enumerate(argv[:-1]) if arg == flag] + [arg.split("=", 1)[1] for arg in argv if arg.startswith(flag + "=")]
+        if not values:
+            continue
+        if flag == "--intrinsic":
+            return {values[-1]} & set(REWARD_SOURCES)
+        preset = algorithm_presets(algo).get(values[-1], {})
+        if preset.get("run", {}).get("intrinsic"):
+            return {preset["run"]["intrinsic"]}
+    return {"apt"} if command == "pretrain" else set()
 
 
 def algorithm_commands(argv: list[str] | None) -> set[tuple[str, str]]:
@@ -175,7 +196,11 @@ def build_parser(argv: list[str] | None = None) -> Parser:
             feed_forward = issubclass(config_class, MemoryConfig) and not config_class.recurrent
             add_dataclass_options(sub, config_class, name, unlisted=MEMORY_OPTIONS if feed_forward else ())
             if not config_class.own_intrinsic_reward:
-                add_plugin_options(sub)
+                listed = chosen_plugins(argv, command, name)
+                add_plugin_options(sub, listed)
+                if not listed:
+                    sub.epilog = (f"Reward plug-ins ({', '.join(REWARD_SOURCES)}) add their options: "
+                                  f"voidrl {command} {name} --intrinsic NAME --help lists them.")
 
     evaluate = commands.add_parser("eval", help="evaluate a checkpoint", description="Evaluate a saved agent.")
     evaluate.add_argument("--checkpoint", required=True, help="checkpoint file (RUN_DIR/checkpoint.pt)")
