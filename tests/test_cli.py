@@ -117,6 +117,20 @@ def test_help_lists_the_options_of_the_chosen_reward_plugin_only(capsys, argv, a
     assert ("--intrinsic NAME --help lists them" in text) == (not apt and not rnd)
 
 
+def test_preset_help_is_built_from_the_presets_an_algorithm_has(capsys):
+    from voidrl.algos import ALGORITHMS
+    from voidrl.config import algorithm_presets, default_presets_text
+
+    assert default_presets_text("train", "a2c") == "cartpole on CartPole-v1; pendulum on voidrl/InvertedPendulumFall-v5"
+    assert default_presets_text("pretrain", "ppg").startswith("pretrain on atari tasks; minatar-pretrain on minatar tasks")
+    for algo in ALGORITHMS:
+        for rule in default_presets_text("train", algo).split("; "):
+            assert rule == "none" or rule.split(" on ")[0] in algorithm_presets(algo), (algo, rule)
+    with pytest.raises(SystemExit):
+        main(["train", "r2d2", "--help"])
+    assert "minigrid on minigrid tasks" in " ".join(capsys.readouterr().out.split())
+
+
 def test_envs_lists_every_suite():
     result = run("envs")
     assert result.returncode == 0

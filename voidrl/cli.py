@@ -22,8 +22,8 @@ from typing import Any, NoReturn
 
 import voidrl
 from voidrl.algos import ALGORITHMS
-from voidrl.config import (RENAMED_FIELDS, RENAMED_PRESETS, RunConfig, TrainConfig, algorithm_presets, check_field_types, field_docs, field_type,
-                           make_config, plugin_options, preset_settings)
+from voidrl.config import (PRETRAIN_PRESETS, RENAMED_FIELDS, RENAMED_PRESETS, RunConfig, TrainConfig, algorithm_presets, check_field_types, field_docs, field_type,
+                           default_presets_text, make_config, plugin_options, preset_settings)
 from voidrl.configs.choices import EXPORT_FORMATS, WEIGHTS_FORMAT
 from voidrl.configs.env import EnvConfig
 from voidrl.configs.policy import MEMORY_OPTIONS, MemoryConfig
@@ -166,9 +166,8 @@ def build_parser(argv: list[str] | None = None) -> Parser:
             preset_options = sub.add_mutually_exclusive_group()
             preset_options.add_argument("--preset", choices=sorted(presets) + sorted(old for old, new in RENAMED_PRESETS.items() if new in presets),
                                         metavar="{" + ",".join(sorted(presets)) + "}",
-                                        help="named settings; default: the environment's own (cartpole, atari, minatar, mujoco, pendulum for a2c on voidrl/InvertedPendulumFall-v5; "
-                                             "ppg's pretrain on Atari: pretrain, the schedule for 1-2M steps; pretrain-published is the published attempt's schedule, "
-                                             "pretrain-nt-xent the same with its NT-Xent representation)")
+                                        help=f"named settings (voidrl.configs.{config_class.__module__.rsplit('.', 1)[-1]}); default by "
+                                             f"environment: {default_presets_text(command, name)}")
             preset_options.add_argument("--preset-file", default=argparse.SUPPRESS, metavar="FILE",
                                         help="instead of --preset: a JSON or TOML file of a preset's shape, section (run, env, "
                                              "algo_config, intrinsic_config) -> option -> value, e.g. the best-preset.json "
@@ -434,10 +433,6 @@ def run_comparison(pretrain_config: TrainConfig | None, base: TrainConfig, runs,
     print(compare(base, runs, parallel))
     print(f"table: {base.run_dir}/comparison.md; plot: {base.run_dir}/comparison.png")
     return 0
-
-
-PRETRAIN_PRESETS = {"atari": "pretrain", "minatar": "minatar-pretrain"}
-"""The preset ``pretrain`` applies by default, per environment suite (where the algorithm has it)."""
 
 
 def pretrain_defaults(algo: str, preset: str | None, options: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:

@@ -263,6 +263,21 @@ ENV_PRESETS = {"CartPole-v1": "cartpole", "voidrl/InvertedPendulumFall-v5": "pen
 """Environments whose default preset is their own rather than their suite's (when the algorithm has it)."""
 
 
+PRETRAIN_PRESETS = {"atari": "pretrain", "minatar": "minatar-pretrain"}
+"""The preset ``pretrain`` applies by default, per environment suite (where the algorithm has it)."""
+
+
+def default_presets_text(command: str, algo: str) -> str:
+    """What ``--preset`` defaults to for ``command algo``, from the tables above and the algorithm's presets."""
+    from voidrl.configs.choices import SUITES
+
+    presets = algorithm_presets(algo)
+    rules = [f"{preset} on {suite} tasks" for suite, preset in PRETRAIN_PRESETS.items() if command == "pretrain" and preset in presets]
+    rules += [f"{preset} on {env_id}" for env_id, preset in ENV_PRESETS.items() if preset in presets]
+    rules += [f"{suite} on {suite} tasks" for suite in SUITES if suite in presets and not any(rule.endswith(f" on {suite} tasks") for rule in rules)]
+    return "; ".join(rules) if rules else "none"
+
+
 def default_preset(algo: str, env_id: str) -> str | None:
     """The preset applied when none is named: per-environment defaults."""
     from voidrl.envs.suites import suite_of

@@ -1,6 +1,9 @@
 """The names an option chooses among where torch code builds from the name too: the configs check values against
 these, and the networks, losses and encoders import them from here."""
 
+SUITES = ("classic", "mujoco", "minatar", "minigrid", "atari")
+"""Environment suites (``voidrl.envs.suites.suite_of``); a suite's name is also the preset an algorithm applies there by
+default, where it has one."""
 NETWORKS = ("auto", "mlp", "nature", "dqn2013", "minatar", "apt")
 """Bodies ``voidrl.nets.bodies.make_body`` builds."""
 CONTINUOUS_POLICIES = ("gaussian", "tanh_gaussian", "mixture")

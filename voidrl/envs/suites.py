@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import gymnasium as gym
 
+from voidrl.configs.choices import SUITES
 from voidrl.envs.atari import all_rom_names, rom_name
 
-SUITES = ("classic", "mujoco", "minatar", "minigrid", "atari")
 LIST_HINT = "run `voidrl envs` to list the valid ids"
 
 
