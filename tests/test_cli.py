@@ -151,7 +151,7 @@ def test_each_command_lists_the_options_its_algorithm_and_its_allowed_plug_ins_t
     options = {}
     for algo in ("ngu", "r2d2", "ppo", "reinforce"):
         with pytest.raises(SystemExit):
-            main(["train", algo, "--help"])
+            main(["train", algo, "--intrinsic", "apt", "--help"])  # the plug-in's options are listed once it is chosen
         options[algo] = set(capsys.readouterr().out.split())
     assert "--num-policies" in options["ngu"] and "--num-policies" not in options["r2d2"]
     assert "--contrastive-batch-size" in options["r2d2"]  # r2d2 takes --intrinsic apt
