@@ -145,15 +145,14 @@ def algorithm_commands(argv: list[str] | None) -> set[tuple[str, str]]:
     return every if any(arg in ALGORITHMS for arg in argv) else set()
 
 
-def build_parser(argv: list[str] | None = None) -> Parser:
-    """The whole command line; given the ``argv`` to parse, only the training commands it may run get their options
-    (``algorithm_commands``)."""
-    parser = Parser(prog="voidrl", description="Policy-optimisation RL with reward-free pre-training.")
-    parser.add_argument("--version", action="version", version=f"voidrl {voidrl.__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    commands.required = True
-    needed = algorithm_commands(argv)
+Subcommands = argparse._SubParsersAction
+"""What ``add_subparsers`` returns: each ``add_*_command`` adds its command's parser to it."""
 
+
+def add_training_commands(commands: Subcommands, argv: list[str] | None) -> None:
+    """The training commands (train, pretrain, finetune, compare), one parser per algorithm; only those
+    ``argv`` may run get their options (``algorithm_commands``)."""
+    needed = algorithm_commands(argv)
     for command, summary in COMMANDS.items():
         train = commands.add_parser(command, help=summary, description=summary + ".")
         algos = train.add_subparsers(dest="algo", metavar="ALGO", parser_class=Parser)
@@ -201,6 +200,9 @@ def build_parser(argv: list[str] | None = None) -> Parser:
                     sub.epilog = (f"Reward plug-ins ({', '.join(REWARD_SOURCES)}) add their options: "
                                   f"voidrl {command} {name} --intrinsic NAME --help lists them.")
 
+
+def add_eval_command(commands: Subcommands) -> None:
+    """``voidrl eval``."""
     evaluate = commands.add_parser("eval", help="evaluate a checkpoint", description="Evaluate a saved agent.")
     evaluate.add_argument("--checkpoint", required=True, help="checkpoint file (RUN_DIR/checkpoint.pt)")
     evaluate.add_argument("--episodes", type=int, default=10, help="episodes to run (default: 10)")
@@ -217,6 +219,9 @@ def build_parser(argv: list[str] | None = None) -> Parser:
     evaluate.add_argument("--seed", type=int, default=12345, help="environment seed (default: 12345)")
     evaluate.add_argument("--device", default="cpu", help="torch device (default: cpu)")
 
+
+def add_explore_command(commands: Subcommands) -> None:
+    """``voidrl explore``."""
     explore = commands.add_parser(
         "explore", help="measure how far a policy explores an Atari game: score, episode length, coverage",
         description="Play whole games with a checkpoint's policy or a uniform-random one and measure exploration: the game "
@@ -235,6 +240,9 @@ def build_parser(argv: list[str] | None = None) -> Parser:
                                                                       "positions)")
     explore.add_argument("--device", default="cpu", help="torch device (default: cpu)")
 
+
+def add_export_command(commands: Subcommands) -> None:
+    """``voidrl export``."""
     export = commands.add_parser(
         "export", help="write a checkpoint's acting policy alone, as TorchScript or ONNX, or the weights runs start from",
         description="Write a checkpoint's acting policy alone, to run without voidrl: raw observations in (the run's observation "
@@ -249,6 +257,9 @@ def build_parser(argv: list[str] | None = None) -> Parser:
                              "voidrl finetune/compare --from and voidrl eval/explore; it cannot be resumed)")
     export.add_argument("--out", required=True, metavar="FILE", help="the file to write (its folders are made)")
 
+
+def add_tune_command(commands: Subcommands) -> None:
+    """``voidrl tune``."""
     tune = commands.add_parser(
         "tune", help="search an algorithm's hyperparameters with Optuna",
         description="Search an algorithm's hyperparameters with Optuna: TPE samples its search space on top of a preset, "
@@ -259,8 +270,14 @@ def build_parser(argv: list[str] | None = None) -> Parser:
     tune.add_argument("algo", choices=sorted(ALGORITHMS), metavar="ALGO", help=f"the algorithm to tune: {', '.join(tuned)}")
     add_dataclass_options(tune, TuneConfig, "tune", skip=("algo",))
 
+
+def add_envs_command(commands: Subcommands) -> None:
+    """``voidrl envs``."""
     commands.add_parser("envs", help="list valid environment ids", description="List valid environment ids.")
 
+
+def add_vae_command(commands: Subcommands) -> None:
+    """``voidrl vae train`` and ``voidrl vae probe``."""
     vae = commands.add_parser("vae", help="the VAE vision module", description="The VAE vision module (--vision vae:PATH).")
     vae_commands = vae.add_subparsers(dest="vae_command", metavar="VAE_COMMAND", parser_class=Parser)
     vae_commands.required = True
@@ -276,6 +293,9 @@ def build_parser(argv: list[str] | None = None) -> Parser:
                     "pixels (beside drawing the background there) and elsewhere.")
     add_dataclass_options(vae_probe, VAEProbeConfig, "vae probe")
 
+
+def add_plot_command(commands: Subcommands) -> None:
+    """``voidrl plot``."""
     plot = commands.add_parser("plot", help="plot learning curves and best scores of runs",
                                description="Plot mean learning curves with 95% t-intervals over the runs of each group "
                                            "(training and evaluation return) and a violin plot of each run's best score.")
@@ -289,6 +309,23 @@ def build_parser(argv: list[str] | None = None) -> Parser:
                       help="also write FILE_PREFIX-table.md and FILE_PREFIX-table.png: final return, AUC and early returns "
                            "of each group over a budget of STEPS with 95%% intervals, as voidrl compare does; with two "
                            "groups, the first minus the second and the verdict")
+
+
+def build_parser(argv: list[str] | None = None) -> Parser:
+    """The whole command line; given the ``argv`` to parse, only the training commands it may run get their options
+    (``algorithm_commands``)."""
+    parser = Parser(prog="voidrl", description="Policy-optimisation RL with reward-free pre-training.")
+    parser.add_argument("--version", action="version", version=f"voidrl {voidrl.__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    commands.required = True
+    add_training_commands(commands, argv)
+    add_eval_command(commands)
+    add_explore_command(commands)
+    add_export_command(commands)
+    add_tune_command(commands)
+    add_envs_command(commands)
+    add_vae_command(commands)
+    add_plot_command(commands)
     return parser
 
 
