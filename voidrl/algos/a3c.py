@@ -19,6 +19,7 @@ import gymnasium as gym
 import torch
 
 from voidrl.algos.a2c import A2C
+from voidrl.algos.algorithm import RemoteActors
 from voidrl.algos.roles import Builder
 from voidrl.configs.a3c import A3CConfig
 from voidrl.rollout.storage import RolloutStorage
@@ -54,7 +55,7 @@ class A3CBuilder(Builder):
         return ActorLearner(A3C(self.config, self.obs_shape, self.action_space, "cpu"))
 
 
-class A3C(A2C):
+class A3C(A2C, RemoteActors):
     """A2C's loss, split into the actor-learner's ``gradient`` and the holder's ``apply_gradient``."""
 
     config_class = A3CConfig

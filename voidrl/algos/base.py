@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from abc import abstractmethod
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -86,11 +85,6 @@ class OnPolicyAlgorithm(Algorithm):
         if not self.recurrent:
             return (batch["obs"],)
         return batch["obs"], LSTMState(batch["lstm_hidden"][0], batch["lstm_cell"][0]), batch["episode_starts"]
-
-    @abstractmethod
-    def update(self, rollout: RolloutStorage, progress: float) -> dict[str, float]:
-        """Learn from one filled rollout; ``progress`` in [0, 1) is the fraction of the step budget already
-        spent (for schedules). Returns metrics named ``train/...``."""
 
     def state_dict(self) -> dict[str, Any]:
         return {"policy": self.policy.state_dict(), **{name: group.state_dict() for name, group in self.optimized.items()}}

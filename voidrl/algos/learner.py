@@ -19,7 +19,7 @@ import gymnasium as gym
 import torch
 from torch import nn
 
-from voidrl.algos.algorithm import Algorithm
+from voidrl.algos.algorithm import Algorithm, KeepsReplay, RemoteActors
 from voidrl.algos.roles import Actor, RecurrentActing, SequenceBuilder
 from voidrl.envs.base import Step
 from voidrl.nets.persistence import PersistentUniforms
@@ -37,11 +37,6 @@ class ReplayLearner(Algorithm):
     ``make_policy`` and restored from ``state_dict()["policy"]``.
     """
 
-
-    @staticmethod
-    @abstractmethod
-    def make_policy(config: Any, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str) -> nn.Module:
-        """The untrained acting network (also used to load saved agents)."""
 
     def initial_state(self, num_envs: int) -> Any:
         """The recurrent state of ``num_envs`` fresh episodes (None: a feed-forward learner)."""
@@ -77,15 +72,8 @@ class ReplayLearner(Algorithm):
         """How the collector acts for this learner (``action_noise`` is always None: see ``Algorithm.action_noise``)."""
         return RecurrentActing(self, num_envs)
 
-    @abstractmethod
-    def state_dict(self) -> dict[str, Any]:
-        """Everything needed to resume, the acting network under ``"policy"``."""
 
-    @abstractmethod
-    def load_state_dict(self, state: dict[str, Any]) -> None: ...
-
-
-class SequenceLearner(ReplayLearner):
+class SequenceLearner(ReplayLearner, RemoteActors, KeepsReplay):
     """A recurrent learner fed by the roles its ``builder_class`` makes: in this process one ``Actor`` (``actor``) writes
     into ``replay``; with Ray actors each writes into the same replay, served to them, and sends what else it has in
     ``deliver``'s result (``receive``). ``train_steps`` takes every batch the replay's rate limiter allows through

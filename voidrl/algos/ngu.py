@@ -25,6 +25,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from voidrl.algos.algorithm import PolicyFamily
 from voidrl.algos.meta_controller import SlidingWindowUCB, best_arm
 from voidrl.algos.r2d2 import R2D2, EpsilonGreedyCore, R2D2Builder
 from voidrl.configs.ngu import NGUConfig
@@ -242,7 +243,7 @@ class NGUBuilder(R2D2Builder):
         return FamilyCore(policy, self.config, int(torch.randint(2**31, ())), first_env, total_envs)
 
 
-class NGU(R2D2):
+class NGU(R2D2, PolicyFamily):
     config_class = NGUConfig
     builder_class = NGUBuilder
 

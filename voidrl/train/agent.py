@@ -14,6 +14,7 @@ import numpy as np
 import torch
 
 from voidrl.algos import ALGORITHMS
+from voidrl.algos.algorithm import PolicyFamily
 from voidrl.algos.roles import Memory
 from voidrl.config import TrainConfig
 from voidrl.envs import VecEnv, make_env, observation_normalizer, set_training
@@ -77,8 +78,8 @@ class Agent:
         try:
             policy.load_state_dict(payload["algorithm"]["policy"])
             best_member = payload["algorithm"].get("best_member")  # a file written by save()
-            if best_member is None:
-                best_member = ALGORITHMS[config.algo].best_member(payload["algorithm"], policy)
+            if best_member is None and issubclass(algo := ALGORITHMS[config.algo], PolicyFamily):
+                best_member = algo.best_member(payload["algorithm"], policy)
         except mismatch as error:
             raise CheckpointError(f"checkpoint {str(path)!r} does not match its config ({type(error).__name__}: {error})") from None
         agent = cls(config, policy, payload["env"], payload.get("step", 0), best_member)
@@ -250,7 +251,8 @@ class Agent:
     def evaluation_member(self, choice: str | None) -> int | None:
         """The family member j that ``choice`` names: an integer, ``best`` (``best_member``), or None for
         ``best_member`` where there is one and 0 otherwise; None for an agent without a family."""
-        family = ALGORITHMS[self.config.algo].family_size(self.policy)
+        algo = ALGORITHMS[self.config.algo]
+        family = algo.family_size(self.policy) if issubclass(algo, PolicyFamily) else None
         if family is None:
             if choice is not None:
                 raise ValueError(f"--member applies to ngu and agent57, not to {self.config.algo}")
@@ -273,7 +275,7 @@ class Agent:
         if not deterministic and ALGORITHMS.config_class(self.config.algo).acts_greedily:
             raise ValueError(f"--sampled applies to policy-gradient agents; {self.config.algo} acts greedily on its Q-values "
                              "(in Python: deterministic must be True)")
-        if member is not None and algo.family_size(self.policy) is None:
+        if member is not None and not issubclass(algo, PolicyFamily):
             raise ValueError(f"--member applies to ngu and agent57, not to {self.config.algo}")
 
     def evaluate(self, episodes: int = 10, deterministic: bool = True, num_envs: int | None = None, seed: int = 12345,

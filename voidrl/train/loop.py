@@ -23,6 +23,7 @@ import torch
 from tqdm import tqdm
 
 from voidrl.algos import ALGORITHMS
+from voidrl.algos.algorithm import KeepsReplay
 from voidrl.config import TrainConfig
 from voidrl.configs.policy import PolicyConfig
 from voidrl.distributed import collective
@@ -172,7 +173,8 @@ class Trainer:
         self.action_noise = self.algo.action_noise(env.num_envs, action_space, torch.Generator().manual_seed(self.seed))
         self.evaluator = None if config.run.eval_every is None or self.rank else PeriodicEvaluator(config, self.run_dir)
         self.collapse_guard = None if config.run.collapse_entropy is None else CollapseGuard(config.run, self.restore_healthy)
-        self.replay_store = self.algo.keep_replay_in(self.run_dir / REPLAY_DIR, env.single_observation_space)
+        self.replay_store = (self.algo.keep_replay_in(self.run_dir / REPLAY_DIR, env.single_observation_space)
+                             if isinstance(self.algo, KeepsReplay) else None)
         self.threads = config.run.torch_threads or default_threads(obs_shape)
         """The intra-op threads of the run from start to end, recorded in config.json when it starts (the count changes
         the order of floating-point sums); a resumed run keeps its recorded count unless ``--torch-threads`` changes it."""
