@@ -21,7 +21,7 @@ from voidrl.algos.base import OnPolicyAlgorithm, rollout_gae, standardize_advant
 from voidrl.configs.ppg import PPGConfig
 from voidrl.distributed.collective import global_mean
 from voidrl.math import clipped_surrogate_loss, entropy_loss, explained_variance, value_loss
-from voidrl.nets.actor_critic import ActorCritic, RecurrentActorCritic
+from voidrl.nets.actor_critic import ActorCritic, build_actor_critic
 from voidrl.nets.flat import adam
 from voidrl.rollout.frames import Store, compact_copy, gather_across, load_store, store_state
 from voidrl.rollout.minibatches import accumulation_chunks, sequence_steps
@@ -127,13 +127,9 @@ class PPG(OnPolicyAlgorithm):
 
     @staticmethod
     def make_policy(config: PPGConfig, obs_shape, action_space, device) -> ActorCritic:
-        if config.memory == "lstm":
-            return RecurrentActorCritic(obs_shape, action_space, config.lstm_size, config.network, config.hidden_sizes,
-                                        critic_network=config.critic_network, aux_value=True).to(device)
-        return ActorCritic(
-            obs_shape, action_space, config.network, config.hidden_sizes, shared=False,
-            critic_network=config.critic_network, aux_value=True, intrinsic_value=config.intrinsic_gamma is not None,
-        ).to(device)
+        return build_actor_critic(obs_shape, action_space, config.memory, config.lstm_size, config.network, config.hidden_sizes,
+                                  critic_network=config.critic_network, aux_value=True,
+                                  intrinsic_value=config.intrinsic_gamma is not None).to(device)
 
     def update(self, rollout: RolloutStorage, progress: float) -> dict[str, float]:
         cfg = self.config

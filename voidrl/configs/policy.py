@@ -102,15 +102,12 @@ class PolicyConfig(MemoryConfig):
 
     def build_policy(self, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str,
                      intrinsic_value: bool = False) -> ActorCritic:
-        from voidrl.nets.actor_critic import ActorCritic, RecurrentActorCritic
+        from voidrl.nets.actor_critic import build_actor_critic
 
-        options = dict(continuous_policy=self.continuous_policy, std_parameterization=self.std_parameterization,
-                       mixture_modes=self.mixture_modes, intrinsic_value=intrinsic_value)
-        if self.memory == "lstm":
-            return RecurrentActorCritic(obs_shape, action_space, self.lstm_size, self.network, self.hidden_sizes, self.shared,
-                                        self.init_log_std, **options).to(device)
-        return ActorCritic(obs_shape, action_space, self.network, self.hidden_sizes, self.shared, self.init_log_std,
-                           **options).to(device)
+        return build_actor_critic(obs_shape, action_space, self.memory, self.lstm_size, self.network, self.hidden_sizes,
+                                  self.shared, self.init_log_std, continuous_policy=self.continuous_policy,
+                                  std_parameterization=self.std_parameterization, mixture_modes=self.mixture_modes,
+                                  intrinsic_value=intrinsic_value).to(device)
 
 
 def validate_discounting(config: Any) -> None:

@@ -323,6 +323,16 @@ class RecurrentActorCritic(ActorCritic):
         return super().critic_parameters() + own
 
 
+
+def build_actor_critic(obs_shape: tuple[int, ...], action_space: gym.Space, memory: str = "none", lstm_size: int = 128,
+                       network: str = "auto", hidden_sizes: tuple[int, ...] = (64, 64), shared: bool = False,
+                       init_log_std: float = 0.0, **options) -> ActorCritic:
+    """The one place a policy-gradient network is chosen: ``RecurrentActorCritic`` for ``memory`` lstm, else
+    ``ActorCritic``; ``options`` as ``ActorCritic`` takes them."""
+    if memory == "lstm":
+        return RecurrentActorCritic(obs_shape, action_space, lstm_size, network, hidden_sizes, shared, init_log_std, **options)
+    return ActorCritic(obs_shape, action_space, network, hidden_sizes, shared, init_log_std, **options)
+
 def _rename_lstm_cell_weights(state_dict: dict, prefix: str, *_) -> None:
     """Checkpoints written while the LSTMs were ``nn.LSTMCell`` (before 2026-11-27) name their weights without
     ``nn.LSTM``'s layer suffix; the tensors are the same."""
