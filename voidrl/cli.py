@@ -730,11 +730,12 @@ def main(argv: list[str] | None = None) -> int:
         except RunAborted as aborted:
             print(f"voidrl: {aborted}", file=sys.stderr)
             return 1
+        except collective.GroupFailed:  # said where it happened
+            return 1
         except RuntimeError as error:
             if not collective.is_group_failure(error):
                 raise
-            print(f"voidrl: rank {collective.rank()}: another process of the data-parallel group failed ({collective.failure_summary(error)}); "
-                  "torchrun's report names it; continue from the last checkpoint with --resume", file=sys.stderr)
+            collective.report_group_failure(error)
             return 1
         finally:
             collective.destroy()

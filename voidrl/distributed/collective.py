@@ -9,6 +9,7 @@ signal) goes through these. Imports nothing of voidrl's.
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any
 
 import torch
@@ -143,6 +144,18 @@ def failure_summary(error: BaseException) -> str:
     """The gist of a collective's failure: gloo's message without its source location and advice."""
     text = str(error).split("] ", 1)[-1]
     return text.split(". ", 1)[0]
+
+
+class GroupFailed(RuntimeError):
+    """A collective failed because another process of the group went away, and this process has said so."""
+
+
+def report_group_failure(error: BaseException) -> GroupFailed:
+    """Say at once, in one line, that another process failed (torchrun sends this process SIGTERM right after it sees
+    the failure, so the line must be out before the run's handlers are gone); the exception to raise instead."""
+    print(f"voidrl: rank {rank()}: another process of the data-parallel group failed ({failure_summary(error)}); "
+          "torchrun's report names it; continue from the last checkpoint with --resume", file=sys.stderr, flush=True)
+    return GroupFailed(failure_summary(error))
 
 
 def barrier() -> None:

@@ -309,7 +309,12 @@ class Trainer:
                    disable=not (config.run.progress and writes), dynamic_ncols=True, mininterval=1.0, file=sys.stderr)
         try:
             with torch_threads(self.threads), GracefulStop() as stop:
-                self._loop(logger, bar, stop)
+                try:
+                    self._loop(logger, bar, stop)
+                except RuntimeError as error:  # reported while the stop handlers still hold off torchrun's SIGTERM
+                    if not collective.is_group_failure(error):
+                        raise
+                    raise collective.report_group_failure(error) from None
         except RunStopped as stopped:
             if not stopped.forced:
                 self.save(healthy=False)
