@@ -310,3 +310,23 @@ def test_a_group_failure_is_reported_while_the_stop_handlers_still_hold_off_torc
     assert main(["train", "ppo", "--env", "CartPole-v1", "--steps", "2048", "--no-progress", "--run-dir", str(tmp_path / "r")]) == 1
     assert seen == {"handler installed": True}
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_torchrun_rank_notes_a_stop_signal_before_its_run_starts_and_the_run_honours_it(monkeypatch):
+    """A rank that refuses an option exits at once; torchrun then SIGTERMs the others, and rank 0, the one that says
+    the refusal, died of it before saying it (seen once in 50 runs of this file on a loaded machine). Held, the
+    signal is noted, and a run that then starts stops at its first safe point."""
+    from voidrl.train import signals
+
+    monkeypatch.setattr(signals, "_held", [])
+    before = {signum: signal.getsignal(signum) for signum in signals.STOP_SIGNALS}
+    try:
+        signals.hold_stop_signals()
+        os.kill(os.getpid(), signal.SIGTERM)  # would end this process by default
+        assert signals._held == [signal.SIGTERM]
+        with signals.GracefulStop() as stop:
+            assert stop.requested and stop.signum == signal.SIGTERM
+        assert signal.getsignal(signal.SIGTERM) not in (signal.SIG_DFL, before[signal.SIGTERM])  # the hold again
+    finally:
+        for signum, handler in before.items():
+            signal.signal(signum, handler)

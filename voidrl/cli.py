@@ -29,8 +29,9 @@ from voidrl.configs.env import EnvConfig
 from voidrl.configs.policy import MEMORY_OPTIONS, MemoryConfig
 from voidrl.configs.tune import TuneConfig
 from voidrl.configs.vae import VAEProbeConfig, VAETrainConfig
+from voidrl.distributed import launched_by_torchrun
 from voidrl.intrinsic import REWARD_SOURCES
-from voidrl.train.signals import RunAborted, RunStopped
+from voidrl.train.signals import RunAborted, RunStopped, hold_stop_signals
 
 USAGE_ERROR = 2
 
@@ -389,7 +390,7 @@ def command_train(args: argparse.Namespace) -> int:
     from voidrl.train.runs import make_trainer
 
     pin_allocator_thresholds()  # this process is ours: the library itself leaves the allocator alone
-    if collective.launched_by_torchrun():
+    if launched_by_torchrun():
         if args.command == "compare":
             raise CliError("voidrl compare: launch one process; each of its runs trains in one process (torchrun runs "
                            "train, pretrain and finetune)")
@@ -714,6 +715,8 @@ def usage_errors(*kinds: type[Exception]):
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if launched_by_torchrun():
+        hold_stop_signals()
     parser = build_parser(argv)
     try:
         args = parser.parse_args(argv)
@@ -758,8 +761,6 @@ def run() -> None:
     active exception"; pytorch/pytorch#190489, #179291) now and then, mostly after a peer rank died. Every file of the
     run is closed by then."""
     status = main()
-    from voidrl.distributed.collective import launched_by_torchrun
-
     if "ray" in sys.modules or launched_by_torchrun():
         sys.stdout.flush()
         sys.stderr.flush()

@@ -1,2 +1,11 @@
 """Beyond one process: actors on Ray feeding one learner (``--actors N``, engine.py; its loop is ``voidrl.train.ray_loop``), and the collectives of
 data-parallel runs launched by ``torchrun`` (collective.py)."""
+
+from __future__ import annotations
+
+import os
+
+
+def launched_by_torchrun() -> bool:
+    """This process is one of several that ``torchrun`` started (it sets ``WORLD_SIZE``); no torch imported to ask."""
+    return int(os.environ.get("WORLD_SIZE", "1")) > 1

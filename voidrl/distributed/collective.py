@@ -34,11 +34,6 @@ def is_main_process() -> bool:
     return rank() == 0
 
 
-def launched_by_torchrun() -> bool:
-    """This process is one of several that ``torchrun`` started (it sets ``WORLD_SIZE``)."""
-    return int(os.environ.get("WORLD_SIZE", "1")) > 1
-
-
 def init_from_environment() -> None:
     """Join the process group ``torchrun`` describes in the environment (``RANK``, ``WORLD_SIZE``,
     ``MASTER_ADDR``...): gloo for CPU tensors, NCCL for CUDA tensors where CUDA is present."""

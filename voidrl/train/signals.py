@@ -38,6 +38,23 @@ class RunStopped(KeyboardInterrupt):
         return 128 + self.signum
 
 
+_held: list[int] = []
+"""Stop signals that arrived while ``hold_stop_signals``'s handler was in place (the first is honoured)."""
+
+
+def hold_stop_signals() -> None:
+    """Note SIGINT/SIGTERM instead of dying of them, outside a run's ``GracefulStop`` too: a ``GracefulStop`` installed
+    later takes a noted signal as its own (the run stops at its first safe point), and one that ends puts this back.
+    For a torchrun rank: torchrun sends SIGTERM to every rank as soon as one exits with a failure, and a rank killed
+    then by the default action could not say what it had to (its refusal of an option, a peer's failure). Main
+    thread only."""
+    def note(signum: int, frame) -> None:
+        _held.append(signum)
+
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, note)
+
+
 class RunAborted(RuntimeError):
     """The run cannot go on (e.g. a part it depends on died); the message says what was kept and how to resume."""
 
@@ -72,6 +89,8 @@ class GracefulStop:
         if threading.current_thread() is threading.main_thread():
             for signum in STOP_SIGNALS:
                 self.previous.setdefault(signum, signal.signal(signum, self._handle))
+            if _held and self.signum is None:
+                self.signum = _held[0]
 
     def __exit__(self, *exc_info) -> None:
         for signum, handler in self.previous.items():
