@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from voidrl.algos import ALGORITHMS
+from voidrl.algos.algorithm import RemoteActors
 from voidrl.cli import main
 from voidrl.config import algorithm_presets, check_preset, make_config
 from voidrl.algos.ngu import NGU
@@ -29,7 +30,7 @@ def test_each_name_has_its_class_and_config():
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_what_a_config_says_of_its_algorithm_holds(name):
     algorithm = ALGORITHMS[name]
-    assert (algorithm.builder_class is not None) == algorithm.config_class.remote_actors
+    assert issubclass(algorithm, RemoteActors) == algorithm.config_class.remote_actors  # which has a builder_class
     assert issubclass(algorithm, NGU) == algorithm.config_class.own_intrinsic_reward  # NGU's learner computes the reward
 
 
