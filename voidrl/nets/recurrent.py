@@ -33,13 +33,13 @@ def lstm_over_episodes(lstm: nn.LSTM, inputs: torch.Tensor, state: tuple[torch.T
     begins = begins.reshape(-1)
     piece = begins.cumsum(0) - 1  # [B * T]: the piece each step belongs to
     piece_start = begins.nonzero().squeeze(1)
-    position = torch.arange(batch * steps, device=inputs.device) - piece_start[piece]
+    column_major = torch.arange(batch * steps, device=inputs.device)  # b * T + t
+    position = column_major - piece_start[piece]
     lengths = torch.bincount(piece)
-    column_major = torch.arange(batch * steps, device=inputs.device)
-    source = (column_major % steps) * batch + column_major // steps  # index into inputs.flatten(0, 1)
+    source = (column_major % steps) * batch + column_major // steps  # t * B + b: index into inputs.flatten(0, 1)
     padded = inputs.new_zeros(len(lengths), int(lengths.max()), inputs.shape[-1])
     padded[piece, position] = inputs.flatten(0, 1)[source]
-    first, last = piece[torch.arange(batch, device=inputs.device) * steps], piece[torch.arange(1, batch + 1, device=inputs.device) * steps - 1]
+    first, last = piece[::steps], piece[steps - 1::steps]  # each column's first and last piece
     h0, c0 = hidden.new_zeros(len(lengths), hidden.shape[-1]), cell.new_zeros(len(lengths), cell.shape[-1])
     h0[first], c0[first] = hidden, cell
     packed = nn.utils.rnn.pack_padded_sequence(padded, lengths.cpu(), batch_first=True, enforce_sorted=False)
