@@ -15,7 +15,7 @@ import pytest
 import torch
 
 pytest.importorskip("ray")
-pytestmark = pytest.mark.xdist_group("ray")  # one pytest worker: actor_pids() sees every Ray actor on the machine
+pytestmark = pytest.mark.xdist_group("ray")  # one pytest worker: two local Ray clusters at once slow both
 
 from voidrl.cli import main  # noqa: E402
 from voidrl.distributed.engine import tensor_from_wire, tensor_to_wire  # noqa: E402
@@ -46,15 +46,30 @@ def stop_after_rows(command: list[str], run_dir, rows: int) -> tuple[int, str]:
     return run.returncode, stderr
 
 
-def actor_pids():
-    found = subprocess.run(["pgrep", "-f", "ray::ActorWorker"], capture_output=True, text=True).stdout.split()
-    return {int(pid) for pid in found}
+def descendants_named(driver: int, pattern: str) -> set[int]:
+    """Processes matching ``pattern`` started by the run whose driver is ``driver`` (its local Ray cluster is its
+    descendant); another run's Ray processes, still shutting down or from another test, are not counted."""
+    import psutil
+
+    found = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True).stdout.split()
+    ours = set()
+    for pid in map(int, found):
+        try:
+            if driver in {parent.pid for parent in psutil.Process(pid).parents()}:
+                ours.add(pid)
+        except psutil.NoSuchProcess:
+            pass
+    return ours
 
 
 def test_a_killed_actor_is_replaced_the_run_finishes_and_resumes(tmp_path):
     run_dir = tmp_path / "run"
     command = [sys.executable, "-m", "voidrl", "train", "r2d2", *SMALL, "--actors", "2", "--steps", "3000", "--run-dir", str(run_dir)]
     run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def actor_pids():
+        return descendants_named(run.pid, "ray::ActorWorker")
+
     deadline = time.monotonic() + 240
     while (len(metric_rows(run_dir)) < 3 or len(actor_pids()) < 2) and run.poll() is None and time.monotonic() < deadline:
         time.sleep(0.2)
@@ -88,18 +103,7 @@ def ray_pids():
 
 
 def replay_server_pids(driver: int) -> set[int]:
-    """The replay servers of the run whose driver is ``driver`` (the local cluster it started is its descendant)."""
-    import psutil
-
-    found = subprocess.run(["pgrep", "-f", "ray::Hosted"], capture_output=True, text=True).stdout.split()
-    ours = set()
-    for pid in map(int, found):
-        try:
-            if driver in {parent.pid for parent in psutil.Process(pid).parents()}:
-                ours.add(pid)
-        except psutil.NoSuchProcess:
-            pass
-    return ours
+    return descendants_named(driver, "ray::Hosted")
 
 
 def test_a_dead_replay_server_ends_the_run_in_one_line_with_the_learner_checkpointed(tmp_path):
