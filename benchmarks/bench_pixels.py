@@ -27,6 +27,7 @@ from voidrl.algos.ppo import PPO
 from voidrl.config import make_config
 from voidrl.envs.gym_backend import make_rendering_env
 from voidrl.envs.factory import route_mujoco_warnings
+from voidrl.nets.actor_critic import first_step_inputs
 from voidrl.nets.bodies import PixelBody
 from voidrl.rollout.storage import RolloutStorage
 
@@ -75,7 +76,7 @@ def acting_ms(algo: PPO, storage: RolloutStorage, steps: int = 200) -> float:
     obs = storage.obs[0]
     started = time.process_time()
     for _ in range(steps):
-        algo.policy(obs)[0].sample()
+        algo.policy(*first_step_inputs(algo.policy, obs))[0].sample()
     return 1e3 * (time.process_time() - started) / steps
 
 

@@ -6,6 +6,7 @@ import torch
 from voidrl.envs import EnvConfig, make_env
 from voidrl.envs.wrappers import VecEnvWrapper
 from voidrl.nets import ActorCritic
+from voidrl.nets.actor_critic import first_step_inputs
 from voidrl.rollout import Collector, PolicySampling, RolloutStorage
 
 
@@ -24,9 +25,9 @@ def collect(env_id, num_steps, num_envs, **env_options):
     torch.manual_seed(0)
     env = Recorder(make_env(env_id, EnvConfig(num_envs=num_envs, **env_options)))
     policy = ActorCritic(env.single_observation_space.shape, env.single_action_space)
-    collector = Collector(env, PolicySampling(policy))
-    obs = collector.reset(0)
-    storage = RolloutStorage(num_steps, num_envs, obs.shape[1:], obs.dtype, (), torch.long)
+    collector = Collector(env, PolicySampling(policy, num_envs))
+    collector.reset(0)
+    storage = collector.make_storage(num_steps)
     stats = collector.collect(storage, start_step=100)
     return env, policy, collector, storage, stats
 
@@ -40,14 +41,14 @@ def test_bootstrap_values_follow_termination_truncation_and_cut():
                 if step.terminated[n]:
                     assert storage.next_values[t, n] == 0.0
                 elif step.truncated[n]:
-                    expected = policy.value(step.final_obs[n : n + 1])[0]
-                    reset_value = policy.value(step.obs[n : n + 1])[0]
+                    expected = policy.value(step.final_obs[n : n + 1], policy.initial_state(1))[0]
+                    reset_value = policy.value(step.obs[n : n + 1], policy.initial_state(1))[0]
                     torch.testing.assert_close(storage.next_values[t, n], expected)
                     assert expected != reset_value
                 elif t + 1 < storage.num_steps:
                     assert storage.next_values[t, n] == storage.values[t + 1, n]
                 else:
-                    torch.testing.assert_close(storage.next_values[t, n], policy.value(collector.obs[n : n + 1])[0])
+                    torch.testing.assert_close(storage.next_values[t, n], policy.value(collector.obs[n : n + 1], policy.initial_state(1))[0])
     assert storage.truncated.sum() >= 3 and storage.terminated.sum() >= 3
 
 
@@ -60,7 +61,7 @@ def test_storage_layout_and_episode_steps():
     ends = [100 + (t + 1) * 4 for t, step in enumerate(env.steps) for _ in step.episode_returns.tolist()]
     assert stats.episode_steps == ends
     with torch.no_grad():
-        dist, values = policy(storage.obs[3])
+        dist, values, _ = policy(*first_step_inputs(policy, storage.obs[3]))
     torch.testing.assert_close(storage.log_probs[3], dist.log_prob(storage.actions[3]))
     torch.testing.assert_close(storage.values[3], values)
 
@@ -77,9 +78,9 @@ def test_next_obs_are_the_true_successors_and_on_step_sees_them():
     env = Recorder(make_env("CartPole-v1", EnvConfig(num_envs=3, max_episode_steps=7)))
     policy = ActorCritic(env.single_observation_space.shape, env.single_action_space)
     transitions = []
-    collector = Collector(env, PolicySampling(policy), on_step=transitions.append)
-    obs = collector.reset(0)
-    storage = RolloutStorage(20, 3, obs.shape[1:], obs.dtype, (), torch.long)
+    collector = Collector(env, PolicySampling(policy, 3), on_step=transitions.append)
+    collector.reset(0)
+    storage = collector.make_storage(20)
     collector.collect(storage, start_step=0)
     expected = torch.stack([step.final_obs for step in env.steps])
     assert torch.equal(storage.next_obs(0, 20), expected)

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from voidrl.nets import ActorCritic
-from voidrl.nets.actor_critic import CONTINUOUS_POLICIES, STD_PARAMETERIZATIONS
+from voidrl.nets.actor_critic import CONTINUOUS_POLICIES, STD_PARAMETERIZATIONS, first_step_inputs
 from voidrl.nets.distributions import (
     SOFTPLUS_MIN_STD,
     MixtureOfGaussians,
@@ -294,14 +294,14 @@ def test_softplus_std_starts_at_the_configured_std_and_depends_on_state(continuo
     policy = ActorCritic((5,), BOX, init_log_std=init_log_std, continuous_policy=continuous_policy, std_parameterization="softplus")
     assert policy.log_std is None and policy.policy_head.out_features == 4
     obs = torch.randn(64, 5)
-    std_at_init = policy.distribution(obs).log_std.exp()
+    std_at_init = policy.distribution(*first_step_inputs(policy, obs)).log_std.exp()
     torch.testing.assert_close(std_at_init, torch.full((64, 2), 0.5), rtol=0.05, atol=0)
     with torch.no_grad():
         policy.policy_head.weight.zero_()
-    torch.testing.assert_close(policy.distribution(obs).log_std.exp(), torch.full((64, 2), 0.5), rtol=0, atol=1e-5)
+    torch.testing.assert_close(policy.distribution(*first_step_inputs(policy, obs)).log_std.exp(), torch.full((64, 2), 0.5), rtol=0, atol=1e-5)
     with torch.no_grad():
         policy.policy_head.weight.normal_()
-    assert policy.distribution(obs).log_std.exp().std(0).min().item() > 0.05
+    assert policy.distribution(*first_step_inputs(policy, obs)).log_std.exp().std(0).min().item() > 0.05
 
 
 @pytest.mark.parametrize(
@@ -312,13 +312,13 @@ def test_actor_critic_continuous_policies_shapes_and_gradients(continuous_policy
     torch.manual_seed(0)
     policy = ActorCritic((5,), BOX, continuous_policy=continuous_policy, std_parameterization=std_parameterization)
     obs = torch.randn(6, 5)
-    dist, values = policy(obs)
+    dist, values, _ = policy(*first_step_inputs(policy, obs))
     actions = dist.sample()
     assert actions.shape == (6, 2) and dist.mode().shape == (6, 2) and values.shape == (6,)
     assert dist.log_prob(actions).shape == (6,) and dist.entropy().shape == (6,)
     assert torch.isfinite(dist.log_prob(actions)).all()
-    torch.testing.assert_close(policy.act(obs, deterministic=True), dist.mode())
-    assert policy.act(obs).shape == (6, 2)
+    torch.testing.assert_close(policy.act(*first_step_inputs(policy, obs), deterministic=True)[0], dist.mode())
+    assert policy.act(*first_step_inputs(policy, obs))[0].shape == (6, 2)
     loss = -(dist.log_prob(actions.detach()) + 0.01 * dist.entropy()).mean()
     loss.backward()
     assert policy.policy_head.weight.grad.abs().sum() > 0
@@ -335,8 +335,8 @@ def test_actor_critic_mixture_head_size_and_tanh_box_from_space():
     space = gym.spaces.Box(np.array([-2.0, 0.0], np.float32), np.array([2.0, 1.0], np.float32))
     policy = ActorCritic((5,), space, continuous_policy="tanh_gaussian", init_log_std=1.0)
     obs = torch.randn(1000, 5)
-    torch.testing.assert_close(policy.act(obs, deterministic=True), torch.tensor([[0.0, 0.5]]).expand(1000, -1), rtol=0, atol=0.05)
-    actions = policy.act(obs)
+    torch.testing.assert_close(policy.act(*first_step_inputs(policy, obs), deterministic=True)[0], torch.tensor([[0.0, 0.5]]).expand(1000, -1), rtol=0, atol=0.05)
+    actions = policy.act(*first_step_inputs(policy, obs))[0]
     assert (actions[:, 0].abs() <= 2.0).all() and ((actions[:, 1] >= 0.0) & (actions[:, 1] <= 1.0)).all()
     assert actions[:, 0].abs().max() > 1.5 and actions[:, 1].min() < 0.1
 

@@ -53,7 +53,7 @@ def random_inputs(agent, batch, seed):
         obs = torch.randint(0, 256, (batch, *space.shape), dtype=torch.uint8, generator=generator)
     else:
         obs = 2.0 * torch.randn(batch, *space.shape, generator=generator)
-    if not agent.recurrent:
+    if not agent.carries_state:
         return {"obs": obs}
     shape = agent.policy.initial_state(batch).hidden.shape
     return {"obs": obs, "hidden": 0.5 * torch.randn(shape, generator=generator), "cell": 0.5 * torch.randn(shape, generator=generator),
@@ -66,21 +66,19 @@ def checkpoint_outputs(agent, inputs):
     obs = inputs["obs"]
     normalizer = agent.interface.normalizer
     normalized = obs if normalizer is None else normalizer.normalize(obs)
-    outputs = {}
-    if agent.recurrent:
-        state = LSTMState(inputs["hidden"], inputs["cell"])
-        outputs["action"] = agent.predict(obs.numpy(), state, inputs["episode_start"].numpy())[0]
-        distribution, _, after = agent.policy.step(normalized, state, inputs["episode_start"])
+    if agent.carries_state:
+        state, episode_start = LSTMState(inputs["hidden"], inputs["cell"]), inputs["episode_start"]
     else:
-        outputs["action"] = agent.predict(obs.numpy())[0]
-        distribution = agent.policy.distribution(normalized)
+        state, episode_start = agent.policy.initial_state(len(obs)), torch.ones(len(obs), dtype=torch.bool)
+    outputs = {"action": agent.predict(obs.numpy(), state, episode_start.numpy())[0]}
+    distribution, _, after = agent.policy(normalized, state, episode_start)
     if isinstance(distribution, Categorical):
         outputs["log_probs"] = distribution.log_probs
     elif isinstance(distribution, MixtureOfGaussians):
         outputs.update(log_weights=distribution.log_weights, means=distribution.means, stds=distribution.stds)
     else:
         outputs.update(mean=distribution.mean, std=distribution.log_std.exp())
-    if agent.recurrent:
+    if agent.carries_state:
         outputs.update(next_hidden=after.hidden, next_cell=after.cell)
     return {name: np.asarray(value.detach() if isinstance(value, torch.Tensor) else value) for name, value in outputs.items()}
 

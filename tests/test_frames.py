@@ -2,8 +2,8 @@
 
 import torch
 
-from voidrl.algos.ppg import AuxiliaryBuffer
 from voidrl.envs import EnvConfig, make_env
+from voidrl.rollout.frames import compact_copy, gather_across
 
 
 def synthetic_stacks(T=12, N=3, K=4, size=5, breaks=((0, 5), (2, 1), (2, 2), (1, 11)), seed=0):
@@ -24,9 +24,7 @@ def synthetic_stacks(T=12, N=3, K=4, size=5, breaks=((0, 5), (2, 1), (2, 2), (1,
 
 def test_gather_rebuilds_every_state_across_breaks():
     obs = synthetic_stacks()
-    buffer = AuxiliaryBuffer()
-    buffer.add(obs, torch.zeros(12, 3))
-    store = buffer.stores[0]
+    store = compact_copy(obs)
     assert store.stacks.shape[0] == 3 + 4  # one per env at t = 0, one per break
     flat = obs.reshape(-1, *obs.shape[2:])
     assert torch.equal(store.gather(torch.arange(36)), flat)
@@ -34,15 +32,13 @@ def test_gather_rebuilds_every_state_across_breaks():
     assert torch.equal(store.gather(shuffled), flat[shuffled])
 
 
-def test_buffer_gathers_across_rollouts_and_saves_memory():
+def test_stores_gather_across_rollouts_and_save_memory():
     rollouts = [synthetic_stacks(seed=s) for s in range(3)]
-    buffer = AuxiliaryBuffer()
-    for obs in rollouts:
-        buffer.add(obs, torch.zeros(12, 3))
+    stores = [compact_copy(obs) for obs in rollouts]
     everything = torch.cat([o.reshape(-1, *o.shape[2:]) for o in rollouts])
     index = torch.randperm(everything.shape[0])
-    assert torch.equal(buffer.gather(index), everything[index])
-    kept = sum(s.frames.nelement() + s.stacks.nelement() for s in buffer.stores)
+    assert torch.equal(gather_across(stores, index), everything[index])
+    kept = sum(s.frames.nelement() + s.stacks.nelement() for s in stores)
     assert kept < everything.nelement() / 2
 
 
@@ -52,8 +48,6 @@ def test_real_atari_rollout_round_trip():
     for t in range(200):
         obs.append(env.step(torch.randint(0, 18, (2,))).obs)
     obs = torch.stack(obs)
-    buffer = AuxiliaryBuffer()
-    buffer.add(obs, torch.zeros(obs.shape[:2]))
-    store = buffer.stores[0]
+    store = compact_copy(obs)
     assert torch.equal(store.gather(torch.arange(obs.shape[0] * 2)), obs.reshape(-1, 4, 84, 84))
     assert store.stacks.shape[0] < 20  # chains break only at starts and resets

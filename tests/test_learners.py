@@ -16,6 +16,7 @@ from voidrl.algos.learner import ReplayLearner
 from voidrl.cli import main
 from voidrl.configs.base import AlgorithmConfig
 from voidrl.io.checkpoint import load_checkpoint
+from voidrl.nets.actor_critic import LSTMState
 
 
 @dataclass
@@ -35,8 +36,13 @@ class ToyQConfig(AlgorithmConfig):
 
 
 class GreedyQ(nn.Linear):
-    def act(self, obs: torch.Tensor, deterministic: bool = True) -> torch.Tensor:
-        return self(obs).argmax(-1)
+    """Greedy on its Q-values, remembering nothing: its state is empty, as a feed-forward actor-critic's."""
+
+    def initial_state(self, batch: int) -> LSTMState:
+        return LSTMState(torch.zeros(batch, 0, 0), torch.zeros(batch, 0, 0))
+
+    def act(self, obs, state, episode_start, previous_reward):
+        return self(obs).argmax(-1), state
 
 
 class ToyQ(ReplayLearner):
@@ -63,7 +69,7 @@ class ToyQ(ReplayLearner):
         state = torch.where(episode_start, 0, state) + 1
         self.longest_episode = max(self.longest_episode, int(state.max()))
         explore = torch.rand(len(obs)) < 0.1
-        return torch.where(explore, torch.randint(self.policy.out_features, (len(obs),)), self.policy.act(obs)), state
+        return torch.where(explore, torch.randint(self.policy.out_features, (len(obs),)), self.policy(obs).argmax(-1)), state
 
     def observe(self, chunk):
         fields = (chunk.obs, chunk.actions, chunk.training_rewards(), chunk.next_obs(0, chunk.num_steps), chunk.terminated)

@@ -12,6 +12,7 @@ from tests.learning import assert_majority, mean_of_last, train_seeds
 from tests.cli_helpers import voidrl as voidrl_cli
 from voidrl.algos import NPG, TRPO, NPGConfig, TRPOConfig
 from voidrl.algos.npg import add_flat_step
+from voidrl.nets.actor_critic import first_step_inputs
 from voidrl.nets.distributions import Categorical, DiagonalGaussian, MixtureOfGaussians, TanhGaussian, kl_divergence
 from tests.test_ppo import random_rollout
 
@@ -35,7 +36,7 @@ def bitwise_equal(params, saved) -> bool:
 
 def mean_kl(before, after, obs) -> float:
     with torch.no_grad():
-        return kl_divergence(before.distribution(obs), after.distribution(obs)).mean().item()
+        return kl_divergence(before.distribution(*first_step_inputs(before, obs)), after.distribution(*first_step_inputs(after, obs))).mean().item()
 
 
 # --- the KL divergence ---------------------------------------------------------------------------
@@ -82,7 +83,7 @@ def test_detached_copy_is_off_the_graph_and_keeps_its_values(kind):
     space = DISCRETE if kind == "categorical" else BOX
     algo = make(TRPO, space, **({} if kind == "categorical" else {"continuous_policy": kind}))
     obs = torch.randn(8, 5)
-    dist = algo.policy.distribution(obs)
+    dist = algo.policy.distribution(*first_step_inputs(algo.policy, obs))
     old = dist.detach()
     kl = kl_divergence(old, dist)
     assert torch.equal(kl, torch.zeros(8))
@@ -91,7 +92,7 @@ def test_detached_copy_is_off_the_graph_and_keeps_its_values(kind):
     with torch.no_grad():  # a state-independent log_std is a view of the parameter: the copy must not follow it
         for p in algo.policy.actor_parameters():
             p.add_(0.1 * torch.randn_like(p))
-    assert (kl_divergence(old, algo.policy.distribution(obs)) > 0).all()
+    assert (kl_divergence(old, algo.policy.distribution(*first_step_inputs(algo.policy, obs))) > 0).all()
 
 
 def test_kl_rejects_the_mixture_and_mismatched_kinds():

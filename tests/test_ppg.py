@@ -7,6 +7,8 @@ import torch
 
 from voidrl.algos import PPG, PPGConfig
 from voidrl.io.checkpoint import load_checkpoint, save_checkpoint
+from voidrl.nets.actor_critic import first_step_inputs
+from voidrl.rollout.frames import gather_across
 from tests.learning import assert_majority, mean_of_last, train_seeds
 from tests.test_ppo import random_rollout
 
@@ -16,7 +18,7 @@ DISCRETE = gym.spaces.Discrete(3)
 def policy_consistent_rollout(algo, seed=0):
     rollout = random_rollout(seed=seed)
     with torch.no_grad():
-        rollout.log_probs.view(-1).copy_(algo.policy.distribution(rollout.flat("obs")).log_prob(rollout.flat("actions")))
+        rollout.log_probs.view(-1).copy_(algo.policy.distribution(*first_step_inputs(algo.policy, rollout.flat("obs"))).log_prob(rollout.flat("actions")))
     return rollout
 
 
@@ -30,11 +32,11 @@ def test_policy_phase_never_touches_the_critic_and_critic_phase_never_touches_th
     critic_before = snapshot(algo.policy.critic_parameters())
     actor_before = snapshot(algo.policy.actor_parameters())
     algo.policy_phase({"obs": rollout.obs, "actions": rollout.actions, "old_log_probs": rollout.log_probs,
-                       "advantages": torch.randn(16, 4)})
+                       "advantages": torch.randn(16, 4)} | algo.sequence_fields(rollout))
     assert all(torch.equal(a, b) for a, b in zip(critic_before, algo.policy.critic_parameters()))
     assert any(not torch.equal(a, b) for a, b in zip(actor_before, algo.policy.actor_parameters()))
     actor_before = snapshot(algo.policy.actor_parameters())
-    algo.critic_phase({"obs": rollout.obs, "returns": torch.randn(16, 4, 1)}, 1, 16)
+    algo.critic_phase({"obs": rollout.obs, "returns": torch.randn(16, 4, 1)} | algo.sequence_fields(rollout), 1, 16)
     assert all(torch.equal(a, b) for a, b in zip(actor_before, algo.policy.actor_parameters()))
 
 
@@ -44,7 +46,7 @@ def test_auxiliary_phase_runs_every_n_pi_updates_over_all_their_states():
     original = algo.auxiliary_phase
 
     def spy():
-        seen.append(algo.aux_buffer.gather(torch.arange(algo.aux_buffer.num_states)))
+        seen.append(gather_across(algo.aux_buffer.stores, torch.arange(algo.aux_buffer.num_states)))
         return original()
 
     algo.auxiliary_phase = spy
@@ -78,7 +80,8 @@ def test_auxiliary_policy_loss_never_reaches_the_critic():
     algo._critic_backward = no_critic_regression  # the critic's own regression is switched off
     critic_before = snapshot(algo.policy.critic_parameters())
     actor_before = snapshot(algo.policy.actor_parameters())
-    algo.aux_buffer.add(random_rollout(seed=3).obs, torch.randn(16, 4, 1))
+    rollout = random_rollout(seed=3)
+    algo.aux_buffer.add(rollout.obs, torch.randn(16, 4, 1), algo.sequence_fields(rollout))
     metrics = algo.auxiliary_phase()
     assert metrics["aux/policy_steps"] == 2 * 8 and len(critic_losses) == 2 * 8
     assert all(torch.equal(a, b) for a, b in zip(critic_before, algo.policy.critic_parameters()))
@@ -89,7 +92,7 @@ def test_auxiliary_policy_loss_never_reaches_the_critic():
 def test_clone_kl_is_zero_against_the_unchanged_policy():
     algo = PPG(PPGConfig(num_steps=16), (5,), DISCRETE)
     obs = torch.randn(10, 5)
-    dist = algo.policy.distribution(obs)
+    dist = algo.policy.distribution(*first_step_inputs(algo.policy, obs))
     assert torch.allclose(dist.kl_from(dist.log_probs.detach()), torch.zeros(10), atol=1e-7)
     other = torch.log_softmax(torch.randn(10, 3), -1)
     assert (dist.kl_from(other) > 0).all()
@@ -104,7 +107,7 @@ def test_checkpoint_round_trip_keeps_the_auxiliary_buffer(tmp_path):
     restored.load_state_dict(load_checkpoint(tmp_path / "c.pt")["algorithm"])
     assert len(restored.aux_buffer) == 1
     everything = torch.arange(16 * 4)
-    assert torch.equal(restored.aux_buffer.gather(everything), algo.aux_buffer.gather(everything))
+    assert torch.equal(gather_across(restored.aux_buffer.stores, everything), gather_across(algo.aux_buffer.stores, everything))
 
 
 def test_thesis_networks_and_head_scale():

@@ -10,6 +10,7 @@ from voidrl.algos import PPO, PPOConfig
 from voidrl.io.checkpoint import load_checkpoint, save_checkpoint
 from voidrl.math import clipped_surrogate_loss, value_loss
 from voidrl.nets import ActorCritic
+from voidrl.nets.actor_critic import first_step_inputs
 from voidrl.rollout import RolloutStorage
 from voidrl.seeding import rng_state, set_rng_state
 
@@ -41,7 +42,7 @@ def random_rollout(T=16, N=4, obs_dim=5, action_space=DISCRETE, seed=0, zero_rew
 def test_critic_loss_reaches_only_critic_parameters_when_separate(action_space):
     policy = ActorCritic((5,), action_space, shared=False)
     obs = torch.randn(8, 5)
-    dist, values = policy(obs)
+    dist, values, _ = policy(*first_step_inputs(policy, obs))
     loss, _ = value_loss(values, torch.randn(8))
     loss.backward()
     critic = {id(p) for p in policy.critic_parameters()}
@@ -55,7 +56,7 @@ def test_critic_loss_reaches_only_critic_parameters_when_separate(action_space):
 def test_policy_loss_reaches_no_critic_parameter_when_separate():
     policy = ActorCritic((5,), DISCRETE, shared=False)
     obs = torch.randn(8, 5)
-    dist, _ = policy(obs)
+    dist, _, _ = policy(*first_step_inputs(policy, obs))
     actions = dist.sample()
     loss, _ = clipped_surrogate_loss(dist.log_prob(actions), torch.zeros(8), torch.randn(8), 0.2)
     loss.backward()
@@ -65,7 +66,7 @@ def test_policy_loss_reaches_no_critic_parameter_when_separate():
 
 def test_shared_body_receives_both_gradients():
     policy = ActorCritic((5,), DISCRETE, shared=True)
-    _, values = policy(torch.randn(8, 5))
+    _, values, _ = policy(*first_step_inputs(policy, torch.randn(8, 5)))
     values.sum().backward()
     assert all(p.grad is not None for p in policy.actor_body.parameters())
     assert policy.policy_head.weight.grad is None
@@ -95,7 +96,7 @@ def test_target_kl_stops_before_the_offending_step():
     algo = PPO(config, (5,), DISCRETE)
     rollout = random_rollout()
     with torch.no_grad():  # the rollout's log-probabilities are the current policy's, as after collection
-        rollout.log_probs.view(-1).copy_(algo.policy.distribution(rollout.flat("obs")).log_prob(rollout.flat("actions")))
+        rollout.log_probs.view(-1).copy_(algo.policy.distribution(*first_step_inputs(algo.policy, rollout.flat("obs"))).log_prob(rollout.flat("actions")))
     metrics = algo.update(rollout, progress=0.0)
     assert metrics["train/stopped_early"] == 1.0
     assert 0 < metrics["train/gradient_steps"] < 50 * 8
@@ -121,9 +122,9 @@ def test_checkpoint_round_trip_gives_identical_actions_and_next_update(tmp_path,
     restored.load_state_dict(payload["algorithm"])
     obs = torch.randn(32, 5)
     set_rng_state(payload["rng"])
-    actions_a = original.policy.act(obs)
+    actions_a, _ = original.policy.act(*first_step_inputs(original.policy, obs))
     set_rng_state(payload["rng"])
-    actions_b = restored.policy.act(obs)
+    actions_b, _ = restored.policy.act(*first_step_inputs(restored.policy, obs))
     assert torch.equal(actions_a, actions_b)
 
     rollout = random_rollout(action_space=action_space, seed=2)

@@ -8,7 +8,6 @@ import torch
 
 import voidrl
 from tests.agents import untrained_agent
-from voidrl.algos.roles import Memory
 
 
 def normalized(agent, obs):
@@ -31,11 +30,13 @@ def test_a_new_users_loop_on_gymnasiums_observations(tmp_path):
                          run_dir=str(tmp_path / "run"), progress=False)
     env = gym.make("CartPole-v1")
     obs, _ = env.reset(seed=0)
-    for _ in range(20):
-        action, state = agent.predict(obs)
-        assert action.shape == () and state is None
+    state, episode_start = None, True
+    for _ in range(20):  # the loop that serves every policy, with memory or without (whose state is empty)
+        action, state = agent.predict(obs, state, episode_start)
+        assert action.shape == () and state.hidden.numel() == 0
         obs, _, terminated, truncated, _ = env.step(action)
-        if terminated or truncated:
+        episode_start = terminated or truncated
+        if episode_start:
             obs, _ = env.reset()
     env.close()
 
@@ -52,7 +53,7 @@ def test_predict_one_and_a_batch_equals_the_batched_act(algo, env, options):
     expected = agent.act(normalized(agent, obs)).numpy()
     for batch in (obs, torch.as_tensor(obs)):
         actions, state = agent.predict(batch)
-        assert isinstance(actions, np.ndarray) and state is None
+        assert isinstance(actions, np.ndarray) and state.hidden.shape == state.cell.shape == (len(obs), 0, 0)  # empty
         np.testing.assert_array_equal(actions, expected)
     for index in range(len(obs)):
         action, _ = agent.predict(obs[index])
@@ -69,7 +70,7 @@ def test_a_recurrent_policy_carries_the_state_it_returns_as_act_with_does(algo, 
     agent = untrained_agent(algo, "voidrl/CartPoleNoVelocity-v1", **options)
     first, second = random_observations(agent, 3, seed=1), random_observations(agent, 3, seed=2)
     starts, rewards = torch.tensor([False, True, False]), torch.tensor([1.0, 0.0, 1.0])
-    memory = Memory(agent.recurrent_act(), agent.policy.initial_state(3), 3)
+    memory = agent.memory(3)
     expected_first = agent.act_with(memory, normalized(agent, first)).numpy()
     memory.episode_start, memory.previous_reward = starts, rewards
     expected_second = agent.act_with(memory, normalized(agent, second)).numpy()
@@ -110,7 +111,7 @@ def test_a_wrong_shape_is_refused_in_one_line_naming_the_expected_shape():
     assert one_line(error) == "episode_start must be a scalar or one value per observation, shape [3]; got shape [2]"
     with pytest.raises(ValueError) as error:
         recurrent.act(torch.zeros(3, 4))
-    assert "ppo policy is recurrent: act with act_with(memory, obs) or predict(obs, state)" in one_line(error)
+    assert "ppo policy carries one from step to step: act with act_with(agent.memory(B), obs) or predict(obs, state)" in one_line(error)
     with pytest.raises(ValueError) as error:
         untrained_agent("r2d2", "CartPole-v1", lstm_size=8, head_size=8).predict(np.zeros(4), deterministic=False)
     assert "r2d2 acts greedily on its Q-values (in Python: deterministic must be True)" in one_line(error)
@@ -122,7 +123,7 @@ def test_predict_refuses_what_it_cannot_act_on_in_one_line_naming_it():
         (dict(obs=np.array([0.0, np.nan, 0.0, 0.0])), "obs holds NaN or infinite values (in observation [0] of the batch)"),
         (dict(obs=np.array([[0.0] * 4, [np.inf, 0, 0, 0], [0.0] * 4])), "obs holds NaN or infinite values (in observation [1] of the batch)"),
         (dict(obs=np.zeros(4), deterministic="no"), "deterministic must be True or False, got 'no'"),
-        (dict(obs=np.zeros(4), state=(np.zeros(1), np.zeros(1))), "this ppo policy is feed-forward: it carries no state"),
+        (dict(obs=np.zeros(4), state=(np.zeros(1), np.zeros(1))), "state.hidden must have shape [1, 0, 0] for 1 observation(s), got [1]"),
         (dict(obs={"x": 1}), "obs must be an array or tensor of shape [4] or [B, 4], got dict"),
     ]
     for kwargs, message in cases:

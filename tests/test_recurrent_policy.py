@@ -20,8 +20,8 @@ from voidrl.io.checkpoint import load_checkpoint
 from voidrl.nets.actor_critic import LSTMState, RecurrentActorCritic
 from voidrl.nets.parts import load_parts
 from voidrl.nets.recurrent import lstm_over_episodes
-from voidrl.rollout import Collector, RolloutStorage
-from voidrl.rollout.collector import RecurrentPolicySampling
+from voidrl.rollout import Collector
+from voidrl.rollout.collector import PolicySampling
 from voidrl.rollout.minibatches import sequence_steps, shuffled_sequence_minibatches
 from voidrl.train.loop import check_data_parallel
 
@@ -32,10 +32,9 @@ def collect(num_steps=24, num_envs=3, shared=False, policy=None):
     env = Recorder(make_env("voidrl/CartPoleNoVelocity-v1", EnvConfig(num_envs=num_envs, max_episode_steps=7)))
     if policy is None:
         policy = RecurrentActorCritic(env.single_observation_space.shape, env.single_action_space, 8, hidden_sizes=(16,), shared=shared)
-    collector = Collector(env, RecurrentPolicySampling(policy, num_envs))
-    obs = collector.reset(0)
-    storage = RolloutStorage(num_steps, num_envs, obs.shape[1:], obs.dtype, (), torch.long,
-                             recurrent_state_shape=policy.recurrent_state_shape)
+    collector = Collector(env, PolicySampling(policy, num_envs))
+    collector.reset(0)
+    storage = collector.make_storage(num_steps)
     collector.collect(storage, start_step=0)
     return env, policy, storage
 
@@ -187,12 +186,12 @@ def test_sequence_minibatches_hold_whole_sequences_with_their_starting_states_on
               "episode_starts": torch.rand(t, n) < 0.3}
     seen = []
     for batch in shuffled_sequence_minibatches(fields, length, minibatch_size=8):
-        assert batch["step"].shape[0] == length and batch["lstm_hidden"].shape[2:] == (2, 5) and batch["step"].shape[1] <= 2
+        assert batch["step"].shape[0] == length and batch["lstm_hidden"].shape[1:] == (2, 5) and batch["step"].shape[1] <= 2
         for b in range(batch["step"].shape[1]):
             first = batch["step"][0, b].item()
             start, env = divmod(first, n)
             assert start % length == 0 and batch["step"][:, b].tolist() == [first + n * k for k in range(length)]
-            assert torch.equal(batch["lstm_hidden"][0, b], fields["lstm_hidden"][start, env])
+            assert torch.equal(batch["lstm_hidden"][b], fields["lstm_hidden"][start, env])  # the state before the first step
             assert torch.equal(batch["episode_starts"][:, b], fields["episode_starts"][start : start + length, env])
             seen.append(first)
     assert sorted(seen) == [i * length * n + env for i in range(t // length) for env in range(n)]
@@ -271,8 +270,8 @@ def test_a2cs_loss_unrolls_each_environment_from_the_state_its_rollout_began_wit
     env = make_env("voidrl/CartPoleNoVelocity-v1", EnvConfig(num_envs=3, max_episode_steps=7))
     algo = A2C(config.algo_config, env.single_observation_space.shape, env.single_action_space)
     collector = Collector(env, algo.acting(3))
-    obs = collector.reset(0)
-    storage = RolloutStorage(12, 3, obs.shape[1:], obs.dtype, (), torch.long, recurrent_state_shape=algo.policy.recurrent_state_shape)
+    collector.reset(0)
+    storage = collector.make_storage(12)
     for _ in range(2):
         collector.collect(storage, start_step=0)
     assert storage.lstm_hidden[0].abs().sum() > 0 and storage.episode_starts[1:].any()

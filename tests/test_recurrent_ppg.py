@@ -70,8 +70,8 @@ def test_the_auxiliary_buffer_cuts_each_rollout_into_its_sequences():
         assert torch.equal(got["obs"][:, b], rollouts[r].obs[steps, n])
         assert torch.equal(got["returns"][:, b], returns[r][steps, n])
         assert torch.equal(got["episode_starts"][:, b], rollouts[r].episode_starts[steps, n])
-        assert torch.equal(got["lstm_hidden"][0, b], rollouts[r].lstm_hidden[i * LENGTH, n])
-        assert torch.equal(got["lstm_cell"][0, b], rollouts[r].lstm_cell[i * LENGTH, n])
+        assert torch.equal(got["lstm_hidden"][b], rollouts[r].lstm_hidden[i * LENGTH, n])
+        assert torch.equal(got["lstm_cell"][b], rollouts[r].lstm_cell[i * LENGTH, n])
 
 
 def test_pi_old_of_the_auxiliary_phase_is_the_rollouts_policy():

@@ -5,7 +5,6 @@ plug-in (the torch thread count left to voidrl, as the README's main job leaves 
 from __future__ import annotations
 
 import csv
-import os
 import re
 import subprocess
 import sys

@@ -17,6 +17,7 @@ from voidrl.envs.factory import EnvConfig
 from voidrl.intrinsic.rnd import RNDConfig, RNDReward
 from voidrl.io.checkpoint import load_checkpoint
 from voidrl.math import generalized_advantage_estimate, non_episodic_gae
+from voidrl.nets.actor_critic import first_step_inputs
 from voidrl.rollout import Collector, RolloutStorage
 
 OBS = (4,)
@@ -136,14 +137,14 @@ def test_the_collector_records_the_intrinsic_head_and_its_bootstrap():
     collector.collect(storage, 0)
     env.close()
     with torch.no_grad():
-        torch.testing.assert_close(storage.intrinsic_values, ppo.policy.intrinsic_value(storage.obs.flatten(0, 1)).view(5, 3))
-        torch.testing.assert_close(storage.intrinsic_bootstrap, ppo.policy.intrinsic_value(storage.last_obs))
+        torch.testing.assert_close(storage.intrinsic_values, ppo.policy.intrinsic_value(storage.obs.flatten(0, 1), ppo.policy.initial_state(15)).view(5, 3))
+        torch.testing.assert_close(storage.intrinsic_bootstrap, ppo.policy.intrinsic_value(storage.last_obs, ppo.policy.initial_state(3)))
 
 
 def test_the_intrinsic_value_loss_trains_only_its_head_and_the_critic_body():
     torch.manual_seed(0)
     policy = PPO(PPOConfig(num_steps=5, intrinsic_gamma=0.99), (4,), gym.spaces.Discrete(2)).policy
-    _, _, intrinsic_values = policy.forward_with_intrinsic(torch.randn(8, 4))
+    _, _, intrinsic_values, _ = policy.forward_with_intrinsic(*first_step_inputs(policy, torch.randn(8, 4)))
     intrinsic_values.pow(2).mean().backward()
     assert policy.value_head.weight.grad is None or not policy.value_head.weight.grad.any()
     assert policy.intrinsic_value_head.weight.grad.abs().sum() > 0
@@ -178,17 +179,19 @@ def test_ppg_critic_learns_both_heads_and_its_auxiliary_head_the_task_returns():
     _, task_returns, intrinsic_returns = two_head_gae(storage, 0.99, 0.99, 0.95)
     obs = storage.obs.flatten(0, 1)
     targets = torch.stack([task_returns, intrinsic_returns], -1).flatten(0, 1)
+    one_step = {name: field.flatten(0, 1)  # [T * N, ...], a feed-forward policy's minibatch of all the steps
+                for name, field in ({"obs": storage.obs} | ppg.sequence_fields(storage)).items()}
     ppg.critic.zero_grad()
-    loss = ppg._critic_backward({"obs": obs, "returns": targets})
+    loss = ppg._critic_backward(one_step | {"returns": targets})
     with torch.no_grad():
-        values = ppg.policy.critic_values(obs)
+        values = ppg.policy.critic_values(*first_step_inputs(ppg.policy, obs))
     expected = 0.5 * (values[:, 0] - task_returns.flatten()).pow(2).mean() + 0.5 * (values[:, 1] - intrinsic_returns.flatten()).pow(2).mean()
     torch.testing.assert_close(loss, expected)
     assert all(p.grad is None or not p.grad.any() for p in ppg.policy.actor_parameters())
     ppg.aux_buffer.clear()
     ppg.update(storage, 0.0)  # the auxiliary phase follows at once (policy_iterations 1)
     assert len(ppg.aux_buffer) == 0
-    ppg.aux_buffer.add(storage.obs, torch.stack([task_returns, intrinsic_returns], -1))
+    ppg.aux_buffer.add(storage.obs, torch.stack([task_returns, intrinsic_returns], -1), ppg.sequence_fields(storage))
     assert ppg.aux_buffer.all_returns().shape == (24, 2)
 
 

@@ -31,7 +31,7 @@ def test_collector_draws_mixture_actions_from_the_persistent_uniforms():
     from voidrl.envs.factory import EnvConfig
     from voidrl.nets.actor_critic import ActorCritic
     from voidrl.nets.persistence import PersistentUniforms
-    from voidrl.rollout import Collector, PolicySampling, RolloutStorage
+    from voidrl.rollout import Collector, PolicySampling
 
     env = make_env("voidrl/InvertedPendulumFall-v5", EnvConfig(num_envs=2))
     policy = ActorCritic((4,), env.single_action_space, continuous_policy="mixture")  # untrained: std ~0.5
@@ -39,9 +39,9 @@ def test_collector_draws_mixture_actions_from_the_persistent_uniforms():
     for persistence in (0.99, None):
         torch.manual_seed(0)
         noise = None if persistence is None else PersistentUniforms(2, 1, persistence, torch.Generator().manual_seed(0))
-        collector = Collector(env, PolicySampling(policy, noise))
+        collector = Collector(env, PolicySampling(policy, 2, noise))
         collector.reset(0)
-        storage = RolloutStorage(64, 2, (4,), torch.float32, (1,), torch.float32)
+        storage = collector.make_storage(64)
         collector.collect(storage, 0)
         moves[persistence] = (storage.actions[1:] - storage.actions[:-1]).abs().mean().item()
     assert moves[0.99] < 0.3 * moves[None]

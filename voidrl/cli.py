@@ -192,7 +192,7 @@ def add_training_commands(commands: Subcommands, argv: list[str] | None) -> None
                                   unlisted=(() if config_class.remote_actors else ("actors", "ray_address"))
                                   + (COLLAPSE_OPTIONS if config_class.acts_greedily else ()))
             add_dataclass_options(sub, EnvConfig, "environment")
-            feed_forward = issubclass(config_class, MemoryConfig) and not config_class.recurrent
+            feed_forward = issubclass(config_class, MemoryConfig) and not config_class.takes_memory
             add_dataclass_options(sub, config_class, name, unlisted=MEMORY_OPTIONS if feed_forward else ())
             if not config_class.own_intrinsic_reward:
                 listed = chosen_plugins(argv, command, name)

@@ -7,7 +7,6 @@ import torch
 
 from voidrl.algos.base import OnPolicyAlgorithm, rollout_gae, standardize_advantages
 from voidrl.configs.a2c import A2CConfig
-from voidrl.nets.actor_critic import LSTMState, RecurrentActorCritic
 from voidrl.nets.flat import adam
 from voidrl.math import entropy_loss, explained_variance, policy_gradient_loss, value_loss
 from voidrl.rollout.storage import RolloutStorage
@@ -40,13 +39,9 @@ class A2C(OnPolicyAlgorithm):
         if cfg.normalize_advantages and advantages.numel() > 1:
             advantages = standardize_advantages(advantages)
 
-        if isinstance(self.policy, RecurrentActorCritic):  # each environment's rollout from the state it began with
-            start = LSTMState(rollout.lstm_hidden[0], rollout.lstm_cell[0])
-            dist, values, _ = self.policy(rollout.obs, start, rollout.episode_starts)
-            log_probs, values = dist.log_prob(rollout.actions).reshape(-1), values.reshape(-1)
-        else:
-            dist, values = self.policy(rollout.flat("obs"))
-            log_probs = dist.log_prob(rollout.flat("actions"))
+        # each environment's rollout unrolled from the state it began with
+        dist, values, _ = self.policy(*self.rollout_inputs(rollout))
+        log_probs, values = dist.log_prob(rollout.actions).reshape(-1), values.reshape(-1)
         policy_loss, metrics = policy_gradient_loss(log_probs, advantages)
         critic_loss, value_metrics = value_loss(values, returns)
         entropy_term, entropy_metrics = entropy_loss(dist.entropy())

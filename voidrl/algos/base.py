@@ -12,11 +12,11 @@ from voidrl.algos.algorithm import Algorithm
 from voidrl.configs.policy import PolicyConfig
 from voidrl.distributed import collective
 from voidrl.math import generalized_advantage_estimate, non_episodic_gae, standardize
-from voidrl.nets.actor_critic import ActorCritic, LSTMState, RecurrentActorCritic
+from voidrl.nets.actor_critic import ActorCritic, LSTMState
 from voidrl.nets.flat import TrainedParameters
 from voidrl.nets.persistence import PersistentUniforms
-from voidrl.rollout.collector import PolicySampling, RecurrentPolicySampling
-from voidrl.rollout.minibatches import shuffled_minibatches, shuffled_sequence_minibatches
+from voidrl.rollout.collector import PolicySampling
+from voidrl.rollout.minibatches import shuffled_sequence_minibatches
 from voidrl.rollout.storage import RolloutStorage
 
 
@@ -54,37 +54,32 @@ class OnPolicyAlgorithm(Algorithm):
         persistence = self.config.action_persistence if isinstance(self.config, PolicyConfig) else 0.0
         return PersistentUniforms(num_envs, action_space.shape[0], persistence, generator) if persistence else None
 
-    def acting(self, num_envs: int, action_noise: PersistentUniforms | None = None) -> PolicySampling | RecurrentPolicySampling:
+    def acting(self, num_envs: int, action_noise: PersistentUniforms | None = None) -> PolicySampling:
         """How the collector acts for this algorithm: sampling from ``policy`` (with the mixture policy's
-        persistent ``action_noise`` when given), carrying its LSTM state when it is recurrent."""
-        if isinstance(self.policy, RecurrentActorCritic):
-            return RecurrentPolicySampling(self.policy, num_envs)
-        return PolicySampling(self.policy, action_noise)
-
-    @property
-    def recurrent(self) -> bool:
-        return isinstance(self.policy, RecurrentActorCritic)
+        persistent ``action_noise`` when given), carrying its state."""
+        return PolicySampling(self.policy, num_envs, action_noise)
 
     def minibatches(self, fields: dict[str, torch.Tensor], minibatch_size: int) -> Iterator[dict[str, torch.Tensor]]:
-        """One epoch over rollout ``fields [T, N, ...]``: shuffled steps ``[B, ...]``, or, for a recurrent policy,
-        shuffled whole sequences ``[sequence_length, B, ...]`` of ``minibatch_size`` steps in all."""
-        if self.recurrent:
-            return shuffled_sequence_minibatches(fields, self.config.sequence_length, minibatch_size)
-        return shuffled_minibatches({name: tensor.flatten(0, 1) for name, tensor in fields.items()}, minibatch_size)
+        """One epoch over rollout ``fields [T, N, ...]`` in shuffled minibatches of whole sequences ``[L, B, ...]``
+        of ``minibatch_size`` steps in all, L = the config's ``unroll_length`` (1 for a feed-forward policy)."""
+        return shuffled_sequence_minibatches(fields, self.config.unroll_length, minibatch_size)
 
-    def sequence_fields(self, rollout: RolloutStorage) -> dict[str, torch.Tensor]:
-        """What a recurrent policy's update unrolls from, besides the observations: the stored LSTM states and
-        episode starts ``[T, N, ...]`` (none for a feed-forward policy)."""
-        if not self.recurrent:
-            return {}
+    @staticmethod
+    def sequence_fields(rollout: RolloutStorage) -> dict[str, torch.Tensor]:
+        """What the policy unrolls from besides the observations: the stored states and episode starts ``[T, N, ...]``."""
         return {"lstm_hidden": rollout.lstm_hidden, "lstm_cell": rollout.lstm_cell, "episode_starts": rollout.episode_starts}
 
-    def network_inputs(self, batch: dict[str, torch.Tensor]) -> tuple:
-        """The policy's inputs for a minibatch: ``(obs,)``, or for a recurrent policy ``(obs [L, B, ...], the state
-        before each sequence's first step, episode_starts [L, B])``."""
-        if not self.recurrent:
-            return (batch["obs"],)
-        return batch["obs"], LSTMState(batch["lstm_hidden"][0], batch["lstm_cell"][0]), batch["episode_starts"]
+    @staticmethod
+    def network_inputs(batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, LSTMState, torch.Tensor]:
+        """The policy's inputs for a minibatch (``shuffled_sequence_minibatches``'): ``obs``, the state before each
+        sample's first step, ``episode_starts`` (sequences ``[L, B, ...]``, or one step ``[B, ...]``)."""
+        return batch["obs"], LSTMState(batch["lstm_hidden"], batch["lstm_cell"]), batch["episode_starts"]
+
+    @staticmethod
+    def rollout_inputs(rollout: RolloutStorage) -> tuple[torch.Tensor, LSTMState, torch.Tensor]:
+        """The policy's inputs for a whole rollout, each environment's steps one sequence ``[T, N, ...]`` from the
+        state it began with."""
+        return rollout.obs, LSTMState(rollout.lstm_hidden[0], rollout.lstm_cell[0]), rollout.episode_starts
 
     def state_dict(self) -> dict[str, Any]:
         return {"policy": self.policy.state_dict(), **{name: group.state_dict() for name, group in self.optimized.items()}}

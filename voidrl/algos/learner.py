@@ -31,10 +31,10 @@ from voidrl.rollout.storage import RolloutStorage
 class ReplayLearner(Algorithm):
     """A learner that decides what to remember and when to train.
 
-    ``policy`` is what a saved agent acts with (evaluation, ``voidrl eval``): a module with
-    ``act(obs, deterministic) -> actions``, or, if it has a memory, ``initial_state(N)`` and greedy
-    ``act(obs, state, episode_start, previous_reward) -> (actions, state)``; rebuilt by
-    ``make_policy`` and restored from ``state_dict()["policy"]``.
+    ``policy`` is what a saved agent acts with (evaluation, ``voidrl eval``, ``Agent.predict``): a module with
+    ``initial_state(N)`` (a tuple of tensors, empty ones where it remembers nothing) and greedy
+    ``act(obs, state, episode_start, previous_reward) -> (actions, state)``, the interface every voidrl policy
+    has; rebuilt by ``make_policy`` and restored from ``state_dict()["policy"]``.
     """
 
 

@@ -23,6 +23,7 @@ from voidrl.math import (
     standardize,
     value_loss,
 )
+from voidrl.nets.actor_critic import first_step_inputs
 from voidrl.nets.distributions import kl_divergence
 from voidrl.nets.flat import adam
 from voidrl.rollout.minibatches import shuffled_minibatches
@@ -80,7 +81,7 @@ class NPG(OnPolicyAlgorithm):
         """
         cfg = self.config
         actor = self.policy.actor_parameters()
-        dist = self.policy.distribution(obs)
+        dist = self.policy.distribution(*first_step_inputs(self.policy, obs))
         old = dist.detach()
         old_log_probs = old.log_prob(actions)
 
@@ -98,7 +99,7 @@ class NPG(OnPolicyAlgorithm):
         @torch.no_grad()
         def evaluate(step: torch.Tensor) -> tuple[float, float]:
             add_flat_step(actor, theta_old, step)
-            new = self.policy.distribution(obs)
+            new = self.policy.distribution(*first_step_inputs(self.policy, obs))
             return surrogate(new).item() - surrogate_old, kl_divergence(old, new).mean().item()
 
         if gradient.any():
@@ -134,7 +135,8 @@ class NPG(OnPolicyAlgorithm):
         losses = []
         for _ in range(cfg.value_epochs):
             for batch in shuffled_minibatches({"obs": obs, "returns": returns}, cfg.value_minibatch_size):
-                loss, _ = value_loss(self.policy.value(batch["obs"]), batch["returns"])
+                values = self.policy.critic_values(*first_step_inputs(self.policy, batch["obs"]))[..., 0]
+                loss, _ = value_loss(values, batch["returns"])
                 self.critic.minimize(loss, cfg.value_max_grad_norm)
                 losses.append(loss.detach())
         return {"train/value_loss": torch.stack(losses).mean().item()}

@@ -28,28 +28,27 @@ from voidrl.rollout.minibatches import accumulation_chunks, sequence_steps
 from voidrl.rollout.storage import RolloutStorage
 
 class AuxiliaryBuffer:
-    """The last rollouts' states and critic targets, for the auxiliary phase; for a recurrent policy also their
-    episode starts and the LSTM state before each sequence of ``sequence_length`` steps.
+    """The last rollouts' states, critic targets and episode starts, and the policy's state before each sequence of
+    ``sequence_length`` steps, for the auxiliary phase (sequences of one step for a feed-forward policy).
 
     Frame-stacked uint8 pixels keep one new frame per state (``StackedFrames``), so the
     Müller's (2022) 32 rollouts of 16 x 256 Atari states take 0.9 GB instead of 3.7 GB.
     """
 
-    def __init__(self, sequence_length: int | None = None):
+    def __init__(self, sequence_length: int = 1):
         self.sequence_length = sequence_length
         self.clear()
 
-    def add(self, obs: torch.Tensor, returns: torch.Tensor, sequences: dict[str, torch.Tensor] | None = None) -> None:
-        """``obs [T, N, ...]`` and the critic's targets ``[T, N, heads]`` of one rollout (copied: the storage is
-        reused); for a recurrent policy its ``sequences`` (``OnPolicyAlgorithm.sequence_fields``)."""
+    def add(self, obs: torch.Tensor, returns: torch.Tensor, sequences: dict[str, torch.Tensor]) -> None:
+        """``obs [T, N, ...]``, the critic's targets ``[T, N, heads]`` and ``sequences`` (``OnPolicyAlgorithm.sequence_fields``)
+        of one rollout (copied: the storage is reused)."""
         self.joined = {}
+        self.rollout_shape = tuple(obs.shape[:2])
         self.stores.append(compact_copy(obs))
         self.returns.append(returns.flatten(0, 1).clone())
-        if self.sequence_length is not None:
-            self.rollout_shape = tuple(obs.shape[:2])
-            self.episode_starts.append(sequences["episode_starts"].flatten(0, 1).clone())
-            self.lstm_hidden.append(sequences["lstm_hidden"][:: self.sequence_length].flatten(0, 1).clone())
-            self.lstm_cell.append(sequences["lstm_cell"][:: self.sequence_length].flatten(0, 1).clone())
+        self.episode_starts.append(sequences["episode_starts"].flatten(0, 1).clone())
+        self.lstm_hidden.append(sequences["lstm_hidden"][:: self.sequence_length].flatten(0, 1).clone())
+        self.lstm_cell.append(sequences["lstm_cell"][:: self.sequence_length].flatten(0, 1).clone())
 
     def __len__(self) -> int:
         return len(self.stores)
@@ -68,26 +67,24 @@ class AuxiliaryBuffer:
             self.joined[field] = torch.cat(getattr(self, field))
         return self.joined[field]
 
-    def gather(self, index: torch.Tensor) -> torch.Tensor:
-        """States at indices ``[B]`` into the concatenation of the stored rollouts."""
-        return gather_across(self.stores, index)
-
     def sequences(self, ids: torch.Tensor) -> dict[str, torch.Tensor]:
         """Sequences ``ids [B]`` of the stored rollouts, each rollout cut per environment as ``sequence_steps``
-        cuts it (rollout r holding ids r S .. (r + 1) S - 1): ``obs [L, B, ...]``, ``returns [L, B, heads]``,
-        ``episode_starts [L, B]``, and the state before each sequence's first step as ``lstm_hidden`` and
-        ``lstm_cell`` ``[1, B, K, H]`` (what an unroll reads of them)."""
+        cuts it (rollout r holding ids r S .. (r + 1) S - 1), as ``shuffled_sequence_minibatches`` gives them:
+        ``obs [L, B, ...]``, ``returns [L, B, heads]``, ``episode_starts [L, B]`` (one-step samples: ``[B, ...]``),
+        and the state before each sequence's first step as ``lstm_hidden`` and ``lstm_cell`` ``[B, K, H]``."""
         steps, envs = self.rollout_shape
         per_rollout = steps // self.sequence_length * envs
         rollout = torch.div(ids, per_rollout, rounding_mode="floor")
         step_index, env_index = sequence_steps(ids % per_rollout, self.sequence_length, envs)
         flat = rollout * steps * envs + step_index * envs + env_index
+        if self.sequence_length == 1:
+            flat = flat[0]
         return {
-            "obs": self.gather(flat.flatten()).unflatten(0, flat.shape),
+            "obs": gather_across(self.stores, flat.flatten()).unflatten(0, flat.shape),
             "returns": self.concatenated("returns")[flat],
             "episode_starts": self.concatenated("episode_starts")[flat],
-            "lstm_hidden": self.concatenated("lstm_hidden")[ids].unsqueeze(0),
-            "lstm_cell": self.concatenated("lstm_cell")[ids].unsqueeze(0),
+            "lstm_hidden": self.concatenated("lstm_hidden")[ids],
+            "lstm_cell": self.concatenated("lstm_cell")[ids],
         }
 
     def clear(self) -> None:
@@ -100,18 +97,28 @@ class AuxiliaryBuffer:
 
     def state_dict(self) -> dict[str, Any]:
         state = {"stores": [store_state(store) for store in self.stores], "returns": list(self.returns)}
-        if self.sequence_length is not None and self.stores:
+        if self.stores:
             state |= {"rollout_shape": list(self.rollout_shape), "episode_starts": list(self.episode_starts),
                       "lstm_hidden": list(self.lstm_hidden), "lstm_cell": list(self.lstm_cell)}
         return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.joined = {}
+        self.clear()
         self.stores = [load_store(store) for store in state["stores"]]
         self.returns = [r if r.dim() == 2 else r.unsqueeze(-1) for r in state["returns"]]  # [states] before two heads
-        if self.sequence_length is not None and self.stores:
+        if not self.stores:
+            return
+        if "rollout_shape" in state:
             self.rollout_shape = tuple(state["rollout_shape"])
             self.episode_starts, self.lstm_hidden, self.lstm_cell = state["episode_starts"], state["lstm_hidden"], state["lstm_cell"]
+        elif self.sequence_length == 1:  # a feed-forward policy's buffer before 2026-11-28: states without sequences
+            self.rollout_shape = (len(self.stores[0]), 1)  # one-step sequences: the split of a rollout's ids is immaterial
+            for store in self.stores:
+                self.episode_starts.append(torch.zeros(len(store), dtype=torch.bool))
+                self.lstm_hidden.append(torch.zeros(len(store), 0, 0))
+                self.lstm_cell.append(torch.zeros(len(store), 0, 0))
+        else:
+            raise ValueError("this auxiliary buffer holds no sequences (written by a feed-forward policy)")
 
 
 class PPG(OnPolicyAlgorithm):
@@ -123,7 +130,7 @@ class PPG(OnPolicyAlgorithm):
         super().__init__(config, obs_shape, action_space, device)
         self.actor = self.trained("actor_optimizer", self.policy.actor_parameters(), adam(config.learning_rate, config.adam_eps))
         self.critic = self.trained("critic_optimizer", self.policy.critic_parameters(), adam(config.critic_learning_rate, config.adam_eps))
-        self.aux_buffer = AuxiliaryBuffer(config.sequence_length if self.recurrent else None)
+        self.aux_buffer = AuxiliaryBuffer(config.unroll_length)
 
     @staticmethod
     def make_policy(config: PPGConfig, obs_shape, action_space, device) -> ActorCritic:
@@ -158,11 +165,8 @@ class PPG(OnPolicyAlgorithm):
         return metrics
 
     def chunks(self, batch: dict[str, torch.Tensor], chunk_size: int | None) -> Iterator[tuple[float, dict[str, torch.Tensor]]]:
-        """``accumulation_chunks`` of a minibatch: of its samples, or of whole sequences (``chunk_size`` steps
-        each) for a recurrent policy."""
-        if self.recurrent:
-            return accumulation_chunks(batch, chunk_size and chunk_size // self.config.sequence_length, dim=1)
-        return accumulation_chunks(batch, chunk_size)
+        """``accumulation_chunks`` of a minibatch, ``chunk_size`` steps each."""
+        return accumulation_chunks(batch, chunk_size and chunk_size // self.config.unroll_length)
 
     def policy_phase(self, fields: dict[str, torch.Tensor]) -> dict[str, float]:
         """Clipped surrogate plus entropy on rollout ``fields [T, N, ...]``, the actor's parameters only."""
@@ -214,18 +218,14 @@ class PPG(OnPolicyAlgorithm):
         them before every epoch (each rollout unrolled whole) learned no better on CartPole without velocities."""
         cfg = self.config
         buffer = self.aux_buffer
-        unit = cfg.sequence_length if self.recurrent else 1  # steps per sample: a state, or a whole sequence
+        unit = cfg.unroll_length  # steps per sample: a whole sequence (one step for a feed-forward policy)
+        across = int(unit > 1)  # the samples' dim of the log-probabilities: [L, B, A] of sequences, [B, A] of steps
         minibatch_units = cfg.aux_minibatch_size // unit
         chunk_units = (cfg.chunk_size or cfg.aux_minibatch_size) // unit
-        across = 1 if self.recurrent else 0  # the samples' dim of a batch's fields: [L, B, ...] or [B, ...]
         returns = buffer.all_returns()
-
-        def batch_of(index: torch.Tensor) -> dict[str, torch.Tensor]:
-            return buffer.sequences(index) if self.recurrent else {"obs": buffer.gather(index), "returns": returns[index]}
-
         every_unit = torch.arange(buffer.num_states // unit, device=returns.device)
         with torch.no_grad():
-            old_log_probs = torch.cat([self.policy.distribution(*self.network_inputs(batch_of(chunk))).log_probs
+            old_log_probs = torch.cat([self.policy.distribution(*self.network_inputs(buffer.sequences(chunk))).log_probs
                                        for chunk in every_unit.split(chunk_units)], dim=across)
         history, policy_steps, stopped = [], 0, False
         for _ in range(cfg.aux_epochs):
@@ -235,7 +235,7 @@ class PPG(OnPolicyAlgorithm):
                 aux_loss = clone_kl = critic_loss = 0.0
                 for chunk in index.split(chunk_units):
                     share = chunk.shape[0] / index.shape[0]  # the minibatch's losses are means over its states
-                    batch = batch_of(chunk)
+                    batch = buffer.sequences(chunk)
                     if not stopped:
                         dist, aux_values = self.policy.policy_and_aux_value(*self.network_inputs(batch))
                         chunk_aux_loss, _ = value_loss(aux_values, batch["returns"][..., 0])

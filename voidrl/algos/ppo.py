@@ -51,12 +51,10 @@ class PPO(OnPolicyAlgorithm):
         stopped_early = False
         for _ in range(cfg.epochs):
             for batch in self.minibatches(fields, cfg.minibatch_size):
-                if self.recurrent:  # each sequence unrolled from its stored starting state
-                    dist, values, _ = self.policy(*self.network_inputs(batch))
-                elif two_heads:
-                    dist, values, intrinsic_values = self.policy.forward_with_intrinsic(batch["obs"])
+                if two_heads:  # each sequence unrolled from its stored starting state
+                    dist, values, intrinsic_values, _ = self.policy.forward_with_intrinsic(*self.network_inputs(batch))
                 else:
-                    dist, values = self.policy(batch["obs"])
+                    dist, values, _ = self.policy(*self.network_inputs(batch))
                 log_probs = dist.log_prob(batch["actions"])
                 adv = batch["advantages"]
                 if cfg.normalize_advantages and adv.numel() > 1:

@@ -8,6 +8,7 @@ import torch
 from voidrl.algos.base import OnPolicyAlgorithm
 from voidrl.configs.reinforce import REINFORCEConfig
 from voidrl.math import discounted_returns, entropy_loss, episode_start_values, explained_variance, policy_gradient_loss, standardize, value_loss
+from voidrl.nets.actor_critic import first_step_inputs
 from voidrl.nets.flat import adam
 from voidrl.rollout.storage import RolloutStorage
 
@@ -49,7 +50,7 @@ class REINFORCE(OnPolicyAlgorithm):
         if cfg.normalize_advantages and advantages.numel() > 1:
             advantages = standardize(advantages)
 
-        dist, values = self.policy(obs)
+        dist, values, _ = self.policy(*first_step_inputs(self.policy, obs))
         loss, metrics = policy_gradient_loss(dist.log_prob(actions), advantages)
         if cfg.baseline:
             critic_loss, value_metrics = value_loss(values, returns)

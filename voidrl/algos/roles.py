@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from typing import Any, Callable, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol
 
 import gymnasium as gym
 import torch
@@ -21,33 +21,15 @@ from torch import nn
 from voidrl.envs.base import Step
 from voidrl.envs.snapshot import NotSaveable
 from voidrl.replay.adder import SequenceAdder, StepRecord
+from voidrl.rollout.memory import Memory
 from voidrl.rollout.storage import RolloutStorage
-
-
-class Memory:
-    """A recurrent state carried across vector steps: ``act(obs, state, episode_start, previous_reward)
-    -> (actions, state)`` is called with the state reset where episodes begin and each environment's
-    last reward (0 at an episode's start)."""
-
-    def __init__(self, act: Callable[..., tuple[torch.Tensor, Any]], state: Any, num_envs: int):
-        self._act, self.state = act, state
-        self.episode_start = torch.ones(num_envs, dtype=torch.bool)
-        self.previous_reward = torch.zeros(num_envs)
-
-    def act(self, obs: torch.Tensor) -> torch.Tensor:
-        action, self.state = self._act(obs, self.state, self.episode_start.to(obs.device), self.previous_reward.to(obs.device))
-        return action
-
-    def after_step(self, step: Step) -> None:
-        self.episode_start = (step.terminated | step.truncated).cpu()
-        self.previous_reward = torch.where(self.episode_start, 0.0, step.reward.float().cpu())
 
 
 class RecurrentActing:
     """The collector's way of acting for a ``ReplayLearner`` or an ``ActorCore`` (``acts_for``): its ``Memory`` of the
     recurrent state."""
 
-    recurrent_state_shape = None  # the states go into the core's records (StepRecord), not the storage
+    state_shape = (0, 0)  # the states go into the core's records (StepRecord), not the storage
 
     def __init__(self, acts_for: Any, num_envs: int, adder: SequenceAdder | None = None):
         self.acts_for = acts_for
@@ -57,33 +39,26 @@ class RecurrentActing:
         self.reset()
 
     def reset(self) -> None:
-        self.memory = Memory(self.acts_for.act, self.acts_for.initial_state(self.num_envs), self.num_envs)
+        self.memory = Memory(self.acts_for.initial_state(self.num_envs), self.num_envs, self.acts_for.act)
         if self.adder is not None:
             self.adder.load_state_dict({}, self.num_envs)
 
     def state_dict(self) -> dict:
-        """The recurrent state, episode starts and last rewards, and the adder's sequences in progress; ``NotSaveable``
-        for a core whose episodes keep more (``ActorCore.keeps_episode_state``)."""
-        if self.adder is None or getattr(self.acts_for, "keeps_episode_state", True):
-            raise NotSaveable(f"{type(self.acts_for).__name__}: what it keeps of the episodes in progress")
-        memory = self.memory
-        return {"state": _parts(memory.state), "episode_start": memory.episode_start.clone(),
-                "previous_reward": memory.previous_reward.clone(), "sequences": self.adder.state_dict()}
+        """The memory (``Memory.state_dict``) and the adder's sequences in progress; ``NotSaveable`` for a core whose
+        episodes keep more (``ActorCore.keeps_episode_state``)."""
+        self.check_saveable()
+        return self.memory.state_dict() | {"sequences": self.adder.state_dict()}
 
     def load_state_dict(self, state: dict) -> None:
+        self.check_saveable()
+        if not isinstance(state, dict) or "sequences" not in state:
+            raise ValueError("the saved state is not this actor's: it holds no sequences in progress")
+        self.memory.load_state_dict({name: value for name, value in state.items() if name != "sequences"})
+        self.adder.load_state_dict(state["sequences"], self.num_envs)
+
+    def check_saveable(self) -> None:
         if self.adder is None or getattr(self.acts_for, "keeps_episode_state", True):
             raise NotSaveable(f"{type(self.acts_for).__name__}: what it keeps of the episodes in progress")
-        initial = _parts(self.acts_for.initial_state(self.num_envs))
-        like = {"episode_start": self.memory.episode_start, "previous_reward": self.memory.previous_reward}
-        saved = state.get("state") if isinstance(state, dict) else None
-        if (not isinstance(state, dict) or set(state) != {"state", "episode_start", "previous_reward", "sequences"}
-                or not isinstance(saved, list) or len(saved) != len(initial)
-                or not all(_like(value, tensor) for value, tensor in zip(saved, initial))
-                or not all(_like(state[name], tensor) for name, tensor in like.items())):
-            raise ValueError("the saved recurrent state is not this actor's for these environments")
-        self.memory.state = _rebuilt(self.acts_for.initial_state(self.num_envs), [value.to(t.device) for value, t in zip(saved, initial)])
-        self.memory.episode_start, self.memory.previous_reward = state["episode_start"], state["previous_reward"]
-        self.adder.load_state_dict(state["sequences"], self.num_envs)
 
     def act(self, obs: torch.Tensor, t: int, storage: RolloutStorage) -> torch.Tensor:
         return self.memory.act(obs)
@@ -94,22 +69,6 @@ class RecurrentActing:
 
     def finish(self, storage: RolloutStorage, last_obs: torch.Tensor) -> None:
         """Nothing to bootstrap: the learner computes its own targets."""
-
-
-def _parts(state: torch.Tensor | tuple[torch.Tensor, ...]) -> list[torch.Tensor]:
-    """A recurrent state (a tensor or a tuple of tensors, named or not) as a list of tensors."""
-    return [state] if isinstance(state, torch.Tensor) else list(state)
-
-
-def _rebuilt(like: torch.Tensor | tuple[torch.Tensor, ...], parts: list[torch.Tensor]) -> Any:
-    """``parts`` in the form of ``like`` (the inverse of ``_parts``)."""
-    if isinstance(like, torch.Tensor):
-        return parts[0]
-    return type(like)(*parts) if hasattr(like, "_fields") else type(like)(parts)
-
-
-def _like(value: Any, tensor: torch.Tensor) -> bool:
-    return isinstance(value, torch.Tensor) and value.shape == tensor.shape and value.dtype == tensor.dtype
 
 
 class ActorCore(ABC):

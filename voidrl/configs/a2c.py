@@ -56,7 +56,7 @@ class A2CConfig(PolicyConfig):
     presets = PRESETS
     search_space = SEARCH_SPACE
     data_parallel = True
-    recurrent = True
+    takes_memory = True
 
     num_steps: int = 5
     """Rollout length per environment between two updates (the n of the n-step returns)."""

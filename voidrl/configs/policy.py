@@ -25,7 +25,7 @@ MEMORY_OPTIONS = ("memory", "lstm_size", "sequence_length")
 class MemoryConfig(AlgorithmConfig):
     """A recurrent policy's options, shared by every on-policy config (PPG's and ``PolicyConfig``)."""
 
-    recurrent: ClassVar[bool] = False
+    takes_memory: ClassVar[bool] = False
     """Its algorithm trains a recurrent policy (``memory lstm``); the others refuse one."""
 
     memory: str = "none"
@@ -39,6 +39,12 @@ class MemoryConfig(AlgorithmConfig):
     (num_steps and the minibatch sizes must be multiples of it) and unrolls the LSTM over whole sequences (a2c
     and a3c unroll each environment's whole rollout from the state it began with)."""
 
+    @property
+    def unroll_length(self) -> int:
+        """Steps of each sample of an update's minibatches, unrolled from the state stored before its first step:
+        ``sequence_length`` with an LSTM, 1 for a feed-forward policy (each step its own sample)."""
+        return 1 if self.memory == "none" else self.sequence_length
+
     def validate_memory(self, whole_sequences: tuple[str, ...] = ()) -> None:
         """``memory`` is known and allowed for this algorithm; with an LSTM, the fields ``whole_sequences``
         (step counts the update cuts into sequences) are multiples of ``sequence_length`` and a config with a
@@ -47,11 +53,11 @@ class MemoryConfig(AlgorithmConfig):
         require_positive_integers(self, ("lstm_size", "sequence_length"))
         if self.memory == "none":
             return
-        if not self.recurrent:
+        if not self.takes_memory:
             from voidrl.configs import CONFIGS
 
             algo = type(self).__name__.removesuffix("Config").lower()
-            recurrent = ", ".join(name for name, config in CONFIGS.items() if issubclass(config, MemoryConfig) and config.recurrent)
+            recurrent = ", ".join(name for name, config in CONFIGS.items() if issubclass(config, MemoryConfig) and config.takes_memory)
             raise ValueError(f"memory {self.memory} is available for {recurrent}; {algo} is feed-forward (memory none)")
         uneven = [f"{name} ({getattr(self, name)})" for name in whole_sequences
                   if getattr(self, name) is not None and getattr(self, name) % self.sequence_length]

@@ -121,7 +121,7 @@ class PPGConfig(MemoryConfig):
     presets = PRESETS
     search_space = SEARCH_SPACE
     data_parallel = True
-    recurrent = True
+    takes_memory = True
 
     num_steps: int = 256
     """Rollout length per environment between two policy phases."""

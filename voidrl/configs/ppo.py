@@ -114,7 +114,7 @@ class PPOConfig(PolicyConfig):
     presets = PRESETS
     search_space = SEARCH_SPACE
     data_parallel = True
-    recurrent = True
+    takes_memory = True
 
     num_steps: int = 2048
     """Rollout length per environment between two updates."""

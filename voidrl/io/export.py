@@ -11,9 +11,10 @@ vectors, uint8 frames), the run's observation normalisation folded in, and gives
   (tanh(u) + 1) / 2;
 - mixture: ``action [B, A]``, ``log_weights``, ``means``, ``stds [B, A, M]`` (M Gaussians per coordinate).
 
-A recurrent policy also takes its LSTM state ``hidden``, ``cell [B, K, H]`` (zeros to begin; k = 0 the actor's LSTM,
-k = 1 the critic's where the bodies are separate) and ``episode_start [B]`` (bool: the state is reset there), and also
-gives ``next_hidden``, ``next_cell``, to pass with the next observations.
+A policy with memory (``--memory lstm``) also takes its LSTM state ``hidden``, ``cell [B, K, H]`` (zeros to begin;
+k = 0 the actor's LSTM, k = 1 the critic's where the bodies are separate) and ``episode_start [B]`` (bool: the state
+is reset there), and also gives ``next_hidden``, ``next_cell``, to pass with the next observations; a feed-forward
+policy's state is empty, and its file takes ``obs`` alone.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from torch import nn
 from voidrl.configs.choices import EXPORT_FORMATS
 from voidrl.io.checkpoint import write_atomically
 from voidrl.math.running_stats import standardize
-from voidrl.nets.actor_critic import ActorCritic, Distribution, LSTMState, RecurrentActorCritic
+from voidrl.nets.actor_critic import ActorCritic, Distribution, LSTMState
 from voidrl.nets.distributions import Categorical, MixtureOfGaussians
 
 if TYPE_CHECKING:
@@ -50,14 +51,15 @@ def distribution_parameters(distribution: Distribution) -> dict[str, torch.Tenso
 
 
 class ActingPolicy(nn.Module):
-    """A feed-forward actor-critic's acting pass: ``obs [B, *obs_shape]`` raw -> the greedy action and the action
-    distribution's parameters (the critic is left out)."""
-
-    input_names = ("obs",)
+    """An actor-critic's acting step: ``obs [B, *obs_shape]`` raw (and, where the policy's state is not empty, its
+    ``hidden``, ``cell`` and ``episode_start``) -> the greedy action, the action distribution's parameters (and the
+    state after the step: ``next_hidden``, ``next_cell``)."""
 
     def __init__(self, policy: ActorCritic, interface: PolicyInterface):
         super().__init__()
         self.policy = policy
+        self.takes_state = any(policy.state_shape)
+        self.input_names = ("obs", "hidden", "cell", "episode_start") if self.takes_state else ("obs",)
         self.observation_space = interface.observation_space
         normalizer = interface.normalizer
         self.normalizes = normalizer is not None
@@ -80,33 +82,30 @@ class ActingPolicy(nn.Module):
             action = torch.clamp(action, self.action_low, self.action_high)
         return {"action": action, **distribution_parameters(distribution)}
 
-    def named_outputs(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
-        return self.outputs(self.policy.distribution(self.normalized(obs)))
+    def named_outputs(self, obs: torch.Tensor, hidden: torch.Tensor | None = None, cell: torch.Tensor | None = None,
+                      episode_start: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+        """The outputs by name; without a state, from the initial state at an episode's start."""
+        if hidden is None:
+            hidden, cell, episode_start = self.initial_inputs(obs.shape[0])
+        distribution, _, state = self.policy(self.normalized(obs), LSTMState(hidden, cell), episode_start)
+        outputs = self.outputs(distribution)
+        return outputs | {"next_hidden": state.hidden, "next_cell": state.cell} if self.takes_state else outputs
 
     def forward(self, *inputs: torch.Tensor) -> tuple[torch.Tensor, ...]:
         """``named_outputs``' values, in order (what the exported file gives)."""
         return tuple(self.named_outputs(*inputs).values())
 
-    def example_inputs(self, batch: int) -> tuple[torch.Tensor, ...]:
-        """Zero inputs for ``batch`` environments: observations float32, or uint8 where the environments give frames."""
-        dtype = torch.uint8 if self.observation_space.dtype == np.uint8 else torch.float32
-        return (torch.zeros(batch, *self.observation_space.shape, dtype=dtype),)
-
-
-class RecurrentActingPolicy(ActingPolicy):
-    """A recurrent actor-critic's acting step: ``(obs, hidden, cell, episode_start)`` -> the greedy action, the action
-    distribution's parameters, and the LSTM state after the step (``next_hidden``, ``next_cell``)."""
-
-    input_names = ("obs", "hidden", "cell", "episode_start")
-
-    def named_outputs(self, obs: torch.Tensor, hidden: torch.Tensor, cell: torch.Tensor, episode_start: torch.Tensor
-                      ) -> dict[str, torch.Tensor]:
-        distribution, _, state = self.policy.step(self.normalized(obs), LSTMState(hidden, cell), episode_start)
-        return {**self.outputs(distribution), "next_hidden": state.hidden, "next_cell": state.cell}
-
-    def example_inputs(self, batch: int) -> tuple[torch.Tensor, ...]:
+    def initial_inputs(self, batch: int) -> tuple[torch.Tensor, ...]:
+        """The state inputs of ``batch`` environments at their episodes' start: ``hidden``, ``cell``, ``episode_start``."""
         state = self.policy.initial_state(batch)
-        return (*super().example_inputs(batch), state.hidden, state.cell, torch.ones(batch, dtype=torch.bool))
+        return state.hidden, state.cell, torch.ones(batch, dtype=torch.bool, device=state.hidden.device)
+
+    def example_inputs(self, batch: int) -> tuple[torch.Tensor, ...]:
+        """Zero inputs for ``batch`` environments: observations float32, or uint8 where the environments give frames,
+        and the initial state where the file takes one."""
+        dtype = torch.uint8 if self.observation_space.dtype == np.uint8 else torch.float32
+        obs = torch.zeros(batch, *self.observation_space.shape, dtype=dtype)
+        return (obs, *self.initial_inputs(batch)) if self.takes_state else (obs,)
 
 
 def acting_policy(agent: Agent) -> ActingPolicy:
@@ -118,8 +117,7 @@ def acting_policy(agent: Agent) -> ActingPolicy:
         exported = ", ".join(name for name in sorted(ALGORITHMS) if not ALGORITHMS.config_class(name).acts_greedily)
         raise ValueError(f"export writes the policies of {exported}; {agent.config.algo} acts greedily on a recurrent "
                          "Q-network that reads its previous action and reward (act with voidrl's Agent.predict)")
-    kind = RecurrentActingPolicy if isinstance(agent.policy, RecurrentActorCritic) else ActingPolicy
-    return kind(copy.deepcopy(agent.policy).cpu().requires_grad_(False), agent.interface).eval()
+    return ActingPolicy(copy.deepcopy(agent.policy).cpu().requires_grad_(False), agent.interface).eval()
 
 
 def export_policy(agent: Agent, path: str | os.PathLike, export_format: str) -> str:

@@ -53,8 +53,9 @@ class ActorCritic(nn.Module):
     body, so the value loss never reaches the policy's parameters.
     """
 
-    recurrent_state_shape: tuple[int, ...] | None = None
-    """Per environment, the shape of the recurrent state a rollout stores each step (None: feed-forward)."""
+    state_shape: tuple[int, int] = (0, 0)
+    """Per environment, the shape ``(K, lstm_size)`` of each of the two tensors of its ``LSTMState`` (K LSTMs);
+    ``(0, 0)`` for this feed-forward network, whose state is empty."""
 
     def __init__(
         self,
@@ -143,53 +144,87 @@ class ActorCritic(nn.Module):
             return TanhGaussian(mean, log_std, self.action_low, self.action_high)
         return DiagonalGaussian(mean, log_std)
 
-    def _features(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """The actor's and the critic's features of ``obs`` (one body pass when shared)."""
-        actor_features = self.actor_body(obs)
-        return actor_features, actor_features if self.critic_body is None else self.critic_body(obs)
+    def initial_state(self, batch: int) -> LSTMState:
+        """The state before any step of ``batch`` environments: zeros ``[batch, *state_shape]`` (empty here)."""
+        zeros = torch.zeros(batch, *self.state_shape, device=self.value_head.weight.device)
+        return LSTMState(zeros, zeros.clone())
 
-    def _critic_features(self, obs: torch.Tensor) -> torch.Tensor:
-        return (self.actor_body if self.critic_body is None else self.critic_body)(obs)
+    def encode(self, obs: torch.Tensor, state: LSTMState, episode_starts: torch.Tensor, actor: bool = True,
+               critic: bool = True) -> tuple[torch.Tensor | None, torch.Tensor | None, LSTMState]:
+        """What the heads read: sequences ``obs [T, B, ...]`` from ``state`` with ``episode_starts [T, B]``, or one step
+        ``obs [B, ...]`` with ``episode_starts [B]`` -> (the actor's features ``[T, B, F]`` or ``[B, F]``, the
+        critic's, the state after the last step); ``actor`` and ``critic`` choose which are computed (None for the
+        other, unless one body serves both). Feed-forward: the bodies over all observations at once, the state
+        passed on untouched."""
+        sequences = episode_starts.dim() == 2
+        observations = obs.flatten(0, 1) if sequences else obs
+        actor_features = self.actor_body(observations) if actor or self.critic_body is None else None
+        if self.critic_body is None:
+            critic_features = actor_features
+        else:
+            critic_features = self.critic_body(observations) if critic else None
+        if sequences:
+            steps_and_batch = tuple(obs.shape[:2])
+            actor_features = None if actor_features is None else actor_features.unflatten(0, steps_and_batch)
+            critic_features = None if critic_features is None else critic_features.unflatten(0, steps_and_batch)
+        return actor_features, critic_features, state
 
-    def forward(self, obs: torch.Tensor) -> tuple[Distribution, torch.Tensor]:
-        """``obs [B, *obs_shape]`` -> (action distribution over B, values ``[B]``)."""
-        actor_features, critic_features = self._features(obs)
-        return self._distribution(actor_features), self.value_head(critic_features).squeeze(-1)
+    def forward(self, obs: torch.Tensor, state: LSTMState, episode_starts: torch.Tensor
+                ) -> tuple[Distribution, torch.Tensor, LSTMState]:
+        """The one call of every actor-critic, for acting and for updates: sequences ``obs [T, B, ...]`` from
+        ``state`` (each environment's, before step 0) with ``episode_starts [T, B]`` bool, or one step ``obs [B,
+        ...]`` with ``episode_starts [B]`` -> (action distribution over ``[T, B]`` or ``[B]``, values of the same
+        shape, the state after the last step)."""
+        actor_features, critic_features, state = self.encode(obs, state, episode_starts)
+        return self._distribution(actor_features), self.value_head(critic_features).squeeze(-1), state
 
-    def forward_with_intrinsic(self, obs: torch.Tensor) -> tuple[Distribution, torch.Tensor, torch.Tensor]:
-        """``obs [B, *obs_shape]`` -> (action distribution, task values ``[B]``, intrinsic values ``[B]``)."""
+    def forward_with_intrinsic(self, obs: torch.Tensor, state: LSTMState, episode_starts: torch.Tensor
+                               ) -> tuple[Distribution, torch.Tensor, torch.Tensor, LSTMState]:
+        """``forward`` with the intrinsic value head's values beside the task values: (distribution, task values,
+        intrinsic values, state)."""
         if self.intrinsic_value_head is None:
             raise RuntimeError("this network has no intrinsic value head (intrinsic_value=False)")
-        actor_features, critic_features = self._features(obs)
+        actor_features, critic_features, state = self.encode(obs, state, episode_starts)
         return (self._distribution(actor_features), self.value_head(critic_features).squeeze(-1),
-                self.intrinsic_value_head(critic_features).squeeze(-1))
+                self.intrinsic_value_head(critic_features).squeeze(-1), state)
 
-    def distribution(self, obs: torch.Tensor) -> Distribution:
-        return self._distribution(self.actor_body(obs))
+    def distribution(self, obs: torch.Tensor, state: LSTMState, episode_starts: torch.Tensor) -> Distribution:
+        """The action distribution (``forward``'s shapes); only the actor's part runs."""
+        return self._distribution(self.encode(obs, state, episode_starts, critic=False)[0])
 
-    def policy_and_aux_value(self, obs: torch.Tensor) -> tuple[Distribution, torch.Tensor]:
-        """PPG: the action distribution and the auxiliary value ``[B]`` from the policy's own features."""
+    def policy_and_aux_value(self, obs: torch.Tensor, state: LSTMState, episode_starts: torch.Tensor
+                             ) -> tuple[Distribution, torch.Tensor]:
+        """PPG: the action distribution and the auxiliary value (``forward``'s shapes), both from the policy's own
+        features."""
         if self.aux_value_head is None:
             raise RuntimeError("this network has no auxiliary value head (aux_value=False)")
-        features = self.actor_body(obs)
+        features = self.encode(obs, state, episode_starts, critic=False)[0]
         return self._distribution(features), self.aux_value_head(features).squeeze(-1)
+
+    def critic_values(self, obs: torch.Tensor, state: LSTMState, episode_starts: torch.Tensor) -> torch.Tensor:
+        """``[..., 1]`` task values, or ``[..., 2]`` task and intrinsic values with an intrinsic head (``...`` as
+        ``forward``'s values), from one pass of the critic's part only."""
+        features = self.encode(obs, state, episode_starts, actor=False)[1]
+        heads = [self.value_head] if self.intrinsic_value_head is None else [self.value_head, self.intrinsic_value_head]
+        return torch.cat([head(features) for head in heads], dim=-1)
+
+    def value(self, obs: torch.Tensor, state: LSTMState) -> torch.Tensor:
+        """V ``[B]`` of ``obs [B, ...]`` one step on from ``state``, not reset (a truncated episode's final
+        observation continues it)."""
+        return self.critic_values(obs, state, self._no_starts(obs))[..., 0]
+
+    def intrinsic_value(self, obs: torch.Tensor, state: LSTMState) -> torch.Tensor:
+        """The intrinsic value head's ``value``."""
+        return self.critic_values(obs, state, self._no_starts(obs))[..., 1]
+
+    @staticmethod
+    def _no_starts(obs: torch.Tensor) -> torch.Tensor:
+        return torch.zeros(obs.shape[0], dtype=torch.bool, device=obs.device)
 
     def actor_parameters(self) -> list[nn.Parameter]:
         """Parameters of the policy network (body, heads, log-std); disjoint from ``critic_parameters`` when separate."""
         critic = {id(p) for p in self.critic_parameters()}
         return [p for p in self.parameters() if id(p) not in critic]
-
-    def value(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.value_head(self._critic_features(obs)).squeeze(-1)
-
-    def critic_values(self, obs: torch.Tensor) -> torch.Tensor:
-        """``[B, 1]`` task values, or ``[B, 2]`` task and intrinsic values with an intrinsic head, from one critic pass."""
-        features = self._critic_features(obs)
-        heads = [self.value_head] if self.intrinsic_value_head is None else [self.value_head, self.intrinsic_value_head]
-        return torch.cat([head(features) for head in heads], dim=-1)
-
-    def intrinsic_value(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.intrinsic_value_head(self._critic_features(obs)).squeeze(-1)
 
     def critic_parameters(self) -> list[nn.Parameter]:
         """Parameters only the critic uses (its value heads; empty body part when shared)."""
@@ -201,15 +236,17 @@ class ActorCritic(nn.Module):
         return params
 
     @torch.no_grad()
-    def act(self, obs: torch.Tensor, deterministic: bool = False) -> torch.Tensor:
-        """Actions ``[B]`` or ``[B, A]`` for a batch of observations."""
-        dist = self.distribution(obs)
-        return dist.mode() if deterministic else dist.sample()
+    def act(self, obs: torch.Tensor, state: LSTMState, episode_start: torch.Tensor, previous_reward: torch.Tensor | None = None,
+            deterministic: bool = False) -> tuple[torch.Tensor, LSTMState]:
+        """``voidrl.rollout.memory.Memory``'s act: actions ``[B]`` or ``[B, A]`` for one step ``obs [B, ...]`` and the
+        next state (``previous_reward`` is not an input of an actor-critic)."""
+        dist, _, state = self(obs, state, episode_start)
+        return dist.mode() if deterministic else dist.sample(), state
 
 
 class LSTMState(NamedTuple):
-    """The LSTM state of a ``RecurrentActorCritic`` for ``B`` environments; index k of dim 1 is the actor's LSTM
-    (k = 0) or the critic's (k = 1, separate bodies only)."""
+    """The LSTM state of ``B`` environments: index k of dim 1 is the actor's LSTM (k = 0) or the critic's (k = 1,
+    separate bodies only) in a ``RecurrentActorCritic``; empty (``[B, 0, 0]``) in a feed-forward network."""
 
     hidden: torch.Tensor
     """``[B, K, lstm_size]``."""
@@ -227,9 +264,8 @@ class RecurrentActorCritic(ActorCritic):
     before that step, so no information (and no gradient) crosses an episode boundary. On sequences the body and
     the heads run over all ``T x B`` observations at once and the LSTM over each stretch between episode starts in
     one packed call (``lstm_over_episodes``), so a rollout unrolled in the update equals the collector's
-    step-by-step acting to float rounding (about 1e-7), not bit for bit. ``forward``, ``distribution``,
-    ``policy_and_aux_value`` and ``critic_values`` take sequences ``[T, B, ...]`` with the state before their
-    first step; the intrinsic value head does not apply.
+    step-by-step acting to float rounding (about 1e-7), not bit for bit. Only ``encode`` differs from the
+    feed-forward network's; the intrinsic value head does not apply.
     """
 
     def __init__(self, obs_shape: tuple[int, ...], action_space: gym.Space, lstm_size: int, network: str = "auto",
@@ -241,87 +277,41 @@ class RecurrentActorCritic(ActorCritic):
         super().__init__(obs_shape, action_space, network, hidden_sizes, shared, init_log_std, head_inputs=lstm_size, **options)
         self.actor_lstm = nn.LSTM(self.actor_body.out_features, lstm_size)
         self.critic_lstm = None if shared else nn.LSTM(self.critic_body.out_features, lstm_size)
-        self.recurrent_state_shape = (1 if shared else 2, lstm_size)
+        self.state_shape = (1 if shared else 2, lstm_size)
         self._register_load_state_dict_pre_hook(_rename_lstm_cell_weights)
 
-    def initial_state(self, batch: int) -> LSTMState:
-        zeros = torch.zeros(batch, *self.recurrent_state_shape, device=self.value_head.weight.device)
-        return LSTMState(zeros, zeros.clone())
-
-    def _hidden_sequences(self, obs: torch.Tensor, state: LSTMState, episode_starts: torch.Tensor, actor: bool = True,
-                          critic: bool = True) -> tuple[list[torch.Tensor], LSTMState]:
-        """The LSTMs' outputs: ``obs [T, B, ...]`` from ``state`` with ``episode_starts [T, B]`` -> (per LSTM run,
-        its outputs ``[T, B, lstm_size]``; the state after step T - 1, whose entries for an LSTM not run are
-        ``state``'s). ``actor`` and ``critic`` choose the LSTMs (shared: the one LSTM either way)."""
-        runs = sorted({k for k, wanted in ((0, actor), (self.recurrent_state_shape[0] - 1, critic)) if wanted})
+    def encode(self, obs: torch.Tensor, state: LSTMState, episode_starts: torch.Tensor, actor: bool = True,
+               critic: bool = True) -> tuple[torch.Tensor | None, torch.Tensor | None, LSTMState]:
+        """``ActorCritic.encode`` through the LSTMs: the outputs ``[T, B, lstm_size]`` of the chosen LSTMs (shared:
+        the one LSTM either way) and the state after step T - 1, whose entries for an LSTM not run are ``state``'s."""
+        if episode_starts.dim() == 1:  # one step: a sequence of one
+            actor_out, critic_out, state = self.encode(obs.unsqueeze(0), state, episode_starts.unsqueeze(0), actor, critic)
+            return (None if actor_out is None else actor_out.squeeze(0), None if critic_out is None else critic_out.squeeze(0),
+                    state)
+        runs = sorted({k for k, wanted in ((0, actor), (self.state_shape[0] - 1, critic)) if wanted})
         steps, batch = episode_starts.shape
         observations = obs.flatten(0, 1)
         hidden, cell = list(state.hidden.unbind(1)), list(state.cell.unbind(1))
-        outputs = []
+        outputs = {}
         for k in runs:
             body, lstm = (self.actor_body, self.actor_lstm) if k == 0 else (self.critic_body, self.critic_lstm)
             features = body(observations).unflatten(0, (steps, batch))
-            out, (hidden[k], cell[k]) = lstm_over_episodes(lstm, features, (hidden[k], cell[k]), episode_starts)
-            outputs.append(out)
-        return outputs, LSTMState(torch.stack(hidden, 1), torch.stack(cell, 1))
-
-    def unroll(self, obs: torch.Tensor, state: LSTMState, episode_starts: torch.Tensor
-               ) -> tuple[torch.Tensor, torch.Tensor, LSTMState]:
-        """``obs [T, B, ...]`` from ``state`` (each environment's state before step 0) with ``episode_starts [T, B]``
-        bool -> the policy head's outputs ``[T, B, ...]``, values ``[T, B]`` and the state after step T - 1."""
-        outputs, state = self._hidden_sequences(obs, state, episode_starts)
-        return self.policy_head(outputs[0]), self.value_head(outputs[-1]).squeeze(-1), state
-
-    def forward(self, obs: torch.Tensor, state: LSTMState, episode_starts: torch.Tensor
-                ) -> tuple[Distribution, torch.Tensor, LSTMState]:
-        """``obs [T, B, ...]``, ``state``, ``episode_starts [T, B]`` -> (action distribution over ``[T, B]``,
-        values ``[T, B]``, the state after step T - 1)."""
-        policy_out, values, state = self.unroll(obs, state, episode_starts)
-        return self._distribution_of(policy_out), values, state
-
-    def step(self, obs: torch.Tensor, state: LSTMState, episode_start: torch.Tensor) -> tuple[Distribution, torch.Tensor, LSTMState]:
-        """One step of ``B`` environments: ``obs [B, ...]``, ``episode_start [B]`` -> (action distribution over B,
-        values ``[B]``, the state after the step)."""
-        policy_out, values, state = self.unroll(obs.unsqueeze(0), state, episode_start.unsqueeze(0))
-        return self._distribution_of(policy_out.squeeze(0)), values.squeeze(0), state
-
-    def value(self, obs: torch.Tensor, state: LSTMState) -> torch.Tensor:
-        """V ``[B]`` of ``obs [B, ...]`` one step on from ``state`` (not reset: a truncated episode's final
-        observation continues it)."""
-        return self.step(obs, state, torch.zeros(obs.shape[0], dtype=torch.bool, device=obs.device))[1]
-
-    def distribution(self, obs: torch.Tensor, state: LSTMState, episode_starts: torch.Tensor) -> Distribution:
-        """The action distribution over ``[T, B]`` of sequences ``obs [T, B, ...]``; only the actor's LSTM runs."""
-        outputs, _ = self._hidden_sequences(obs, state, episode_starts, critic=self.critic_lstm is None)
-        return self._distribution_of(self.policy_head(outputs[0]))
-
-    def policy_and_aux_value(self, obs: torch.Tensor, state: LSTMState, episode_starts: torch.Tensor
-                             ) -> tuple[Distribution, torch.Tensor]:
-        """PPG on sequences ``obs [T, B, ...]``: the action distribution and the auxiliary value ``[T, B]``, both
-        from the actor's LSTM."""
-        if self.aux_value_head is None:
-            raise RuntimeError("this network has no auxiliary value head (aux_value=False)")
-        outputs, _ = self._hidden_sequences(obs, state, episode_starts, critic=self.critic_lstm is None)
-        return self._distribution_of(self.policy_head(outputs[0])), self.aux_value_head(outputs[0]).squeeze(-1)
-
-    def critic_values(self, obs: torch.Tensor, state: LSTMState, episode_starts: torch.Tensor) -> torch.Tensor:
-        """Values ``[T, B, 1]`` of sequences ``obs [T, B, ...]``; only the critic's LSTM runs."""
-        outputs, _ = self._hidden_sequences(obs, state, episode_starts, actor=self.critic_lstm is None)
-        return self.value_head(outputs[-1])
-
-    @torch.no_grad()
-    def act(self, obs: torch.Tensor, state: LSTMState, episode_start: torch.Tensor, previous_reward: torch.Tensor | None = None,
-            deterministic: bool = False) -> tuple[torch.Tensor, LSTMState]:
-        """``voidrl.algos.roles.Memory``'s act: actions ``[B]`` or ``[B, A]`` for ``obs [B, ...]`` and the next state
-        (``previous_reward`` is not an input of this network)."""
-        dist, _, state = self.step(obs, state, episode_start)
-        return dist.mode() if deterministic else dist.sample(), state
+            outputs[k], (hidden[k], cell[k]) = lstm_over_episodes(lstm, features, (hidden[k], cell[k]), episode_starts)
+        last = self.state_shape[0] - 1
+        return (outputs.get(0) if actor or last == 0 else None, outputs.get(last) if critic or last == 0 else None,
+                LSTMState(torch.stack(hidden, 1), torch.stack(cell, 1)))
 
     def critic_parameters(self) -> list[nn.Parameter]:
         """The critic's own parameters: ``ActorCritic``'s and the critic's LSTM."""
         own = [] if self.critic_lstm is None else list(self.critic_lstm.parameters())
         return super().critic_parameters() + own
 
+
+def first_step_inputs(policy: ActorCritic, obs: torch.Tensor) -> tuple[torch.Tensor, LSTMState, torch.Tensor]:
+    """``policy``'s inputs for states ``obs [B, ...]`` taken each on its own, as the first step of an episode from the
+    initial state: how the algorithms that refuse ``memory lstm`` (REINFORCE, NPG, TRPO) evaluate whole batches."""
+    batch = obs.shape[0]
+    return obs, policy.initial_state(batch), torch.ones(batch, dtype=torch.bool, device=obs.device)
 
 
 def build_actor_critic(obs_shape: tuple[int, ...], action_space: gym.Space, memory: str = "none", lstm_size: int = 128,
@@ -332,6 +322,7 @@ def build_actor_critic(obs_shape: tuple[int, ...], action_space: gym.Space, memo
     if memory == "lstm":
         return RecurrentActorCritic(obs_shape, action_space, lstm_size, network, hidden_sizes, shared, init_log_std, **options)
     return ActorCritic(obs_shape, action_space, network, hidden_sizes, shared, init_log_std, **options)
+
 
 def _rename_lstm_cell_weights(state_dict: dict, prefix: str, *_) -> None:
     """Checkpoints written while the LSTMs were ``nn.LSTMCell`` (before 2026-11-27) name their weights without

@@ -1,9 +1,8 @@
 """The collector: steps a ``VecEnv`` and fills a ``RolloutStorage``.
 
 How actions are chosen is the ``Acting`` part: ``PolicySampling`` for the on-policy algorithms
-(samples, records log-probabilities and values, bootstraps cut episodes), ``RecurrentPolicySampling``
-for a recurrent actor-critic (the same, carrying its LSTM state), the replay learners'
-own (``voidrl.algos.roles.RecurrentActing``) for the others.
+(samples, records log-probabilities and values, carries the policy's state, bootstraps cut episodes),
+the replay learners' own (``voidrl.algos.roles.RecurrentActing``) for the others; both keep a ``Memory``.
 """
 
 from __future__ import annotations
@@ -16,8 +15,9 @@ from typing import Protocol
 import torch
 
 from voidrl.envs.base import Step, VecEnv
-from voidrl.nets.actor_critic import ActorCritic, LSTMState, RecurrentActorCritic
+from voidrl.nets.actor_critic import ActorCritic, LSTMState
 from voidrl.nets.persistence import PersistentUniforms
+from voidrl.rollout.memory import Memory
 from voidrl.rollout.storage import RolloutStorage
 
 
@@ -61,8 +61,8 @@ class Transition:
 class Acting(Protocol):
     """How the collector chooses actions and what it records beside them."""
 
-    recurrent_state_shape: tuple[int, ...] | None
-    """Per environment, the shape of the policy state each step's record keeps (``RolloutStorage``); None: none."""
+    state_shape: tuple[int, int]
+    """Per environment, the shape of each tensor of the policy state each step's record keeps (``RolloutStorage``)."""
 
     def reset(self) -> None:
         """The environments were reset: every episode starts anew."""
@@ -77,94 +77,49 @@ class Acting(Protocol):
         """Complete the filled rollout, ``last_obs [N, ...]`` the observation after its last step."""
 
     def state_dict(self) -> dict:
-        """What it carries from one rollout to the next (a recurrent state); raises ``NotSaveable`` where that cannot be saved."""
+        """What it carries from one rollout to the next (the policy's state); raises ``NotSaveable`` where that cannot be saved."""
 
     def load_state_dict(self, state: dict) -> None: ...
 
 
 class PolicySampling:
-    """On-policy acting: samples from the policy; records log-probabilities and values, and the value
-    of the true successor wherever an episode was cut (time limit) or continues past the rollout; with
-    an intrinsic value head, its values too and its value of the observation after the rollout.
+    """On-policy acting: samples from an ``ActorCritic``, carrying its state (``LSTMState``, empty for a feed-forward
+    network) across steps and rollouts, reset where an episode begins. Records each step's log-probability, value,
+    starting state and episode start (what the update unrolls from); with an intrinsic value head its values too and
+    its value of the observation after the rollout.
 
-    ``action_noise`` supplies the uniforms a mixture policy samples from (Leite's (2022) action persistence).
+    A time-limit cut is bootstrapped with V(final observation) one step on from the state after the cut step (the
+    episode's own memory, not a reset one); the rollout's end with V(``last_obs``) from the state after its last
+    step. ``action_noise`` supplies the uniforms a mixture policy samples from (Leite's (2022) action persistence).
     """
 
-    recurrent_state_shape = None
-
-    def __init__(self, policy: ActorCritic, action_noise: PersistentUniforms | None = None):
-        self.policy = policy
-        self.action_noise = action_noise
-
-    def reset(self) -> None:
-        pass
-
-    def state_dict(self) -> dict:
-        return {}
-
-    def load_state_dict(self, state: dict) -> None:
-        if state:
-            raise ValueError(f"feed-forward acting carries no state, got keys {sorted(state)}")
-
-    def act(self, obs: torch.Tensor, t: int, storage: RolloutStorage) -> torch.Tensor:
-        if self.policy.intrinsic_value_head is None:
-            dist, value = self.policy(obs)
-        else:
-            dist, value, storage.intrinsic_values[t] = self.policy.forward_with_intrinsic(obs)
-        action = dist.sample() if self.action_noise is None else dist.sample(self.action_noise.draw().to(obs.device))
-        storage.log_probs[t] = dist.log_prob(action)
-        storage.values[t] = value
-        return action
-
-    def after_step(self, step: Step, t: int, storage: RolloutStorage) -> None:
-        cut = step.truncated & ~step.terminated
-        if cut.any():
-            storage.next_values[t, cut] = self.policy.value(step.final_obs[cut].to(storage.values.device))
-
-    def finish(self, storage: RolloutStorage, last_obs: torch.Tensor) -> None:
-        """``next_values [T, N]``: V of the next state, 0 after a termination."""
-        fill_next_values(storage, self.policy.value(last_obs))
-        if self.policy.intrinsic_value_head is not None:  # its returns run on across episode ends
-            storage.intrinsic_bootstrap.copy_(self.policy.intrinsic_value(last_obs))
-
-
-class RecurrentPolicySampling:
-    """``PolicySampling`` for a ``RecurrentActorCritic``: carries its LSTM state across steps and rollouts,
-    zeroing it where an episode begins, and stores each step's starting state and episode start in the
-    storage (``lstm_hidden``, ``lstm_cell``, ``episode_starts``) for the update to unroll from.
-
-    A time-limit cut is bootstrapped with V(final observation) one LSTM step on from the state after the
-    cut step (the episode's own memory, not a reset one); the rollout's end with V(``last_obs``) from the
-    state after its last step.
-    """
-
-    def __init__(self, policy: RecurrentActorCritic, num_envs: int):
+    def __init__(self, policy: ActorCritic, num_envs: int, action_noise: PersistentUniforms | None = None):
         self.policy = policy
         self.num_envs = num_envs
-        self.recurrent_state_shape = policy.recurrent_state_shape
+        self.action_noise = action_noise
+        self.state_shape = policy.state_shape
         self.reset()
 
     def reset(self) -> None:
-        self.state = self.policy.initial_state(self.num_envs)
-        self.episode_start = torch.ones(self.num_envs, dtype=torch.bool, device=self.state.hidden.device)
+        self.memory = Memory(self.policy.initial_state(self.num_envs), self.num_envs)
 
     def state_dict(self) -> dict:
-        return {"hidden": self.state.hidden.clone(), "cell": self.state.cell.clone(), "episode_start": self.episode_start.clone()}
+        return self.memory.state_dict()
 
     def load_state_dict(self, state: dict) -> None:
-        like = {"hidden": self.state.hidden, "cell": self.state.cell, "episode_start": self.episode_start}
-        if not isinstance(state, dict) or set(state) != set(like) or any(
-                not isinstance(state[name], torch.Tensor) or state[name].shape != tensor.shape or state[name].dtype != tensor.dtype
-                for name, tensor in like.items()):
-            raise ValueError("the saved LSTM state is not this policy's (hidden, cell, episode_start) for these environments")
-        self.state = LSTMState(state["hidden"].to(self.state.hidden.device), state["cell"].to(self.state.cell.device))
-        self.episode_start = state["episode_start"].to(self.episode_start.device)
+        self.memory.load_state_dict(_current_form(state, self.memory))
 
     def act(self, obs: torch.Tensor, t: int, storage: RolloutStorage) -> torch.Tensor:
-        storage.lstm_hidden[t], storage.lstm_cell[t] = self.state
-        storage.episode_starts[t] = self.episode_start
-        dist, storage.values[t], self.state = self.policy.step(obs, self.state, self.episode_start)
-        action = dist.sample()
+        memory = self.memory
+        storage.lstm_hidden[t], storage.lstm_cell[t] = memory.state
+        starts = storage.episode_starts[t]
+        starts.copy_(memory.episode_start)
+        if self.policy.intrinsic_value_head is None:
+            dist, storage.values[t], memory.state = self.policy(obs, memory.state, starts)
+        else:
+            dist, storage.values[t], storage.intrinsic_values[t], memory.state = self.policy.forward_with_intrinsic(
+                obs, memory.state, starts)
+        action = dist.sample() if self.action_noise is None else dist.sample(self.action_noise.draw().to(obs.device))
         storage.log_probs[t] = dist.log_prob(action)
         return action
 
@@ -173,13 +128,27 @@ class RecurrentPolicySampling:
         cut = step.truncated & ~step.terminated
         if cut.any():
             cut_here = cut.to(device)
-            at_cut = LSTMState(self.state.hidden[cut_here], self.state.cell[cut_here])
-            storage.next_values[t, cut_here] = self.policy.value(step.final_obs[cut].to(device), at_cut)
-        self.episode_start = (step.terminated | step.truncated).to(device)
+            state = self.memory.state
+            storage.next_values[t, cut_here] = self.policy.value(step.final_obs[cut].to(device),
+                                                                 LSTMState(state.hidden[cut_here], state.cell[cut_here]))
+        self.memory.after_step(step)
 
     def finish(self, storage: RolloutStorage, last_obs: torch.Tensor) -> None:
         """``next_values [T, N]``: V of the next state, 0 after a termination."""
-        fill_next_values(storage, self.policy.value(last_obs, self.state))
+        fill_next_values(storage, self.policy.value(last_obs, self.memory.state))
+        if self.policy.intrinsic_value_head is not None:  # its returns run on across episode ends
+            storage.intrinsic_bootstrap.copy_(self.policy.intrinsic_value(last_obs, self.memory.state))
+
+
+def _current_form(state: dict, memory: Memory) -> dict:
+    """A ``PolicySampling`` state as ``Memory.state_dict`` writes it, from the forms written before 2026-11-28: none
+    (``{}``, feed-forward acting) or ``hidden``, ``cell``, ``episode_start`` (an LSTM's)."""
+    if state == {} and not any(part.numel() for part in memory.state):
+        return memory.state_dict()
+    if isinstance(state, dict) and set(state) == {"hidden", "cell", "episode_start"}:
+        return {"state": [state["hidden"], state["cell"]], "episode_start": state["episode_start"],
+                "previous_reward": torch.zeros_like(memory.previous_reward)}
+    return state
 
 
 def fill_next_values(storage: RolloutStorage, last_values: torch.Tensor) -> None:
@@ -266,7 +235,7 @@ class Collector:
         space = self.env.single_action_space
         return RolloutStorage(num_steps, self.env.num_envs, self.obs.shape[1:], self.obs.dtype, space.shape,
                               torch.long if not space.shape else torch.float32, self.device,
-                              recurrent_state_shape=self.acting.recurrent_state_shape)
+                              state_shape=self.acting.state_shape)
 
     @torch.no_grad()
     def collect(self, storage: RolloutStorage, start_step: int, episodes_per_env: int | None = None,

@@ -38,20 +38,32 @@ def sequence_steps(sequence_ids: torch.Tensor, sequence_length: int, num_envs: i
     return steps, (sequence_ids % num_envs).expand(sequence_length, -1)
 
 
+STATE_FIELDS = ("lstm_hidden", "lstm_cell")
+"""The fields of a rollout that hold the policy's state before each step: a minibatch keeps them for each sample's
+first step only, the state its unroll starts from."""
+
+
 def shuffled_sequence_minibatches(fields: dict[str, torch.Tensor], sequence_length: int, minibatch_size: int
                                   ) -> Iterator[dict[str, torch.Tensor]]:
     """One epoch over rollout ``fields`` (each ``[T, N, ...]``, T a multiple of ``L = sequence_length``) in
     minibatches of whole sequences (``sequence_steps``) in random order, time-major ``[L, B, ...]`` with
     ``B = minibatch_size / L`` sequences (the last minibatch may hold fewer); each minibatch is gathered on its
-    own, so an epoch never copies the whole rollout.
+    own, so an epoch never copies the whole rollout. The state fields (``STATE_FIELDS``) are each sequence's state
+    before its first step, ``[B, ...]``.
 
-    A recurrent policy unrolls each sequence from its stored starting state (``lstm_hidden[0]``,
-    ``lstm_cell[0]`` of the minibatch), resetting it where ``episode_starts`` is set, so the states inside
-    a sequence are recomputed by the current parameters every epoch. The starting states themselves were
-    computed by the parameters that collected the rollout: from the first gradient step on they are stale,
-    as in recurrent PPO elsewhere (e.g. CleanRL's ppo_atari_lstm, Pleines et al. 2022), and are not
-    recomputed; shorter sequences keep the staleness short.
+    A recurrent policy unrolls each sequence from that stored starting state, resetting it where
+    ``episode_starts`` is set, so the states inside a sequence are recomputed by the current parameters every
+    epoch. The starting states themselves were computed by the parameters that collected the rollout: from the
+    first gradient step on they are stale, as in recurrent PPO elsewhere (e.g. CleanRL's ppo_atari_lstm, Pleines
+    et al. 2022), and are not recomputed; shorter sequences keep the staleness short.
+
+    Sequences of one step (a feed-forward policy's samples) are ``shuffled_minibatches`` of the flattened fields,
+    one step of B environments each (``[B, ...]``, the form a policy's one-step call takes), the same minibatches for
+    the same random order.
     """
+    if sequence_length == 1:
+        yield from shuffled_minibatches({name: tensor.flatten(0, 1) for name, tensor in fields.items()}, minibatch_size)
+        return
     first = next(iter(fields.values()))
     steps, num_envs = first.shape[:2]
     if steps % sequence_length:
@@ -60,17 +72,25 @@ def shuffled_sequence_minibatches(fields: dict[str, torch.Tensor], sequence_leng
     per_minibatch = max(1, minibatch_size // sequence_length)
     for start in range(0, order.numel(), per_minibatch):
         step_index, env_index = sequence_steps(order[start : start + per_minibatch], sequence_length, num_envs)
-        yield {name: tensor[step_index, env_index] for name, tensor in fields.items()}
+        yield {name: tensor[step_index[0], env_index[0]] if name in STATE_FIELDS else tensor[step_index, env_index]
+               for name, tensor in fields.items()}
 
 
-def accumulation_chunks(batch: dict[str, torch.Tensor], chunk_size: int | None, dim: int = 0
+def accumulation_chunks(batch: dict[str, torch.Tensor], chunk_size: int | None
                         ) -> Iterator[tuple[float, dict[str, torch.Tensor]]]:
-    """A minibatch cut along ``dim`` (its samples, or the sequences of ``[L, B, ...]`` fields: dim 1) into chunks
-    of at most ``chunk_size`` (None: one chunk), each with its share of the minibatch: a mean loss over the
-    minibatch is the share-weighted sum of the chunks' mean losses, so back-propagating ``share * chunk loss``
-    chunk by chunk accumulates the minibatch's gradient."""
-    size = next(iter(batch.values())).shape[dim]
+    """A minibatch of ``shuffled_sequence_minibatches`` cut into chunks of at most ``chunk_size`` samples (steps, or
+    whole sequences; None: one chunk), each with its share of the minibatch: a mean loss over the minibatch is the
+    share-weighted sum of the chunks' mean losses, so back-propagating ``share * chunk loss`` chunk by chunk
+    accumulates the minibatch's gradient."""
+    size = batch["episode_starts"].shape[-1]
     step = chunk_size or size
     for start in range(0, size, step):
-        chunk = {name: tensor.narrow(dim, start, min(step, size - start)) for name, tensor in batch.items()}
-        yield next(iter(chunk.values())).shape[dim] / size, chunk
+        length = min(step, size - start)
+        chunk = {name: tensor.narrow(sample_dim(batch, name), start, length) for name, tensor in batch.items()}
+        yield length / size, chunk
+
+
+def sample_dim(batch: dict[str, torch.Tensor], name: str) -> int:
+    """The dim of ``batch[name]`` that runs over the minibatch's samples: 1 for the steps of sequences ``[L, B, ...]``,
+    0 for one-step samples ``[B, ...]`` and for the state fields."""
+    return 0 if name in STATE_FIELDS else batch["episode_starts"].dim() - 1

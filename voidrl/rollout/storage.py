@@ -22,10 +22,10 @@ class RolloutStorage:
         action_shape: tuple[int, ...],
         action_dtype: torch.dtype,
         device: torch.device | str = "cpu",
-        recurrent_state_shape: tuple[int, ...] | None = None,
+        state_shape: tuple[int, int] = (0, 0),
     ):
-        """``recurrent_state_shape``: a recurrent policy's state per environment (``ActorCritic.recurrent_state_shape``),
-        which allocates ``lstm_hidden``, ``lstm_cell`` and ``episode_starts``; None: feed-forward, none of them."""
+        """``state_shape``: the shape of each tensor of the policy's state per environment (``ActorCritic.state_shape``;
+        empty for a feed-forward policy)."""
         shape = (num_steps, num_envs)
         self.obs = torch.zeros(shape + tuple(obs_shape), dtype=obs_dtype, device=device)
         self.actions = torch.zeros(shape + tuple(action_shape), dtype=action_dtype, device=device)
@@ -48,13 +48,12 @@ class RolloutStorage:
         """The observation after the last step (what the next rollout starts from)."""
         self.final_obs: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
         """Step t -> (env indices ``[K]``, their true final observations ``[K, ...]``) where episodes ended."""
-        if recurrent_state_shape is not None:
-            self.lstm_hidden = torch.zeros(shape + tuple(recurrent_state_shape), device=device)
-            """Each step's starting LSTM hidden state ``[T, N, K, H]``, before the reset where the step begins an episode."""
-            self.lstm_cell = torch.zeros(shape + tuple(recurrent_state_shape), device=device)
-            """Each step's starting LSTM cell state ``[T, N, K, H]``, likewise."""
-            self.episode_starts = torch.zeros(shape, dtype=torch.bool, device=device)
-            """``[T, N]``: step t begins an episode (the environments' reset, or the step after an episode ended)."""
+        self.lstm_hidden = torch.zeros(shape + tuple(state_shape), device=device)
+        """Each step's starting LSTM hidden state ``[T, N, K, H]``, before the reset where the step begins an episode."""
+        self.lstm_cell = torch.zeros(shape + tuple(state_shape), device=device)
+        """Each step's starting LSTM cell state ``[T, N, K, H]``, likewise."""
+        self.episode_starts = torch.zeros(shape, dtype=torch.bool, device=device)
+        """``[T, N]``: step t begins an episode (the environments' reset, or the step after an episode ended)."""
         self.length = num_steps
         """Vector steps filled by the last collection (less than ``num_steps`` only when it
         stopped after whole episodes); algorithms read ``[:length]``."""

@@ -7,7 +7,7 @@ import functools
 import math
 import os
 from pathlib import Path
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
 
 import gymnasium as gym
 import numpy as np
@@ -15,7 +15,6 @@ import torch
 
 from voidrl.algos import ALGORITHMS
 from voidrl.algos.algorithm import PolicyFamily
-from voidrl.algos.roles import Memory
 from voidrl.config import TrainConfig
 from voidrl.envs import VecEnv, make_env, observation_normalizer, set_training
 from voidrl.envs.base import actions_to_numpy
@@ -24,6 +23,7 @@ from voidrl.io.checkpoint import CheckpointError, load_run_checkpoint, save_chec
 from voidrl.io.run_dir import check_writable_dir
 from voidrl.io.video import EpisodeRecorder
 from voidrl.nets.actor_critic import ActorCritic
+from voidrl.rollout.memory import Memory
 
 
 def resolve_device(name: str) -> torch.device:
@@ -126,15 +126,24 @@ class Agent:
             env.close()
 
     @property
-    def recurrent(self) -> bool:
-        """The policy carries a state from step to step (acting with ``act_with`` or ``predict``)."""
-        return hasattr(self.policy, "initial_state")
+    def carries_state(self) -> bool:
+        """The policy remembers from step to step (its state is not empty): it acts with ``act_with`` or ``predict``,
+        not ``act``."""
+        return any(part.numel() for part in self.policy.initial_state(1) if isinstance(part, torch.Tensor))
+
+    def memory(self, num_envs: int, deterministic: bool = True, member: int | None = None) -> Memory:
+        """The policy's state for ``num_envs`` environments at their episodes' start, to act with (``act_with``):
+        greedy or sampled (an actor-critic), following family member j = ``member`` (NGU, Agent57)."""
+        act = functools.partial(self.policy.act, member=member) if member is not None else self.policy.act
+        if isinstance(self.policy, ActorCritic):
+            act = functools.partial(act, deterministic=deterministic)
+        return Memory(self.policy.initial_state(num_envs), num_envs, act)
 
     def predict(self, obs: np.ndarray | torch.Tensor, state: Any = None, episode_start: Any = None, deterministic: bool = True,
                 previous_reward: Any = None) -> tuple[np.ndarray, Any]:
         """Acting on raw observations, as Stable-Baselines3's ``predict``: ``obs`` one observation ``[*obs_shape]`` or a
-        batch ``[B, *obs_shape]``, numpy or torch -> (numpy actions: one action, or ``[B]`` / ``[B, A]``; the next
-        recurrent state, None for a feed-forward policy).
+        batch ``[B, *obs_shape]``, numpy or torch -> (numpy actions: one action, or ``[B]`` / ``[B, A]``; the policy's
+        state after the step, an empty ``LSTMState`` for a feed-forward policy).
 
         ``obs`` is what the run's environments observe before observation normalisation, which ``predict`` applies with
         the run's frozen statistics. ``obs_shape`` (``interface.observation_space``), per suite: classic control and
@@ -146,8 +155,8 @@ class Agent:
         k``: k of these concatenated along the first axis, oldest first. ``make_env``'s environments give them
         normalised already: act on those with ``act`` or ``act_with``.
 
-        Box actions come clipped to the action space, as voidrl's environments apply them. A recurrent policy starts
-        from its initial state where ``state`` is None; ``episode_start`` (bool, a scalar or ``[B]``; default: True where
+        Box actions come clipped to the action space, as voidrl's environments apply them. The policy starts from its
+        initial state where ``state`` is None; ``episode_start`` (bool, a scalar or ``[B]``; default: True where
         ``state`` is None, else False) resets it where an episode begins; pass the state returned with the next
         observation. ``previous_reward`` (a scalar or ``[B]``; default 0) is the reward each environment received last,
         0 where an episode begins: the R2D2 family's networks read it, the others ignore it. A policy family (NGU,
@@ -169,31 +178,26 @@ class Agent:
         if batch.is_floating_point() and not torch.isfinite(batch).all():
             rows = torch.nonzero(~torch.isfinite(batch.flatten(1)).all(1)).flatten().tolist()
             raise ValueError(f"obs holds NaN or infinite values (in observation{'s' if len(rows) > 1 else ''} {rows[:5]} of the batch)")
-        if not self.recurrent and (state is not None or episode_start is not None):
-            raise ValueError(f"this {self.config.algo} policy is feed-forward: it carries no state; call predict(obs) without "
-                             "state and episode_start")
         if episode_start is not None:
             starts = torch.as_tensor(episode_start)
             if starts.dtype != torch.bool and not ((starts == 0) | (starts == 1)).all():
                 raise ValueError(f"episode_start must be True/False (or 1/0) per observation, got {episode_start!r}")
         if self.interface.normalizer is not None:
             batch = self.interface.normalizer.normalize(batch)
-        if self.recurrent:
-            size = batch.shape[0]
-            memory = Memory(self.recurrent_act(deterministic, self.evaluation_member(None)),
-                            self.policy.initial_state(size) if state is None else self.given_state(state, size), size)
-            memory.episode_start = per_environment("episode_start", state is None if episode_start is None else episode_start,
-                                                   size, torch.bool)
-            memory.previous_reward = per_environment("previous_reward", 0.0 if previous_reward is None else previous_reward,
-                                                     size, torch.float32)
-            actions, state = self.act_with(memory, batch), memory.state
-        else:
-            actions = self.batch_actions(batch, deterministic)
+        size = batch.shape[0]
+        memory = self.memory(size, deterministic, self.evaluation_member(None))
+        if state is not None:
+            memory.state = self.given_state(state, size)
+        memory.episode_start = per_environment("episode_start", state is None if episode_start is None else episode_start,
+                                               size, torch.bool)
+        memory.previous_reward = per_environment("previous_reward", 0.0 if previous_reward is None else previous_reward,
+                                                 size, torch.float32)
+        actions, state = self.act_with(memory, batch), memory.state
         actions = actions_to_numpy(actions, self.interface.action_space)
         return (actions[0, ...] if single else actions), state
 
     def given_state(self, state: Any, batch: int) -> Any:
-        """A recurrent ``state`` given to ``predict`` for ``batch`` observations, as the policy's own state type: the
+        """A ``state`` given to ``predict`` for ``batch`` observations, as the policy's own state type: the
         state ``predict`` returned, or its fields as a tuple of tensors or arrays (``(h, c)`` for an actor-critic's
         LSTM); a ValueError naming the field where it does not fit."""
         template = self.policy.initial_state(batch)
@@ -222,31 +226,22 @@ class Agent:
     def act(self, obs: torch.Tensor, deterministic: bool = True) -> torch.Tensor:
         """A feed-forward policy's actions ``[B]`` or ``[B, A]`` (on the CPU) for a batch ``obs [B, *obs_shape]`` (a
         tensor or an array) as ``make_env``'s environments give it, normalised where the run normalised observations:
-        the distribution's mode with ``deterministic``, else a sample. A recurrent policy acts with ``act_with``."""
-        if self.recurrent:
-            raise ValueError(f"act takes no recurrent state; this {self.config.algo} policy is recurrent: act with "
-                             "act_with(memory, obs) or predict(obs, state)")
+        the distribution's mode with ``deterministic``, else a sample. A policy that carries a state acts with
+        ``act_with``."""
+        if self.carries_state:
+            raise ValueError(f"act takes no state; this {self.config.algo} policy carries one from step to step: act with "
+                             "act_with(agent.memory(B), obs) or predict(obs, state)")
         obs = torch.as_tensor(obs)
         obs_shape = tuple(self.interface.observation_space.shape)
         if obs.dim() != len(obs_shape) + 1 or tuple(obs.shape[1:]) != obs_shape:
             raise ValueError(f"act takes a batch of shape [B, {', '.join(map(str, obs_shape))}], got shape {list(obs.shape)}; "
                              "predict(obs) takes one raw observation or a batch")
-        return self.batch_actions(obs, deterministic)
-
-    def batch_actions(self, obs: torch.Tensor, deterministic: bool) -> torch.Tensor:
-        """``act`` without its checks (the evaluation loop's, whose batches come from ``make_env``)."""
-        return self.policy.act(obs.to(next(self.policy.parameters()).device), deterministic).cpu()
+        return self.act_with(self.memory(obs.shape[0], deterministic), obs)
 
     def act_with(self, memory: Memory, obs: torch.Tensor) -> torch.Tensor:
-        """A recurrent policy's actions ``[B]`` or ``[B, A]`` (on the CPU) for a batch ``obs`` as ``act`` takes it, its
-        state kept in ``memory`` (whose act is ``recurrent_act``'s)."""
+        """Actions ``[B]`` or ``[B, A]`` (on the CPU) for a batch ``obs`` as ``act`` takes it, the policy's state kept in
+        ``memory`` (``memory``'s), whose ``after_step`` must see each step."""
         return memory.act(torch.as_tensor(obs).to(next(self.policy.parameters()).device)).cpu()
-
-    def recurrent_act(self, deterministic: bool = True, member: int | None = None) -> Callable[..., tuple[torch.Tensor, Any]]:
-        """A recurrent policy's batched ``act(obs, state, episode_start, previous_reward) -> (actions, state)``, which a
-        ``Memory`` calls: greedy or sampled (an actor-critic), following family member j = ``member`` (NGU, Agent57)."""
-        act = functools.partial(self.policy.act, member=member) if member is not None else self.policy.act
-        return functools.partial(act, deterministic=deterministic) if isinstance(self.policy, ActorCritic) else act
 
     def evaluation_member(self, choice: str | None) -> int | None:
         """The family member j that ``choice`` names: an integer, ``best`` (``best_member``), or None for
@@ -302,13 +297,12 @@ class Agent:
         if recorder is not None:
             recorder.start(env.screen_fps)
         returns: list[float] = []
-        memory = Memory(self.recurrent_act(deterministic, member), self.policy.initial_state(num_envs), num_envs) if self.recurrent else None
+        memory = self.memory(num_envs, deterministic, member)
         try:
             obs = env.reset(seed)
             while len(returns) < episodes:
-                step = env.step(self.batch_actions(obs, deterministic) if memory is None else self.act_with(memory, obs))
-                if memory is not None:
-                    memory.after_step(step)
+                step = env.step(self.act_with(memory, obs))
+                memory.after_step(step)
                 if recorder is not None:
                     recorder.add(step.screens[0])
                 for env_index, episode_return in zip(step.episode_envs.tolist(), step.episode_returns.tolist()):

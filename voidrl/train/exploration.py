@@ -68,7 +68,7 @@ def measure_exploration(env: VecEnv, act: Callable[[torch.Tensor], torch.Tensor]
     """Play ``episodes`` whole games of ``env`` (made with ``ram``, whole-game episodes), split evenly over its
     sub-environments as ``Agent.evaluate`` does, choosing actions ``act(obs [N, ...]) -> [N]``.
 
-    Sub-environment i is seeded ``seed + i``. ``after_step`` sees every step (a recurrent policy's memory).
+    Sub-environment i is seeded ``seed + i``. ``after_step`` sees every step (the memory of the policy acting).
     """
     quota = [episodes // env.num_envs + (i < episodes % env.num_envs) for i in range(env.num_envs)]
     coverage = None if position_addresses is None else Coverage(env.num_envs, position_addresses)
@@ -110,18 +110,15 @@ def explore_agent(agent: Agent, episodes: int, num_envs: int | None, seed: int, 
     """``measure_exploration`` of a trained ``agent`` on its own environment's settings (whole games); sampled
     actions unless ``deterministic`` (a Q-network agent acts greedily either way)."""
     from voidrl.algos import ALGORITHMS
-    from voidrl.algos.roles import Memory
 
     check_atari(agent.config.run.env)
     deterministic = deterministic or ALGORITHMS.config_class(agent.config.algo).acts_greedily
     num_envs = min(num_envs or agent.config.env.num_envs, episodes)
     env = agent.make_env(num_envs, ram=True)
     try:
-        act, after_step = (lambda obs: agent.batch_actions(obs, deterministic)), None
-        if agent.recurrent:
-            memory = Memory(agent.recurrent_act(deterministic, agent.evaluation_member(None)), agent.policy.initial_state(num_envs), num_envs)
-            act, after_step = (lambda obs: agent.act_with(memory, obs)), memory.after_step
-        return measure_exploration(env, act, episodes, seed, position_addresses(agent.config.run.env), after_step)
+        memory = agent.memory(num_envs, deterministic, agent.evaluation_member(None))
+        return measure_exploration(env, lambda obs: agent.act_with(memory, obs), episodes, seed,
+                                   position_addresses(agent.config.run.env), memory.after_step)
     finally:
         env.close()
 
