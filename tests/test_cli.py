@@ -82,7 +82,7 @@ def test_version_is_the_packages(capsys):
 
 @pytest.mark.parametrize("command", ["train", "pretrain"])
 def test_help_names_its_sources_by_author_and_year(capsys, command):
-    """"the thesis" or "the notebook" tells a user nothing; Müller (2022) and Leite (2022) are in the README's sources."""
+    """"the thesis" or "the notebook" tells a user nothing; Müller (2022) and Leite (2022) are in the README's and the site's sources."""
     from voidrl.algos import ALGORITHMS
 
     for algo in sorted(ALGORITHMS):

@@ -117,8 +117,8 @@ def test_the_exported_policy_gives_the_checkpoints_outputs(tmp_path, capsys, che
                 np.testing.assert_allclose(got, want, rtol=0, atol=1e-5, err_msg=name)
 
 
-def test_the_readme_runs_an_exported_policy_with_onnxruntime_and_numpy(tmp_path, monkeypatch, capsys, checkpoints):
-    section = (ROOT / "README.md").read_text().split("## Exporting a policy", 1)[1].split("\n## ", 1)[0]
+def test_the_docs_run_an_exported_policy_with_onnxruntime_and_numpy(tmp_path, monkeypatch, capsys, checkpoints):
+    section = (ROOT / "docs" / "exporting.md").read_text()
     commands = re.findall(r"```bash\n(.+?)\n```", section, re.S)[0].splitlines()
     example = next(code for code in re.findall(r"```python\n(.+?)\n```", section, re.S) if "onnxruntime" in code)
     assert "voidrl" not in example

@@ -49,13 +49,13 @@ def test_export_never_writes_over_the_checkpoint_it_reads(tmp_path):
 
 
 def test_the_committed_ms_pacman_weights_fine_tune_as_the_readme_shows(tmp_path):
-    """The README's line fine-tunes the committed 1M-step reward-free pre-training, with no pre-training of one's own."""
-    readme = (ROOT / "README.md").read_text()
-    line = next(line for line in readme.splitlines() if line.startswith(f"voidrl finetune ppg --from {COMMITTED}"))
+    """The docs' line fine-tunes the committed 1M-step reward-free pre-training, with no pre-training of one's own."""
+    page = (ROOT / "docs" / "pretraining.md").read_text()
+    line = next(line for line in page.splitlines() if line.startswith(f"voidrl finetune ppg --from {COMMITTED}"))
     weights = torch.load(ROOT / COMMITTED, weights_only=True)
     assert set(weights["algorithm"]) == {"policy"} and weights["config"]["run"]["env"] == "ALE/MsPacman-v5"
     assert weights["step"] >= 1_000_000 and (ROOT / COMMITTED).stat().st_size < 15_000_000
-    args = line.split("#")[0].split()[1:]  # the README's command, at a tiny budget here
+    args = line.split("#")[0].split()[1:]  # the page's command, at a tiny budget here
     values = {"--from": str(ROOT / COMMITTED), "--steps": "512", "--run-dir": "ft"}
     args = [values.get(args[index - 1], arg) if index else arg for index, arg in enumerate(args)]
     result = voidrl(*args, "--num-envs", "2", "--num-steps", "256", "--policy-iterations", "1", "--torch-threads", "1",

@@ -39,8 +39,11 @@ def generalized_advantage_estimate(
     A_t     = delta_t + gamma lambda (1 - done_t) A_{t+1},  A_T = 0
 
     Args:
-        rewards, values, next_values: float ``[T, N]``.
-        terminated, truncated: bool ``[T, N]``.
+        rewards: float ``[T, N]``.
+        values: float ``[T, N]``, V(s_t).
+        next_values: float ``[T, N]``, V(s'_t) of the true successor.
+        terminated: bool ``[T, N]``.
+        truncated: bool ``[T, N]``.
     Returns:
         ``(advantages, returns)``, both ``[T, N]``; ``returns = advantages + values``
         are the critic's regression targets.
@@ -70,7 +73,10 @@ def discounted_returns(
     is the Monte-Carlo return used by REINFORCE.
 
     Args:
-        rewards, next_values: float ``[T, N]``; terminated, truncated: bool ``[T, N]``.
+        rewards: float ``[T, N]``.
+        next_values: float ``[T, N]``, V(s'_t) of the true successor.
+        terminated: bool ``[T, N]``.
+        truncated: bool ``[T, N]``.
     Returns:
         ``[T, N]`` returns.
     """
@@ -116,7 +122,9 @@ def non_episodic_gae(
     ``bootstrap_value`` after the rollout's last step.
 
     Args:
-        rewards, values: float ``[T, N]``; bootstrap_value: ``[N]``.
+        rewards: float ``[T, N]``.
+        values: float ``[T, N]``.
+        bootstrap_value: ``[N]``.
     Returns:
         ``(advantages, returns)``, both ``[T, N]``.
     """

@@ -66,11 +66,15 @@ class RecurrentQNetwork(nn.Module):
     et al., 2019).
 
     Args:
-        obs_shape, num_actions: the environment's; network, hidden_sizes: the torso (``make_body``);
-        lstm_size: LSTM units (512 in R2D2); head_size: hidden units of each duelling stream;
-        memory: ``lstm``, or ``none``: a feed-forward ReLU layer of the same width in the LSTM's place
-        (the state passes through unchanged), the memoryless ablation of the same size;
-        reward_inputs: rewards fed back per step (1; NGU: 2, extrinsic and intrinsic);
+        obs_shape: the environment's observation shape.
+        num_actions: the environment's number of actions.
+        network: the torso (``make_body``).
+        hidden_sizes: the torso's hidden sizes (``make_body``).
+        lstm_size: LSTM units (512 in R2D2).
+        head_size: hidden units of each duelling stream.
+        memory: ``lstm``, or ``none``: a feed-forward ReLU layer of the same width in the LSTM's place (the state
+            passes through unchanged), the memoryless ablation of the same size.
+        reward_inputs: rewards fed back per step (1; NGU: 2, extrinsic and intrinsic).
         context_size: width of a per-sequence context input (0: none).
     """
 
