@@ -176,10 +176,12 @@ def test_actors_need_a_learner_that_has_them(tmp_path, capsys):
     assert "actors > 0 needs an algorithm with remote actors (a3c, agent57, ngu, r2d2), not ppo" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("algo", ["ngu", "agent57"])
+@pytest.mark.parametrize("algo", ["agent57"])
 def test_the_policy_family_trains_on_ray_actors_stops_resumes_and_is_evaluated(tmp_path, capsys, algo):
     """Each actor keeps its episodic memories, reward statistics and (Agent57) bandits; its bandits come back
-    to the checkpoint with its sequences' deliveries and go back to it on resume."""
+    to the checkpoint with its sequences' deliveries and go back to it on resume. Agent57 is NGU's family with
+    bandits on top, so its run covers NGU's actors too (NGU's own run took 140 s more on the one worker that runs
+    the Ray tests, the suite's longest test)."""
     run_dir = tmp_path / algo
     options = ["--env", "MiniGrid-Empty-5x5-v0", "--preset", "minigrid", "--num-envs", "4", "--min-replay", "16",
                "--lstm-size", "32", "--head-size", "32", "--checkpoint-every", "5", "--torch-threads", "1", "--no-progress",
