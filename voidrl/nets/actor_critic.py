@@ -263,7 +263,7 @@ class RecurrentActorCritic(ActorCritic):
     Every pass takes ``episode_starts``: the state of an environment whose episode begins at a step is zeroed
     before that step, so no information (and no gradient) crosses an episode boundary. On sequences the body and
     the heads run over all ``T x B`` observations at once and the LSTM over each stretch between episode starts in
-    one packed call (``lstm_over_episodes``), so a rollout unrolled in the update equals the collector's
+    one call (``lstm_over_episodes``), so a rollout unrolled in the update equals the collector's
     step-by-step acting to float rounding (about 1e-7), not bit for bit. Only ``encode`` differs from the
     feed-forward network's; the intrinsic value head does not apply.
     """
