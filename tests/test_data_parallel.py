@@ -330,3 +330,20 @@ def test_a_torchrun_rank_notes_a_stop_signal_before_its_run_starts_and_the_run_h
     finally:
         for signum, handler in before.items():
             signal.signal(signum, handler)
+
+
+@pytest.mark.parametrize("faulthandler_on", [True, False], ids=["faulthandler", "without"])
+def test_a_rank_still_alive_after_a_stop_signal_prints_every_threads_stack_where_faulthandler_is_on(faulthandler_on):
+    """torchrun kills a rank 30 s after its SIGTERM; where faulthandler is on, a rank still alive shortly before
+    that prints where each thread is, so a stuck stop can be diagnosed from the run's output."""
+    program = ("import os, signal, time\n"
+               "from voidrl.train.signals import hold_stop_signals\n"
+               "hold_stop_signals(report_stuck_after=0.3)\n"
+               "os.kill(os.getpid(), signal.SIGTERM)\n"
+               "def held_up():\n"
+               "    time.sleep(1.5)\n"
+               "held_up()\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONFAULTHANDLER"} | ({"PYTHONFAULTHANDLER": "1"} if faulthandler_on else {})
+    finished = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=env, timeout=60)
+    assert finished.returncode == 0, finished.stderr
+    assert ("held_up" in finished.stderr and "Timeout" in finished.stderr) == faulthandler_on, finished.stderr

@@ -34,6 +34,8 @@ from voidrl.intrinsic import REWARD_SOURCES
 from voidrl.train.signals import RunAborted, RunStopped, hold_stop_signals
 
 USAGE_ERROR = 2
+TORCHRUN_STOP_GRACE_S = 30
+"""Seconds torchrun waits after its SIGTERM before it kills a rank."""
 
 
 COMMANDS = {
@@ -716,7 +718,7 @@ def usage_errors(*kinds: type[Exception]):
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if launched_by_torchrun():
-        hold_stop_signals()
+        hold_stop_signals(report_stuck_after=TORCHRUN_STOP_GRACE_S - 5)
     parser = build_parser(argv)
     try:
         args = parser.parse_args(argv)

@@ -10,6 +10,7 @@ new checkpoint.
 from __future__ import annotations
 
 import ctypes
+import faulthandler
 import functools
 import signal
 import sys
@@ -40,15 +41,30 @@ class RunStopped(KeyboardInterrupt):
 
 _held: list[int] = []
 """Stop signals that arrived while ``hold_stop_signals``'s handler was in place (the first is honoured)."""
+_stuck_after: list[float] = []
+"""``hold_stop_signals``'s ``report_stuck_after``, when given."""
 
 
-def hold_stop_signals() -> None:
+def _watch_the_stop() -> None:
+    """Where Python's faulthandler is on, print every thread's stack if this process is still alive
+    ``report_stuck_after`` seconds after a stop signal: a rank that torchrun will kill shows where it was stuck."""
+    if _stuck_after and faulthandler.is_enabled():
+        faulthandler.dump_traceback_later(_stuck_after[0], exit=False)
+
+
+def hold_stop_signals(report_stuck_after: float | None = None) -> None:
     """Note SIGINT/SIGTERM instead of dying of them, outside a run's ``GracefulStop`` too: a ``GracefulStop`` installed
     later takes a noted signal as its own (the run stops at its first safe point), and one that ends puts this back.
     For a torchrun rank: torchrun sends SIGTERM to every rank as soon as one exits with a failure, and a rank killed
-    then by the default action could not say what it had to (its refusal of an option, a peer's failure). Main
-    thread only."""
+    then by the default action could not say what it had to (its refusal of an option, a peer's failure).
+    ``report_stuck_after``: seconds after the first stop signal at which, where faulthandler is enabled
+    (``PYTHONFAULTHANDLER=1``), every thread's stack is printed if the process has not ended. Main thread only."""
+    if report_stuck_after is not None:
+        _stuck_after[:] = [report_stuck_after]
+
     def note(signum: int, frame) -> None:
+        if not _held:
+            _watch_the_stop()
         _held.append(signum)
 
     for signum in STOP_SIGNALS:
@@ -99,6 +115,8 @@ class GracefulStop:
     def _handle(self, signum: int, frame) -> None:
         if self.signum is not None:
             raise RunStopped(signum, forced=True)
+        if not _held:
+            _watch_the_stop()
         self.signum = signum
 
 
