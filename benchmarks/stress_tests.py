@@ -4,7 +4,8 @@ flaky test is fixed (issue 49: the data-parallel file 50 times beside two CPU-bo
 
 Each run is ``python -m pytest -q -p no:cacheprovider ARGS`` in its own process; ``--load N`` keeps N CPU-bound
 processes busy for the whole time; ``--streams S`` runs S such series side by side (each run then shares the machine
-with S - 1 others: for a machine with many cores); ``--deadline`` starts no run after that many seconds. The output
+with S - 1 others: for a machine with many cores); ``--deadline`` starts no run after that many seconds; while the file ``--pause-while`` names exists, no run starts
+and the CPU-bound processes are stopped (to time something alone between two runs). The output
 of every failing run is kept in ``--keep``. Prints one line per run and a summary::
 
     python benchmarks/stress_tests.py --times 50 --load 2 -- tests/test_data_parallel.py -n 0
@@ -14,6 +15,8 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import os
+import signal
 import subprocess
 import sys
 import threading
@@ -31,6 +34,7 @@ def main() -> None:
     parser.add_argument("--load", type=int, default=2, help="CPU-bound processes beside the runs")
     parser.add_argument("--streams", type=int, default=1, help="series of runs side by side")
     parser.add_argument("--deadline", type=float, default=None, help="seconds after which no run is started")
+    parser.add_argument("--pause-while", type=Path, default=None, help="no run starts while this file exists")
     parser.add_argument("--keep", type=Path, default=ROOT / "benchmarks/out/stress", help="where failing runs' output goes")
     parser.add_argument("pytest_args", nargs="+", help="after --: the files, options and -k of the selection")
     args = parser.parse_args()
@@ -53,9 +57,20 @@ def main() -> None:
                 (args.keep / f"run{index}.log").write_text(done.stdout + "\n--- stderr ---\n" + done.stderr)
             print(f"run {index}/{args.times}: exit {done.returncode}, {time.perf_counter() - started:.0f} s: {summary}", flush=True)
 
+    def wait_while_paused() -> None:
+        if args.pause_while is None or not args.pause_while.exists():
+            return
+        for process in busy:
+            os.kill(process.pid, signal.SIGSTOP)
+        while args.pause_while.exists():
+            time.sleep(2)
+        for process in busy:
+            os.kill(process.pid, signal.SIGCONT)
+
     def series() -> None:
         while args.deadline is None or time.perf_counter() - began < args.deadline:
             with lock:
+                wait_while_paused()
                 index = next(numbers)
             if index > args.times:
                 return
