@@ -40,7 +40,7 @@ class A2C(OnPolicyAlgorithm):
             advantages = standardize_advantages(advantages)
 
         # each environment's rollout unrolled from the state it began with
-        dist, values, _ = self.policy(*self.rollout_inputs(rollout))
+        dist, values, _ = self.policy(*self.rollout_inputs(rollout), final_state=False)
         log_probs, values = dist.log_prob(rollout.actions).reshape(-1), values.reshape(-1)
         policy_loss, metrics = policy_gradient_loss(log_probs, advantages)
         critic_loss, value_metrics = value_loss(values, returns)

@@ -52,9 +52,9 @@ class PPO(OnPolicyAlgorithm):
         for _ in range(cfg.epochs):
             for batch in self.minibatches(fields, cfg.minibatch_size):
                 if two_heads:  # each sequence unrolled from its stored starting state
-                    dist, values, intrinsic_values, _ = self.policy.forward_with_intrinsic(*self.network_inputs(batch))
+                    dist, values, intrinsic_values, _ = self.policy.forward_with_intrinsic(*self.network_inputs(batch), final_state=False)
                 else:
-                    dist, values, _ = self.policy(*self.network_inputs(batch))
+                    dist, values, _ = self.policy(*self.network_inputs(batch), final_state=False)
                 log_probs = dist.log_prob(batch["actions"])
                 adv = batch["advantages"]
                 if cfg.normalize_advantages and adv.numel() > 1:

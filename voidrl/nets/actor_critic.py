@@ -20,7 +20,7 @@ from voidrl.nets.distributions import (
     softplus_log_std,
     softplus_std_offset,
 )
-from voidrl.nets.recurrent import lstm_over_episodes
+from voidrl.nets.recurrent import lstm_over_episodes, lstm_step
 
 POLICY_HEAD_GAIN = 0.01
 """The last policy layer starts 100x smaller than the body's (Andrychowicz et al. 2021)."""
@@ -150,12 +150,13 @@ class ActorCritic(nn.Module):
         return LSTMState(zeros, zeros.clone())
 
     def encode(self, obs: torch.Tensor, state: LSTMState, episode_starts: torch.Tensor, actor: bool = True,
-               critic: bool = True) -> tuple[torch.Tensor | None, torch.Tensor | None, LSTMState]:
+               critic: bool = True, final_state: bool = True) -> tuple[torch.Tensor | None, torch.Tensor | None, LSTMState | None]:
         """What the heads read: sequences ``obs [T, B, ...]`` from ``state`` with ``episode_starts [T, B]``, or one step
         ``obs [B, ...]`` with ``episode_starts [B]`` -> (the actor's features ``[T, B, F]`` or ``[B, F]``, the
         critic's, the state after the last step); ``actor`` and ``critic`` choose which are computed (None for the
-        other, unless one body serves both). Feed-forward: the bodies over all observations at once, the state
-        passed on untouched."""
+        other, unless one body serves both); without ``final_state`` a recurrent network does not compute the state
+        after a sequence (an update's unroll needs only the features). Feed-forward: the bodies over all
+        observations at once, the state passed on untouched."""
         sequences = episode_starts.dim() == 2
         observations = obs.flatten(0, 1) if sequences else obs
         actor_features = self.actor_body(observations) if actor or self.critic_body is None else None
@@ -169,28 +170,28 @@ class ActorCritic(nn.Module):
             critic_features = None if critic_features is None else critic_features.unflatten(0, steps_and_batch)
         return actor_features, critic_features, state
 
-    def forward(self, obs: torch.Tensor, state: LSTMState, episode_starts: torch.Tensor
-                ) -> tuple[Distribution, torch.Tensor, LSTMState]:
+    def forward(self, obs: torch.Tensor, state: LSTMState, episode_starts: torch.Tensor, final_state: bool = True
+                ) -> tuple[Distribution, torch.Tensor, LSTMState | None]:
         """The one call of every actor-critic, for acting and for updates: sequences ``obs [T, B, ...]`` from
         ``state`` (each environment's, before step 0) with ``episode_starts [T, B]`` bool, or one step ``obs [B,
         ...]`` with ``episode_starts [B]`` -> (action distribution over ``[T, B]`` or ``[B]``, values of the same
-        shape, the state after the last step)."""
-        actor_features, critic_features, state = self.encode(obs, state, episode_starts)
+        shape, the state after the last step: see ``encode`` for ``final_state``)."""
+        actor_features, critic_features, state = self.encode(obs, state, episode_starts, final_state=final_state)
         return self._distribution(actor_features), self.value_head(critic_features).squeeze(-1), state
 
-    def forward_with_intrinsic(self, obs: torch.Tensor, state: LSTMState, episode_starts: torch.Tensor
-                               ) -> tuple[Distribution, torch.Tensor, torch.Tensor, LSTMState]:
+    def forward_with_intrinsic(self, obs: torch.Tensor, state: LSTMState, episode_starts: torch.Tensor, final_state: bool = True
+                               ) -> tuple[Distribution, torch.Tensor, torch.Tensor, LSTMState | None]:
         """``forward`` with the intrinsic value head's values beside the task values: (distribution, task values,
         intrinsic values, state)."""
         if self.intrinsic_value_head is None:
             raise RuntimeError("this network has no intrinsic value head (intrinsic_value=False)")
-        actor_features, critic_features, state = self.encode(obs, state, episode_starts)
+        actor_features, critic_features, state = self.encode(obs, state, episode_starts, final_state=final_state)
         return (self._distribution(actor_features), self.value_head(critic_features).squeeze(-1),
                 self.intrinsic_value_head(critic_features).squeeze(-1), state)
 
     def distribution(self, obs: torch.Tensor, state: LSTMState, episode_starts: torch.Tensor) -> Distribution:
         """The action distribution (``forward``'s shapes); only the actor's part runs."""
-        return self._distribution(self.encode(obs, state, episode_starts, critic=False)[0])
+        return self._distribution(self.encode(obs, state, episode_starts, critic=False, final_state=False)[0])
 
     def policy_and_aux_value(self, obs: torch.Tensor, state: LSTMState, episode_starts: torch.Tensor
                              ) -> tuple[Distribution, torch.Tensor]:
@@ -198,13 +199,13 @@ class ActorCritic(nn.Module):
         features."""
         if self.aux_value_head is None:
             raise RuntimeError("this network has no auxiliary value head (aux_value=False)")
-        features = self.encode(obs, state, episode_starts, critic=False)[0]
+        features = self.encode(obs, state, episode_starts, critic=False, final_state=False)[0]
         return self._distribution(features), self.aux_value_head(features).squeeze(-1)
 
     def critic_values(self, obs: torch.Tensor, state: LSTMState, episode_starts: torch.Tensor) -> torch.Tensor:
         """``[..., 1]`` task values, or ``[..., 2]`` task and intrinsic values with an intrinsic head (``...`` as
         ``forward``'s values), from one pass of the critic's part only."""
-        features = self.encode(obs, state, episode_starts, actor=False)[1]
+        features = self.encode(obs, state, episode_starts, actor=False, final_state=False)[1]
         heads = [self.value_head] if self.intrinsic_value_head is None else [self.value_head, self.intrinsic_value_head]
         return torch.cat([head(features) for head in heads], dim=-1)
 
@@ -262,9 +263,9 @@ class RecurrentActorCritic(ActorCritic):
     value loss still never reaches the policy's parameters (PPG's auxiliary value head reads the actor's).
     Every pass takes ``episode_starts``: the state of an environment whose episode begins at a step is zeroed
     before that step, so no information (and no gradient) crosses an episode boundary. On sequences the body and
-    the heads run over all ``T x B`` observations at once and the LSTM over each stretch between episode starts in
-    one call (``lstm_over_episodes``), so a rollout unrolled in the update equals the collector's
-    step-by-step acting to float rounding (about 1e-7), not bit for bit. Only ``encode`` differs from the
+    the heads run over all ``T x B`` observations at once and the LSTM over all columns in one call, reset steps
+    inserted at the episode starts (``lstm_over_episodes``); one step runs ``lstm_step``. A rollout unrolled in the
+    update equals the collector's step-by-step acting to float rounding (about 1e-7), not bit for bit. Only ``encode`` differs from the
     feed-forward network's; the intrinsic value head does not apply.
     """
 
@@ -281,25 +282,32 @@ class RecurrentActorCritic(ActorCritic):
         self._register_load_state_dict_pre_hook(_rename_lstm_cell_weights)
 
     def encode(self, obs: torch.Tensor, state: LSTMState, episode_starts: torch.Tensor, actor: bool = True,
-               critic: bool = True) -> tuple[torch.Tensor | None, torch.Tensor | None, LSTMState]:
-        """``ActorCritic.encode`` through the LSTMs: the outputs ``[T, B, lstm_size]`` of the chosen LSTMs (shared:
-        the one LSTM either way) and the state after step T - 1, whose entries for an LSTM not run are ``state``'s."""
-        if episode_starts.dim() == 1:  # one step: a sequence of one
-            actor_out, critic_out, state = self.encode(obs.unsqueeze(0), state, episode_starts.unsqueeze(0), actor, critic)
-            return (None if actor_out is None else actor_out.squeeze(0), None if critic_out is None else critic_out.squeeze(0),
-                    state)
+               critic: bool = True, final_state: bool = True) -> tuple[torch.Tensor | None, torch.Tensor | None, LSTMState | None]:
+        """``ActorCritic.encode`` through the LSTMs: the outputs ``[T, B, lstm_size]`` (or ``[B, lstm_size]``) of the
+        chosen LSTMs (shared: the one LSTM either way) and the state after the last step, whose entries for an LSTM not
+        run are ``state``'s (None on sequences without ``final_state``). One step runs ``lstm_step``, sequences
+        ``lstm_over_episodes``."""
         runs = sorted({k for k, wanted in ((0, actor), (self.state_shape[0] - 1, critic)) if wanted})
-        steps, batch = episode_starts.shape
-        observations = obs.flatten(0, 1)
+        sequences = episode_starts.dim() == 2
+        observations = obs.flatten(0, 1) if sequences else obs
+        if not sequences:  # lstm_over_episodes zeroes a sequence's states itself
+            keep = (~episode_starts).to(state.hidden.dtype).view(-1, 1, 1)
+            state = LSTMState(state.hidden * keep, state.cell * keep)
         hidden, cell = list(state.hidden.unbind(1)), list(state.cell.unbind(1))
         outputs = {}
         for k in runs:
             body, lstm = (self.actor_body, self.actor_lstm) if k == 0 else (self.critic_body, self.critic_lstm)
-            features = body(observations).unflatten(0, (steps, batch))
-            outputs[k], (hidden[k], cell[k]) = lstm_over_episodes(lstm, features, (hidden[k], cell[k]), episode_starts)
+            features = body(observations)
+            if sequences:
+                outputs[k], ends = lstm_over_episodes(lstm, features.unflatten(0, tuple(episode_starts.shape)), (hidden[k], cell[k]),
+                                                      episode_starts, final_state)
+                hidden[k], cell[k] = ends if final_state else (hidden[k], cell[k])
+            else:
+                hidden[k], cell[k] = lstm_step(lstm, features, (hidden[k], cell[k]))
+                outputs[k] = hidden[k]
         last = self.state_shape[0] - 1
-        return (outputs.get(0) if actor or last == 0 else None, outputs.get(last) if critic or last == 0 else None,
-                LSTMState(torch.stack(hidden, 1), torch.stack(cell, 1)))
+        after = LSTMState(torch.stack(hidden, 1), torch.stack(cell, 1)) if final_state or not sequences else None
+        return (outputs.get(0) if actor or last == 0 else None, outputs.get(last) if critic or last == 0 else None, after)
 
     def critic_parameters(self) -> list[nn.Parameter]:
         """The critic's own parameters: ``ActorCritic``'s and the critic's LSTM."""

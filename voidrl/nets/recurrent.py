@@ -16,42 +16,62 @@ def zero_where(state: torch.Tensor, episode_start: torch.Tensor) -> torch.Tensor
     return state * (~episode_start).to(state.dtype).view(-1, *(1,) * (state.dim() - 1))
 
 
+def lstm_step(lstm: nn.LSTM, inputs: torch.Tensor, state: tuple[torch.Tensor, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    """One step of the one-layer ``lstm`` for ``inputs [B, F]`` from ``state`` (``h``, ``c`` each ``[B, H]``) -> the
+    next ``(h, c)``. ``torch.lstm_cell`` with the LSTM's weights: ``nn.LSTM``'s arithmetic (to float rounding) at a
+    third of its time for one step on a CPU, where ``nn.LSTM`` sets up a whole-sequence kernel."""
+    return torch.lstm_cell(inputs, state, lstm.weight_ih_l0, lstm.weight_hh_l0, lstm.bias_ih_l0, lstm.bias_hh_l0)
+
+
+SATURATION = 1e4
+"""A gate pre-activation that saturates sigmoid to exactly 0 or 1 in float32 whatever else the gate sums."""
+
+
+def _control_weights(hidden_size: int, like: torch.Tensor) -> torch.Tensor:
+    """``[4 H, 2]`` input weights of two control inputs, gates in ``nn.LSTM``'s order (input, forget, cell, output):
+    *reset* closes the input, forget and output gates, so the step's state is exactly zero (c = 0 c' + 0 g, h = 0
+    tanh c); *hold* closes the input gate and opens the forget gate, so the cell state passes unchanged (c = 1 c' +
+    0 g). Saturated gates have a zero derivative: no gradient crosses either step."""
+    gates = like.new_zeros(4, hidden_size, 2)
+    gates[(0, 1, 3), :, 0] = -SATURATION
+    gates[0, :, 1], gates[1, :, 1] = -SATURATION, SATURATION
+    return gates.reshape(4 * hidden_size, 2)
+
+
 def lstm_over_episodes(lstm: nn.LSTM, inputs: torch.Tensor, state: tuple[torch.Tensor, torch.Tensor],
-                       episode_starts: torch.Tensor) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
+                       episode_starts: torch.Tensor, final_state: bool = True
+                       ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor] | None]:
     """One-layer ``lstm`` over ``inputs [T, B, F]`` from ``state`` (``h``, ``c`` each ``[B, H]``, before step 0), the
     state zeroed wherever ``episode_starts [T, B]`` (bool) is set -> outputs ``[T, B, H]`` and the state after step
-    T - 1. Each column is cut at its episode starts; the pieces run as separate sequences of one call, those cut by a
-    start from a zero state, so neither values nor gradients cross an episode start. Equals stepping ``lstm`` one step
-    at a time with the state zeroed at each start, to float rounding.
+    T - 1 (None without ``final_state``). Equals stepping ``lstm`` one step at a time with the state zeroed at each
+    start, to float rounding, values and gradients; neither crosses an episode start.
 
-    The pieces run padded to the longest, not packed: the padding after a piece's end never reaches its outputs, and
-    on a CPU a padded ``nn.LSTM`` call with its backward pass took a third of a packed one's time (40 pieces of up to
-    32 steps, 64 units). The state after step T - 1 comes from one more, packed, call over each column's last piece
-    alone (its state at the padded call's end would include the padding)."""
+    One ``nn.LSTM`` kernel call over all columns, however many episodes begin inside them: before each start after
+    step 0 a *reset* step is inserted into that column (two control inputs beside the features drive its gates
+    shut, ``_control_weights``), and each column is filled up to the longest with *hold* steps that keep its cell
+    state, so the call's final cell state is each column's own. The LSTM thus runs B x (T + most resets in a
+    column) steps, where cutting the columns into pieces padded to the longest ran about twice the real steps
+    (CartPole without velocities, sequences of 32)."""
     steps, batch = episode_starts.shape
     hidden, cell = zero_where(state[0], episode_starts[0]), zero_where(state[1], episode_starts[0])
     if steps == 1 or not episode_starts[1:].any():
         outputs, (h, c) = lstm(inputs, (hidden.unsqueeze(0).contiguous(), cell.unsqueeze(0).contiguous()))
-        return outputs, (h.squeeze(0), c.squeeze(0))
-    begins = episode_starts.t().clone()  # [B, T]: column by column, each column's steps in order
-    begins[:, 0] = True
-    begins = begins.reshape(-1)
-    piece = begins.cumsum(0) - 1  # [B * T]: the piece each step belongs to
-    piece_start = begins.nonzero().squeeze(1)
-    column_major = torch.arange(batch * steps, device=inputs.device)  # b * T + t
-    position = column_major - piece_start[piece]
-    lengths = torch.bincount(piece)
-    source = (column_major % steps) * batch + column_major // steps  # t * B + b: index into inputs.flatten(0, 1)
-    padded = inputs.new_zeros(len(lengths), int(lengths.max()), inputs.shape[-1])
-    padded[piece, position] = inputs.flatten(0, 1)[source]
-    first, last = piece[::steps], piece[steps - 1::steps]  # each column's first and last piece
-    h0, c0 = hidden.new_zeros(len(lengths), hidden.shape[-1]), cell.new_zeros(len(lengths), cell.shape[-1])
-    h0[first], c0[first] = hidden, cell
-    out, _ = lstm(padded.transpose(0, 1), (h0.unsqueeze(0), c0.unsqueeze(0)))
-    outputs = out.transpose(0, 1)[piece, position].view(batch, steps, -1).transpose(0, 1)
-    ends = nn.utils.rnn.pack_padded_sequence(padded[last], lengths[last].cpu(), batch_first=True, enforce_sorted=False)
-    _, (h, c) = lstm(ends, (h0[last].unsqueeze(0), c0[last].unsqueeze(0)))
-    return outputs, (h.squeeze(0), c.squeeze(0))
+        return outputs, (h.squeeze(0), c.squeeze(0)) if final_state else None
+    resets = episode_starts.clone()
+    resets[0] = False  # a start at step 0 is the zeroed initial state
+    position = torch.arange(steps, device=inputs.device).unsqueeze(1) + resets.cumsum(0)  # [T, B]: each step's place
+    columns = torch.arange(batch, device=inputs.device).expand(steps, batch)
+    features = inputs.shape[-1]
+    unrolled = inputs.new_zeros(int(position[-1].max()) + 1, batch, features + 2)
+    unrolled[..., features + 1] = 1.0  # hold, wherever no real or reset step goes
+    unrolled[position, columns] = torch.cat([inputs, inputs.new_zeros(steps, batch, 2)], dim=-1)
+    unrolled[position[resets] - 1, columns[resets]] = inputs.new_tensor([0.0] * features + [1.0, 0.0])
+    weights = [torch.cat([lstm.weight_ih_l0, _control_weights(lstm.hidden_size, lstm.weight_ih_l0)], dim=1),
+               lstm.weight_hh_l0, lstm.bias_ih_l0, lstm.bias_hh_l0]
+    out, _, c = torch.lstm(unrolled, (hidden.unsqueeze(0).contiguous(), cell.unsqueeze(0).contiguous()), weights,
+                             True, 1, 0.0, lstm.training, False, False)
+    outputs = out[position, columns]
+    return outputs, (outputs[-1], c.squeeze(0)) if final_state else None
 
 
 class RecurrentState(NamedTuple):
