@@ -247,3 +247,35 @@ def test_action_repeat_is_refused_on_atari_which_already_skips_frames():
         EnvConfig(action_repeat=4).validate("ALE/Pong-v5")
     with pytest.raises(ValueError, match="action_repeat must be a positive integer, got 0"):
         EnvConfig(action_repeat=0).validate("HalfCheetah-v5")
+
+
+def test_previous_action_reward_appends_the_step_that_led_to_each_observation_and_zeros_where_an_episode_begins():
+    plain = make_env("CartPole-v1", EnvConfig(num_envs=3))
+    env = make_env("CartPole-v1", EnvConfig(num_envs=3, previous_action_reward=True))
+    assert env.single_observation_space.shape == (4 + 2 + 1,)
+    obs, plain_obs = env.reset(seed=4), plain.reset(seed=4)
+    assert torch.equal(obs[:, :4], plain_obs) and not obs[:, 4:].any()
+    generator, begun_once = torch.Generator().manual_seed(0), False
+    for _ in range(60):
+        actions = torch.randint(0, 2, (3,), generator=generator)
+        step, plain_step = env.step(actions), plain.step(actions)
+        begins = plain_step.terminated | plain_step.truncated
+        assert torch.equal(step.obs[:, :4], plain_step.obs) and torch.equal(step.final_obs[:, :4], plain_step.final_obs)
+        expected = torch.cat([torch.nn.functional.one_hot(actions, 2).float(), plain_step.reward.reshape(-1, 1)], 1)
+        assert torch.equal(step.final_obs[:, 4:], expected)  # the episode's true last observation, with what led to it
+        assert torch.equal(step.obs[:, 4:], torch.where(begins.unsqueeze(1), 0.0, expected))
+        begun_once |= bool(begins.any())
+    assert begun_once
+
+
+def test_previous_action_reward_passes_a_box_action_and_refuses_frames_and_reward_free_runs():
+    from voidrl.cli import main
+
+    env = make_env("Pendulum-v1", EnvConfig(num_envs=2, previous_action_reward=True))
+    env.reset(seed=0)
+    step = env.step(torch.tensor([[0.5], [-1.5]]))
+    assert env.single_observation_space.shape == (3 + 1 + 1,)
+    assert torch.equal(step.obs[:, 3], torch.tensor([0.5, -1.5])) and torch.equal(step.obs[:, 4], step.reward)
+    with pytest.raises(ValueError, match="previous_action_reward appends to vector observations"):
+        make_env("MinAtar/Breakout-v1", EnvConfig(num_envs=1, previous_action_reward=True))
+    assert main(["pretrain", "ppg", "--env", "CartPole-v1", "--previous-action-reward", "--steps", "4096"]) == 2

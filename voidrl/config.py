@@ -143,6 +143,9 @@ class TrainConfig:
         if self.run.intrinsic is not None and self.algo_config.own_intrinsic_reward:
             raise ValueError(f"intrinsic: {self.algo} computes its own novelty reward; a reward plug-in ({self.run.intrinsic}) "
                              "would add a second one on top of it; leave --intrinsic out")
+        if self.env.previous_action_reward and getattr(self.intrinsic_config, "extrinsic_coef", None) == 0:
+            raise ValueError(f"previous_action_reward would show the task reward to a reward-free run (intrinsic {self.run.intrinsic} "
+                             "with extrinsic_coef 0); leave it out, or give the task reward a weight")
         if self.run.eval_video:
             from voidrl.io.video import check_video_packages
 

@@ -40,6 +40,11 @@ class EnvConfig:
     frame_stack: int = 1
     """Observations the agent sees at once, concatenated along their first axis (frames: channels, VAE
     latents: features), so that velocities can be read from them."""
+    previous_action_reward: bool = False
+    """Vector observations only: append the previous action (one-hot for discrete actions) and the previous reward
+    (the environment's own, before any scaling or normalisation) to each observation, zeros where an episode
+    begins, as R2D2 feeds its LSTM; for recurrent PPO, PPG, A2C and A3C (--memory lstm), or any policy. Not with
+    reward-free pre-training (it would show the task reward)."""
     vision: str | None = None
     """vae:PATH: the agent sees the latent of the VAE in PATH (written by voidrl vae train) instead of the
     frames it renders; the checkpoint keeps the file's sha256 and refuses a changed file."""

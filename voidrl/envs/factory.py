@@ -14,7 +14,8 @@ from voidrl.envs.gym_backend import make_gym_vec_env
 from voidrl.envs.suites import VARIANTS, Variant, suite_of
 from voidrl.envs.vision import VAEVision, parse_vision
 from voidrl.nets.vae import load_vae
-from voidrl.envs.wrappers import FallPenalty, FrameStack, KeepObservationEntries, NormalizeObservation, NormalizeReward, TransformReward
+from voidrl.envs.wrappers import (FallPenalty, FrameStack, KeepObservationEntries, NormalizeObservation, NormalizeReward, PreviousActionReward,
+                                  TransformReward)
 
 
 def route_mujoco_warnings() -> None:
@@ -79,6 +80,8 @@ def make_env(env_id: str, config: EnvConfig | None = None, gamma: float = 0.99, 
         env = FallPenalty(env)
     if variant.observed is not None:
         env = KeepObservationEntries(env, variant.observed)
+    if config.previous_action_reward:
+        env = PreviousActionReward(env)
     if config.normalize_observation:
         env = NormalizeObservation(env)
     if config.reward_clip is not None or config.reward_scale != 1.0:

@@ -177,6 +177,45 @@ class KeepObservationEntries(VecEnvWrapper):
         return replace(step, obs=step.obs[:, self.keep], final_obs=step.final_obs[:, self.keep])
 
 
+class PreviousActionReward(VecEnvWrapper):
+    """Each vector observation ``[N, D]`` followed by the action that led to it (one-hot ``[N, n]`` for ``Discrete(n)``,
+    the action itself for a ``Box``) and the reward that came with it (``[N, 1]``, the wrapped environment's own):
+    ``[N, D + A + 1]``, zeros where an episode begins. What R2D2 feeds its LSTM, for any policy; it keeps nothing
+    between steps, so saved episodes need nothing of it."""
+
+    def __init__(self, env: VecEnv):
+        super().__init__(env)
+        space, actions = env.single_observation_space, env.single_action_space
+        if not isinstance(space, gym.spaces.Box) or len(space.shape) != 1:
+            raise ValueError(f"previous_action_reward appends to vector observations; these are {space.shape}")
+        if isinstance(actions, gym.spaces.Discrete):
+            self.action_size, low, high = int(actions.n), np.zeros(int(actions.n)), np.ones(int(actions.n))
+        elif isinstance(actions, gym.spaces.Box) and len(actions.shape) == 1:
+            self.action_size, low, high = actions.shape[0], actions.low, actions.high
+        else:
+            raise ValueError(f"previous_action_reward encodes Discrete or one-dimensional Box actions, not {actions}")
+        self.single_observation_space = gym.spaces.Box(
+            np.concatenate([space.low, low, [-np.inf]]).astype(np.float32),
+            np.concatenate([space.high, high, [np.inf]]).astype(np.float32), dtype=np.float32)
+
+    def _encoded(self, actions: torch.Tensor) -> torch.Tensor:
+        if isinstance(self.env.single_action_space, gym.spaces.Discrete):
+            return torch.nn.functional.one_hot(actions.long().reshape(-1), self.action_size).float()
+        return actions.float().reshape(-1, self.action_size)
+
+    def reset(self, seed: int) -> torch.Tensor:
+        obs = self.env.reset(seed).float()
+        return torch.cat([obs, obs.new_zeros(self.num_envs, self.action_size + 1)], 1)
+
+    def step(self, actions: torch.Tensor) -> Step:
+        step = self.env.step(actions)
+        outcome = torch.cat([self._encoded(actions), step.reward.float().reshape(-1, 1)], 1)
+        final_obs = torch.cat([step.final_obs.float(), outcome], 1)
+        begins = (step.terminated | step.truncated).unsqueeze(1)
+        obs = torch.cat([step.obs.float(), outcome.masked_fill(begins, 0.0)], 1)
+        return replace(step, obs=obs, final_obs=final_obs)
+
+
 def set_training(env: VecEnv, training: bool) -> None:
     """Freeze (``False``) or resume (``True``) the statistics of every normaliser in the chain."""
     while isinstance(env, VecEnvWrapper):
