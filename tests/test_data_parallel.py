@@ -333,17 +333,44 @@ def test_a_torchrun_rank_notes_a_stop_signal_before_its_run_starts_and_the_run_h
 
 
 @pytest.mark.parametrize("faulthandler_on", [True, False], ids=["faulthandler", "without"])
-def test_a_rank_still_alive_after_a_stop_signal_prints_every_threads_stack_where_faulthandler_is_on(faulthandler_on):
-    """torchrun kills a rank 30 s after its SIGTERM; where faulthandler is on, a rank still alive shortly before
-    that prints where each thread is, so a stuck stop can be diagnosed from the run's output."""
-    program = ("import os, signal, time\n"
+def test_a_process_held_up_after_a_stop_signal_says_so_and_ends_itself(faulthandler_on):
+    """A held stop signal is acted on only when the main thread runs Python; a process blocked in a call that never
+    returns (here a sleep, in a rank a collective waiting for a peer that is gone) ends itself after ``give_up_after``
+    seconds, saying so, with every thread's stack where faulthandler is on."""
+    program = ("import os, signal, sys, time\n"
                "from voidrl.train.signals import hold_stop_signals\n"
-               "hold_stop_signals(report_stuck_after=0.3)\n"
+               "hold_stop_signals(give_up_after=0.5, say=lambda seconds: print(f'held up {seconds} s', file=sys.stderr))\n"
                "os.kill(os.getpid(), signal.SIGTERM)\n"
                "def held_up():\n"
-               "    time.sleep(1.5)\n"
+               "    time.sleep(20)\n"
                "held_up()\n")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONFAULTHANDLER"} | ({"PYTHONFAULTHANDLER": "1"} if faulthandler_on else {})
+    started = time.monotonic()
     finished = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=env, timeout=60)
-    assert finished.returncode == 0, finished.stderr
-    assert ("held_up" in finished.stderr and "Timeout" in finished.stderr) == faulthandler_on, finished.stderr
+    assert finished.returncode == 128 + signal.SIGTERM and time.monotonic() - started < 10, finished.stderr
+    assert "held up 0.5 s" in finished.stderr
+    assert ("held_up" in finished.stderr) == faulthandler_on, finished.stderr
+
+
+def test_a_rank_waiting_for_a_peer_that_died_before_joining_ends_itself_with_one_line(tmp_path):
+    """Rank 1 fails before it joins the group (as a CUDA set-up error made it on a one-GPU machine); rank 0 waits in the
+    rendezvous, where torchrun's SIGTERM could not reach it: it was killed 30 s later, silently. Now it ends itself
+    (the grace shortened here to 2 s) with the line that names the cause."""
+    entry = tmp_path / "entry.py"
+    entry.write_text("import os, sys\n"
+                     "if os.environ['RANK'] == '1':\n"
+                     "    sys.exit(1)\n"
+                     "import voidrl.cli\n"
+                     "voidrl.cli.TORCHRUN_STOP_GRACE_S = 7\n"
+                     "sys.argv = ['voidrl', *sys.argv[1:]]\n"
+                     "voidrl.cli.run()\n")
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", str(entry), "train", "ppo",
+               *PPO_RUN, "--steps", "1024", "--run-dir", str(tmp_path / "run")]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    started = time.monotonic()
+    finished = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+    output = finished.stdout + finished.stderr
+    assert finished.returncode != 0 and time.monotonic() - started < 25, output
+    assert "voidrl: rank 0: still waiting on the data-parallel group 2 s after torchrun's stop signal: another process of the " \
+           "data-parallel group failed" in output, output
+    assert "exitcode  : 143" in output and "exitcode  : -9" not in output, output

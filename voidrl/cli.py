@@ -718,7 +718,7 @@ def usage_errors(*kinds: type[Exception]):
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if launched_by_torchrun():
-        hold_stop_signals(report_stuck_after=TORCHRUN_STOP_GRACE_S - 5)
+        hold_stop_signals(give_up_after=TORCHRUN_STOP_GRACE_S - 5, say=held_up_in_the_group)
     parser = build_parser(argv)
     try:
         args = parser.parse_args(argv)
@@ -753,6 +753,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("voidrl: interrupted", file=sys.stderr)
         return 130
+
+
+def held_up_in_the_group(seconds: float) -> None:
+    """What a torchrun rank says when it ends itself, still held up ``seconds`` after torchrun's stop signal."""
+    print(f"voidrl: rank {os.environ.get('RANK', '0')}: still waiting on the data-parallel group {seconds:.0f} s after torchrun's "
+          "stop signal: another process of the data-parallel group failed or stopped answering; torchrun's report names it; "
+          "continue from the last checkpoint with --resume", file=sys.stderr, flush=True)
 
 
 def run() -> None:

@@ -39,15 +39,21 @@ def init_from_environment() -> None:
     ``MASTER_ADDR``...): gloo for CPU tensors, NCCL for CUDA tensors where CUDA is present."""
     if dist.is_initialized():
         return
-    if torch.cuda.is_available():
-        torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    if torch.cuda.is_available() and local_rank < torch.cuda.device_count():  # a rank without a GPU of its own trains on the CPU
+        torch.cuda.set_device(local_rank)
     dist.init_process_group(backend="cpu:gloo,cuda:nccl" if torch.cuda.is_available() else "gloo")
 
 
 def local_device(device: torch.device) -> torch.device:
-    """``cuda`` without an index is this process's own GPU (``LOCAL_RANK``) in a torchrun group."""
+    """``cuda`` without an index is this process's own GPU (``LOCAL_RANK``) in a torchrun group; a ValueError where
+    the node has fewer GPUs than processes."""
     if device.type == "cuda" and device.index is None and "LOCAL_RANK" in os.environ:
-        return torch.device("cuda", int(os.environ["LOCAL_RANK"]))
+        local_rank = int(os.environ["LOCAL_RANK"])
+        if local_rank >= torch.cuda.device_count():
+            raise ValueError(f"device cuda: local rank {local_rank} has no GPU of its own on this node ({torch.cuda.device_count()} "
+                             "GPUs); start at most that many processes per node (--nproc-per-node), or train on --device cpu")
+        return torch.device("cuda", local_rank)
     return device
 
 

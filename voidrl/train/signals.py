@@ -12,6 +12,7 @@ from __future__ import annotations
 import ctypes
 import faulthandler
 import functools
+import os
 import signal
 import sys
 import threading
@@ -41,30 +42,46 @@ class RunStopped(KeyboardInterrupt):
 
 _held: list[int] = []
 """Stop signals that arrived while ``hold_stop_signals``'s handler was in place (the first is honoured)."""
-_stuck_after: list[float] = []
-"""``hold_stop_signals``'s ``report_stuck_after``, when given."""
+_give_up: list[tuple[float, Callable[[float], None]]] = []
+"""``hold_stop_signals``'s ``give_up_after`` and ``say``, when given."""
 
 
-def _watch_the_stop() -> None:
-    """Where Python's faulthandler is on, print every thread's stack if this process is still alive
-    ``report_stuck_after`` seconds after a stop signal: a rank that torchrun will kill shows where it was stuck."""
-    if _stuck_after and faulthandler.is_enabled():
-        faulthandler.dump_traceback_later(_stuck_after[0], exit=False)
+def _start_giving_up(signum: int) -> None:
+    """With ``hold_stop_signals``'s ``give_up_after``: a process still alive that many seconds after its first stop
+    signal is held up where Python cannot act on the signal (a call into C++ that never returns: a collective or a
+    rendezvous waiting for a process that is gone); it prints every thread's stack where faulthandler is on, says
+    why (``say``) and exits with 128 + ``signum``."""
+    if not _give_up:
+        return
+    seconds, say = _give_up[0]
+
+    def give_up() -> None:
+        if faulthandler.is_enabled():
+            faulthandler.dump_traceback(all_threads=True)
+        say(seconds)
+        sys.stderr.flush()
+        os._exit(128 + signum)
+
+    timer = threading.Timer(seconds, give_up)
+    timer.daemon = True
+    timer.start()
+    faulthandler.dump_traceback_later(seconds + 3, exit=True)  # where even that thread cannot run (the GIL held)
 
 
-def hold_stop_signals(report_stuck_after: float | None = None) -> None:
+def hold_stop_signals(give_up_after: float | None = None, say: Callable[[float], None] | None = None) -> None:
     """Note SIGINT/SIGTERM instead of dying of them, outside a run's ``GracefulStop`` too: a ``GracefulStop`` installed
     later takes a noted signal as its own (the run stops at its first safe point), and one that ends puts this back.
     For a torchrun rank: torchrun sends SIGTERM to every rank as soon as one exits with a failure, and a rank killed
     then by the default action could not say what it had to (its refusal of an option, a peer's failure).
-    ``report_stuck_after``: seconds after the first stop signal at which, where faulthandler is enabled
-    (``PYTHONFAULTHANDLER=1``), every thread's stack is printed if the process has not ended. Main thread only."""
-    if report_stuck_after is not None:
-        _stuck_after[:] = [report_stuck_after]
+    A noted signal is acted on only when the main thread runs Python; a rank waiting in C++ for a peer that is gone
+    would wait until torchrun kills it, silently. So with ``give_up_after``, a process not ended that many seconds
+    after its first stop signal calls ``say(seconds)`` and exits (``_start_giving_up``). Main thread only."""
+    if give_up_after is not None:
+        _give_up[:] = [(give_up_after, say or (lambda seconds: None))]
 
     def note(signum: int, frame) -> None:
         if not _held:
-            _watch_the_stop()
+            _start_giving_up(signum)
         _held.append(signum)
 
     for signum in STOP_SIGNALS:
@@ -116,7 +133,7 @@ class GracefulStop:
         if self.signum is not None:
             raise RunStopped(signum, forced=True)
         if not _held:
-            _watch_the_stop()
+            _start_giving_up(signum)
         self.signum = signum
 
 
