@@ -356,11 +356,20 @@ def test_a_rank_waiting_for_a_peer_that_died_before_joining_ends_itself_with_one
     """Rank 1 fails before it joins the group (as a CUDA set-up error made it on a one-GPU machine); rank 0 waits in the
     rendezvous, where torchrun's SIGTERM could not reach it: it was killed 30 s later, silently. Now it ends itself
     (the grace shortened here to 2 s) with the line that names the cause."""
-    entry = tmp_path / "entry.py"
-    entry.write_text("import os, sys\n"
-                     "if os.environ['RANK'] == '1':\n"
+    entry, joining = tmp_path / "entry.py", tmp_path / "rank 0 joins"
+    entry.write_text("import os, sys, time\n"
+                     f"joining = {str(joining)!r}\n"
+                     "if os.environ['RANK'] == '1':  # fails once rank 0 holds its signals and joins the group\n"
+                     "    while not os.path.exists(joining):\n"
+                     "        time.sleep(0.05)\n"
                      "    sys.exit(1)\n"
                      "import voidrl.cli\n"
+                     "from voidrl.distributed import collective\n"
+                     "join = collective.init_from_environment\n"
+                     "def announced_join():\n"
+                     "    open(joining, 'w').close()\n"
+                     "    join()\n"
+                     "collective.init_from_environment = announced_join\n"
                      "voidrl.cli.TORCHRUN_STOP_GRACE_S = 7\n"
                      "sys.argv = ['voidrl', *sys.argv[1:]]\n"
                      "voidrl.cli.run()\n")

@@ -16,6 +16,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -42,30 +43,30 @@ class RunStopped(KeyboardInterrupt):
 
 _held: list[int] = []
 """Stop signals that arrived while ``hold_stop_signals``'s handler was in place (the first is honoured)."""
-_give_up: list[tuple[float, Callable[[float], None]]] = []
-"""``hold_stop_signals``'s ``give_up_after`` and ``say``, when given."""
 
 
-def _start_giving_up(signum: int) -> None:
-    """With ``hold_stop_signals``'s ``give_up_after``: a process still alive that many seconds after its first stop
-    signal is held up where Python cannot act on the signal (a call into C++ that never returns: a collective or a
-    rendezvous waiting for a process that is gone); it prints every thread's stack where faulthandler is on, says
-    why (``say``) and exits with 128 + ``signum``."""
-    if not _give_up:
-        return
-    seconds, say = _give_up[0]
+def _give_up_after_a_stop_signal(seconds: float, say: Callable[[float], None]) -> None:
+    """Watch for stop signals from a thread of its own, through the interpreter's wakeup fd (written by its C-level
+    signal handler even while the main thread waits in C++, where no Python handler runs): ``seconds`` after the
+    first one, a process still alive is held up where Python cannot act on the signal (a collective or a rendezvous
+    waiting for a process that is gone); it prints every thread's stack where faulthandler is on, calls
+    ``say(seconds)`` and exits with 128 + the signal's number."""
+    reader, writer = os.pipe()
+    os.set_blocking(writer, False)
+    signal.set_wakeup_fd(writer, warn_on_full_buffer=False)
 
-    def give_up() -> None:
+    def watch() -> None:
+        while (signum := os.read(reader, 1)[0]) not in STOP_SIGNALS:
+            pass
+        faulthandler.dump_traceback_later(seconds + 3, exit=True)  # where even this thread cannot run (the GIL held)
+        time.sleep(seconds)
         if faulthandler.is_enabled():
             faulthandler.dump_traceback(all_threads=True)
         say(seconds)
         sys.stderr.flush()
         os._exit(128 + signum)
 
-    timer = threading.Timer(seconds, give_up)
-    timer.daemon = True
-    timer.start()
-    faulthandler.dump_traceback_later(seconds + 3, exit=True)  # where even that thread cannot run (the GIL held)
+    threading.Thread(target=watch, name="voidrl-stop-watch", daemon=True).start()
 
 
 def hold_stop_signals(give_up_after: float | None = None, say: Callable[[float], None] | None = None) -> None:
@@ -75,13 +76,12 @@ def hold_stop_signals(give_up_after: float | None = None, say: Callable[[float],
     then by the default action could not say what it had to (its refusal of an option, a peer's failure).
     A noted signal is acted on only when the main thread runs Python; a rank waiting in C++ for a peer that is gone
     would wait until torchrun kills it, silently. So with ``give_up_after``, a process not ended that many seconds
-    after its first stop signal calls ``say(seconds)`` and exits (``_start_giving_up``). Main thread only."""
+    after its first stop signal calls ``say(seconds)`` and exits (``_give_up_after_a_stop_signal``). Main thread
+    only."""
     if give_up_after is not None:
-        _give_up[:] = [(give_up_after, say or (lambda seconds: None))]
+        _give_up_after_a_stop_signal(give_up_after, say or (lambda seconds: None))
 
     def note(signum: int, frame) -> None:
-        if not _held:
-            _start_giving_up(signum)
         _held.append(signum)
 
     for signum in STOP_SIGNALS:
@@ -132,8 +132,6 @@ class GracefulStop:
     def _handle(self, signum: int, frame) -> None:
         if self.signum is not None:
             raise RunStopped(signum, forced=True)
-        if not _held:
-            _start_giving_up(signum)
         self.signum = signum
 
 
