@@ -37,9 +37,9 @@ FRAMES = (2, 12, 12)
 def env_slice(storage: RolloutStorage, envs: slice) -> RolloutStorage:
     """The rollout of environments ``envs`` alone, as a rank that stepped only those would hold it."""
     part = RolloutStorage(storage.num_steps, len(range(storage.num_envs)[envs]), storage.obs.shape[2:], storage.obs.dtype,
-                          storage.actions.shape[2:], storage.actions.dtype)
+                          storage.actions.shape[2:], storage.actions.dtype, state_shape=storage.lstm_hidden.shape[2:])
     for name in ("obs", "actions", "log_probs", "values", "next_values", "rewards", "intrinsic_rewards", "intrinsic_values",
-                 "terminated", "truncated", "valid"):
+                 "terminated", "truncated", "valid", "lstm_hidden", "lstm_cell", "episode_starts"):
         getattr(part, name).copy_(getattr(storage, name)[:, envs])
     part.last_obs.copy_(storage.last_obs[envs])
     part.intrinsic_bootstrap.copy_(storage.intrinsic_bootstrap[envs])
@@ -50,6 +50,27 @@ def ppo(share: int) -> PPO:
     """PPO whose one minibatch per epoch is the 1/share of the rollout a process holds."""
     torch.manual_seed(0)
     return PPO(PPOConfig(num_steps=T, minibatch_size=T * N // share, epochs=3, learning_rate=1e-3), (5,), DISCRETE)
+
+
+def recurrent_ppo(share: int) -> PPO:
+    """Recurrent PPO (an LSTM of 8 for the actor and one for the critic, sequences of 8 steps) whose one minibatch per
+    epoch is every sequence of the 1/share of the rollout a process holds."""
+    torch.manual_seed(0)
+    return PPO(PPOConfig(num_steps=T, minibatch_size=T * N // share, epochs=3, learning_rate=1e-3, memory="lstm", lstm_size=8,
+                         sequence_length=8), (5,), DISCRETE)
+
+
+def recurrent_rollout() -> RolloutStorage:
+    """``random_rollout`` with the LSTM states each step began with and the episode starts they imply."""
+    rollout = random_rollout(T=T, N=N, seed=3)
+    recurrent = RolloutStorage(T, N, (5,), torch.float32, (), torch.long, state_shape=(2, 8))
+    for name in ("obs", "actions", "log_probs", "values", "next_values", "rewards", "terminated", "truncated"):
+        getattr(recurrent, name).copy_(getattr(rollout, name))
+    g = torch.Generator().manual_seed(5)
+    recurrent.lstm_hidden.copy_(torch.randn(T, N, 2, 8, generator=g) * 0.1)
+    recurrent.lstm_cell.copy_(torch.randn(T, N, 2, 8, generator=g) * 0.1)
+    recurrent.episode_starts[1:] = rollout.terminated[:-1] | rollout.truncated[:-1]
+    return recurrent
 
 
 def ppg(share: int) -> PPG:
@@ -85,9 +106,9 @@ def updated_parameters(share: int, rank: int) -> dict[str, torch.Tensor]:
     rollout = random_rollout(T=T, N=N, seed=3)
     envs = slice(rank * N // share, (rank + 1) * N // share)
     out = {}
-    for name, make in (("ppo", ppo), ("ppg", ppg)):
+    for name, make, data in (("ppo", ppo, rollout), ("ppg", ppg, rollout), ("ppo-lstm", recurrent_ppo, recurrent_rollout())):
         algo = make(share)
-        algo.update(env_slice(rollout, envs), progress=0.0)
+        algo.update(env_slice(data, envs), progress=0.0)
         out[name] = torch.cat([p.detach().reshape(-1) for p in algo.policy.parameters()])
     plugin = apt()
     frames, views = contrastive_batch()
@@ -125,16 +146,16 @@ def run_two_ranks(tmp_path: Path, worker) -> list[dict[str, torch.Tensor]]:
 def test_two_ranks_with_half_the_batch_each_end_where_one_process_with_all_of_it_does(tmp_path):
     ranks = run_two_ranks(tmp_path, rank_worker)
     whole = updated_parameters(1, 0)
-    for name in ("ppo", "ppg", "apt", "apt_gradient"):
+    for name in ("ppo", "ppg", "ppo-lstm", "apt", "apt_gradient"):
         for rank in ranks:
             assert torch.allclose(rank[name], whole[name], rtol=0, atol=1e-6), name
-        before = {"ppo": ppo, "ppg": ppg}.get(name)
+        before = {"ppo": ppo, "ppg": ppg, "ppo-lstm": recurrent_ppo}.get(name)
         if before is not None:  # the update moved the parameters, by more than the tolerance
             initial = torch.cat([p.detach().reshape(-1) for p in before(1).policy.parameters()])
             assert (whole[name] - initial).abs().max() > 1e-3
     # the halves alone (no all-reduce) would not have matched
     alone = updated_parameters(2, 0)
-    assert (alone["ppo"] - whole["ppo"]).abs().max() > 1e-4 and (alone["ppg"] - whole["ppg"]).abs().max() > 1e-4
+    assert all((alone[name] - whole[name]).abs().max() > 1e-4 for name in ("ppo", "ppg", "ppo-lstm"))
     assert (alone["apt_gradient"] - whole["apt_gradient"]).abs().max() > 1e-3
 
     g = torch.Generator().manual_seed(11)
@@ -271,9 +292,11 @@ def test_a_rank_that_dies_ends_the_group_in_one_line_and_the_run_resumes(tmp_pat
 
 @pytest.mark.parametrize("command", [
     ["train", "ppo", *PPO_RUN, "--steps", "1024"],
+    ["train", "ppo", "--env", "voidrl/CartPoleNoVelocity-v1", "--preset", "cartpole-memory", "--num-envs", "2", "--num-steps", "64",
+     "--minibatch-size", "64", "--torch-threads", "1", "--no-progress", "--steps", "1024"],
     ["pretrain", "ppg", "--env", "MinAtar/Breakout-v1", "--num-envs", "2", "--num-steps", "32", "--policy-iterations", "2",
      "--contrastive-start", "32", "--contrastive-batch-size", "16", "--torch-threads", "1", "--no-progress", "--steps", "512"],
-], ids=["ppo", "ppg-apt"])
+], ids=["ppo", "ppo-lstm", "ppg-apt"])
 def test_a_two_rank_run_is_the_same_run_twice(tmp_path, command):
     """Same seed, same run, data-parallel too: the all-reduced gradients of two ranks are summed in one order."""
     for name in ("first", "second"):

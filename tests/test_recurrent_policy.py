@@ -23,7 +23,6 @@ from voidrl.nets.recurrent import lstm_over_episodes
 from voidrl.rollout import Collector
 from voidrl.rollout.collector import PolicySampling
 from voidrl.rollout.minibatches import sequence_steps, shuffled_sequence_minibatches
-from voidrl.train.loop import check_data_parallel
 
 
 def collect(num_steps=24, num_envs=3, shared=False, policy=None):
@@ -239,12 +238,6 @@ def test_bad_memory_options_are_one_line_errors(tmp_path, capsys, command, messa
     error = capsys.readouterr().err.strip()
     assert message in error and len(error.splitlines()) == 1
     assert not (tmp_path / "bad").exists()
-
-
-def test_data_parallel_training_refuses_a_recurrent_policy():
-    config = make_config("ppo", env="voidrl/CartPoleNoVelocity-v1", memory="lstm")
-    with pytest.raises(ValueError, match="torchrun: memory lstm is not supported data-parallel"):
-        check_data_parallel(config)
 
 
 @pytest.mark.benchmark

@@ -25,7 +25,6 @@ from tqdm import tqdm
 from voidrl.algos import ALGORITHMS
 from voidrl.algos.algorithm import KeepsReplay
 from voidrl.config import TrainConfig
-from voidrl.configs.policy import PolicyConfig
 from voidrl.distributed import collective
 from voidrl.envs import make_env
 from voidrl.envs.snapshot import NotSaveable
@@ -67,9 +66,6 @@ def check_data_parallel(config: TrainConfig) -> None:
     if not config.algo_config.data_parallel:
         able = ", ".join(name for name in ALGORITHMS if ALGORITHMS.config_class(name).data_parallel)
         raise ValueError(f"torchrun: {config.algo} cannot train data-parallel; choose one of {able}, or run a single process")
-    if isinstance(config.algo_config, PolicyConfig) and config.algo_config.memory != "none":
-        raise ValueError(f"torchrun: memory {config.algo_config.memory} is not supported data-parallel yet (untested); "
-                         "run a single process")
     if config.run.actors:
         raise ValueError("torchrun: --actors (Ray) and data-parallel processes do not combine; choose one")
     if config.run.collapse_entropy is not None:
