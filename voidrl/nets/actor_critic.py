@@ -265,8 +265,8 @@ class RecurrentActorCritic(ActorCritic):
     before that step, so no information (and no gradient) crosses an episode boundary. On sequences the body and
     the heads run over all ``T x B`` observations at once and the LSTM over all columns in one call, reset steps
     inserted at the episode starts (``lstm_over_episodes``); one step runs ``lstm_step``. A rollout unrolled in the
-    update equals the collector's step-by-step acting to float rounding (about 1e-7), not bit for bit. Only ``encode`` differs from the
-    feed-forward network's; the intrinsic value head does not apply.
+    update equals the collector's step-by-step acting to float rounding (about 1e-7), not bit for bit. Only
+    ``encode`` differs from the feed-forward network's; the intrinsic value head does not apply.
     """
 
     def __init__(self, obs_shape: tuple[int, ...], action_space: gym.Space, lstm_size: int, network: str = "auto",

@@ -24,7 +24,8 @@ def lstm_step(lstm: nn.LSTM, inputs: torch.Tensor, state: tuple[torch.Tensor, to
 
 
 SATURATION = 1e4
-"""A gate pre-activation that saturates sigmoid to exactly 0 or 1 in float32 whatever else the gate sums."""
+"""A gate pre-activation that saturates sigmoid to exactly 0 or 1 in float32 while the rest of
+the gate's sum stays below a few thousand in size."""
 
 
 def _control_weights(hidden_size: int, like: torch.Tensor) -> torch.Tensor:
