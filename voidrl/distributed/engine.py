@@ -172,6 +172,10 @@ class ActorWorker:
         self.storage = self.collector.make_storage(self.config.algo_config.num_steps)
         self.version = -1
 
+    def ready(self) -> int:
+        """This actor's index, once it is built: its environments made and reset."""
+        return self.index
+
     def run(self, version: int, weights: dict[str, torch.Tensor]) -> dict[str, Any]:
         """One chunk acted with the weights of ``version`` (this actor's statistics kept): its statistics, timing and
         the actor's delivery, which carries this actor's ``index``, the ``version``, its ``state`` and its network's ``statistics``."""

@@ -118,6 +118,7 @@ class DistributedTrainer(Trainer):
                 version, weights = algo.updates, ray.put(tensors(algo.policy))
             self.pending[worker.run.remote(version, weights)] = worker
 
+        ray.get([worker.ready.remote() for worker in workers])  # none starts the run alone while another still starts
         for worker in workers:
             request(worker)
         last = time.perf_counter()
