@@ -20,7 +20,7 @@ from voidrl.nets.distributions import (
     softplus_log_std,
     softplus_std_offset,
 )
-from voidrl.nets.recurrent import lstm_over_episodes, lstm_step
+from voidrl.nets.recurrent import lstm_over_episodes, lstm_step, reset_schedule
 
 POLICY_HEAD_GAIN = 0.01
 """The last policy layer starts 100x smaller than the body's (Andrychowicz et al. 2021)."""
@@ -290,17 +290,18 @@ class RecurrentActorCritic(ActorCritic):
         runs = sorted({k for k, wanted in ((0, actor), (self.state_shape[0] - 1, critic)) if wanted})
         sequences = episode_starts.dim() == 2
         observations = obs.flatten(0, 1) if sequences else obs
-        if not sequences:  # lstm_over_episodes zeroes a sequence's states itself
+        if not sequences and episode_starts.any():  # lstm_over_episodes zeroes a sequence's states itself
             keep = (~episode_starts).to(state.hidden.dtype).view(-1, 1, 1)
             state = LSTMState(state.hidden * keep, state.cell * keep)
         hidden, cell = list(state.hidden.unbind(1)), list(state.cell.unbind(1))
+        schedule = reset_schedule(episode_starts) if sequences else None
         outputs = {}
         for k in runs:
             body, lstm = (self.actor_body, self.actor_lstm) if k == 0 else (self.critic_body, self.critic_lstm)
             features = body(observations)
             if sequences:
                 outputs[k], ends = lstm_over_episodes(lstm, features.unflatten(0, tuple(episode_starts.shape)), (hidden[k], cell[k]),
-                                                      episode_starts, final_state)
+                                                      episode_starts, final_state, schedule)
                 hidden[k], cell[k] = ends if final_state else (hidden[k], cell[k])
             else:
                 hidden[k], cell[k] = lstm_step(lstm, features, (hidden[k], cell[k]))

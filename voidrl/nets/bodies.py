@@ -10,6 +10,7 @@ import math
 
 import torch
 from torch import nn
+from torch.nn import functional as F
 
 from voidrl.nets.encoders import APTEncoder
 
@@ -31,9 +32,14 @@ class MLP(nn.Module):
             in_features = size
         self.net = nn.Sequential(*layers)
         self.out_features = in_features
+        self._linears = [layer for layer in layers if isinstance(layer, nn.Linear)]
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.net(obs.flatten(1).float())
+        # the layers' functions called directly: a module call per layer took a third of the body's time on a CPU
+        x = obs.flatten(1).float()
+        for linear in self._linears:
+            x = torch.tanh(F.linear(x, linear.weight, linear.bias))
+        return x
 
 
 class PixelBody(nn.Module):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import torch
@@ -28,24 +29,56 @@ SATURATION = 1e4
 the gate's sum stays below a few thousand in size."""
 
 
-def _control_weights(hidden_size: int, like: torch.Tensor) -> torch.Tensor:
+@functools.cache
+def _control_weights(hidden_size: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
     """``[4 H, 2]`` input weights of two control inputs, gates in ``nn.LSTM``'s order (input, forget, cell, output):
     *reset* closes the input, forget and output gates, so the step's state is exactly zero (c = 0 c' + 0 g, h = 0
     tanh c); *hold* closes the input gate and opens the forget gate, so the cell state passes unchanged (c = 1 c' +
-    0 g). Saturated gates have a zero derivative: no gradient crosses either step."""
-    gates = like.new_zeros(4, hidden_size, 2)
+    0 g). Saturated gates have a zero derivative: no gradient crosses either step. Constant: made once per size."""
+    gates = torch.zeros(4, hidden_size, 2, dtype=dtype, device=device)
     gates[(0, 1, 3), :, 0] = -SATURATION
     gates[0, :, 1], gates[1, :, 1] = -SATURATION, SATURATION
     return gates.reshape(4 * hidden_size, 2)
 
 
+class ResetSchedule(NamedTuple):
+    """Where the steps of sequences ``[T, B]`` go in ``lstm_over_episodes``'s unrolled run of ``U`` steps per column,
+    reset steps inserted: the same for every LSTM that reads those sequences."""
+
+    length: int
+    """``U``: T plus the most episode starts after step 0 in one column."""
+    sources: torch.Tensor
+    """``[U * B]`` long: what each unrolled step reads, step-major: real step ``t * B + b``, ``T * B`` a reset, ``T * B
+    + 1`` a hold."""
+    places: torch.Tensor
+    """``[T * B]`` long: where real step ``t * B + b`` lies among the ``U * B`` unrolled steps."""
+
+
+def reset_schedule(episode_starts: torch.Tensor) -> ResetSchedule | None:
+    """The unrolled run for sequences with ``episode_starts [T, B]`` (bool), or None where no episode starts after
+    step 0 (the LSTM then runs over the sequences as they are)."""
+    steps, batch = episode_starts.shape
+    if steps == 1 or not episode_starts[1:].any():
+        return None
+    resets = episode_starts.clone()
+    resets[0] = False  # a start at step 0 is the zeroed initial state
+    position = torch.arange(steps, device=resets.device).unsqueeze(1) + resets.cumsum(0)  # [T, B]: each step's place
+    length = int(position[-1].max()) + 1
+    places = (position * batch + torch.arange(batch, device=resets.device)).flatten()
+    sources = torch.full((length * batch,), steps * batch + 1, dtype=torch.long, device=resets.device)
+    sources[places] = torch.arange(steps * batch, device=resets.device)
+    sources[places[resets.flatten()] - batch] = steps * batch  # the reset goes just before the start, in its column
+    return ResetSchedule(length, sources, places)
+
+
 def lstm_over_episodes(lstm: nn.LSTM, inputs: torch.Tensor, state: tuple[torch.Tensor, torch.Tensor],
-                       episode_starts: torch.Tensor, final_state: bool = True
+                       episode_starts: torch.Tensor, final_state: bool = True, schedule: ResetSchedule | None | bool = True
                        ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor] | None]:
     """One-layer ``lstm`` over ``inputs [T, B, F]`` from ``state`` (``h``, ``c`` each ``[B, H]``, before step 0), the
     state zeroed wherever ``episode_starts [T, B]`` (bool) is set -> outputs ``[T, B, H]`` and the state after step
     T - 1 (None without ``final_state``). Equals stepping ``lstm`` one step at a time with the state zeroed at each
-    start, to float rounding, values and gradients; neither crosses an episode start.
+    start, to float rounding, values and gradients; neither crosses an episode start. ``schedule``: the sequences'
+    ``reset_schedule``, for LSTMs that read the same sequences to share (True: make it here).
 
     One ``nn.LSTM`` kernel call over all columns, however many episodes begin inside them: before each start after
     step 0 a *reset* step is inserted into that column (two control inputs beside the features drive its gates
@@ -53,25 +86,21 @@ def lstm_over_episodes(lstm: nn.LSTM, inputs: torch.Tensor, state: tuple[torch.T
     state, so the call's final cell state is each column's own. The LSTM thus runs B x (T + most resets in a
     column) steps, where cutting the columns into pieces padded to the longest ran about twice the real steps
     (CartPole without velocities, sequences of 32)."""
-    steps, batch = episode_starts.shape
-    hidden, cell = zero_where(state[0], episode_starts[0]), zero_where(state[1], episode_starts[0])
-    if steps == 1 or not episode_starts[1:].any():
-        outputs, (h, c) = lstm(inputs, (hidden.unsqueeze(0).contiguous(), cell.unsqueeze(0).contiguous()))
+    steps, batch, features = inputs.shape
+    keep = (~episode_starts[0]).to(state[0].dtype).unsqueeze(1)
+    initial = ((state[0] * keep).unsqueeze(0).contiguous(), (state[1] * keep).unsqueeze(0).contiguous())
+    if schedule is True:
+        schedule = reset_schedule(episode_starts)
+    if schedule is None:
+        outputs, (h, c) = lstm(inputs, initial)
         return outputs, (h.squeeze(0), c.squeeze(0)) if final_state else None
-    resets = episode_starts.clone()
-    resets[0] = False  # a start at step 0 is the zeroed initial state
-    position = torch.arange(steps, device=inputs.device).unsqueeze(1) + resets.cumsum(0)  # [T, B]: each step's place
-    columns = torch.arange(batch, device=inputs.device).expand(steps, batch)
-    features = inputs.shape[-1]
-    unrolled = inputs.new_zeros(int(position[-1].max()) + 1, batch, features + 2)
-    unrolled[..., features + 1] = 1.0  # hold, wherever no real or reset step goes
-    unrolled[position, columns] = torch.cat([inputs, inputs.new_zeros(steps, batch, 2)], dim=-1)
-    unrolled[position[resets] - 1, columns[resets]] = inputs.new_tensor([0.0] * features + [1.0, 0.0])
-    weights = [torch.cat([lstm.weight_ih_l0, _control_weights(lstm.hidden_size, lstm.weight_ih_l0)], dim=1),
-               lstm.weight_hh_l0, lstm.bias_ih_l0, lstm.bias_hh_l0]
-    out, _, c = torch.lstm(unrolled, (hidden.unsqueeze(0).contiguous(), cell.unsqueeze(0).contiguous()), weights,
-                             True, 1, 0.0, lstm.training, False, False)
-    outputs = out[position, columns]
+    controls = _control_weights(lstm.hidden_size, inputs.dtype, inputs.device)
+    extended = torch.cat([F.pad(inputs.reshape(steps * batch, features), (0, 2)), F.pad(torch.eye(2, dtype=inputs.dtype, device=inputs.device),
+                                                                                          (features, 0))])
+    unrolled = extended[schedule.sources].view(schedule.length, batch, features + 2)
+    weights = [torch.cat([lstm.weight_ih_l0, controls], dim=1), lstm.weight_hh_l0, lstm.bias_ih_l0, lstm.bias_hh_l0]
+    out, _, c = torch.lstm(unrolled, initial, weights, True, 1, 0.0, lstm.training, False, False)
+    outputs = out.reshape(schedule.length * batch, -1)[schedule.places].view(steps, batch, -1)
     return outputs, (outputs[-1], c.squeeze(0)) if final_state else None
 
 
