@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import gc
 import resource
 import signal
 import sys
@@ -331,13 +330,11 @@ class Trainer:
         until the step budget is spent."""
         hooks = self._hooks(logger, bar)
         updates = self.train_updates(stop)
-        gc.freeze()  # what exists before the first update (modules, imports) stays out of every garbage collection's walk
         try:
             for stats, steps_taken, metrics in updates:
                 self._close_update(stats, steps_taken, metrics, hooks)
                 stop_everywhere(stop)  # a signal during the update: it has finished, stop now
         finally:
-            gc.unfreeze()
             updates.close()
 
     def train_updates(self, stop: GracefulStop) -> Iterator[tuple[RolloutStats, int, dict[str, float]]]:
