@@ -45,9 +45,9 @@ def test_auxiliary_phase_runs_every_n_pi_updates_over_all_their_states():
     seen = []
     original = algo.auxiliary_phase
 
-    def spy():
+    def spy(head_weights):
         seen.append(gather_across(algo.aux_buffer.stores, torch.arange(algo.aux_buffer.num_states)))
-        return original()
+        return original(head_weights)
 
     algo.auxiliary_phase = spy
     rollouts = [policy_consistent_rollout(algo, seed) for seed in range(6)]

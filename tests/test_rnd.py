@@ -195,6 +195,37 @@ def test_ppg_critic_learns_both_heads_and_its_auxiliary_head_the_task_returns():
     assert ppg.aux_buffer.all_returns().shape == (24, 2)
 
 
+def test_a_reward_free_ppg_with_two_value_heads_keeps_the_task_returns_out_of_its_policy():
+    """With the task reward weighted 0 the auxiliary head distils the intrinsic returns: the policy after a whole
+    update (policy phase, then the auxiliary phase) is the same whatever task rewards the rollout holds, while the
+    critic's task head still learns them. Distilling the task returns (the old target) moves the policy."""
+    env = make_env("CartPole-v1", EnvConfig(num_envs=3))
+    config = PPGConfig(num_steps=8, intrinsic_gamma=0.99, policy_iterations=1, minibatch_size=8, aux_minibatch_size=8)
+    torch.manual_seed(0)
+    ppg = PPG(config, (4,), env.single_action_space)
+    collector = Collector(env, ppg.acting(3))
+    collector.reset(0)
+    storage = RolloutStorage(8, 3, (4,), torch.float32, (), torch.long)
+    collector.collect(storage, 0)
+    env.close()
+    storage.intrinsic_rewards = torch.rand(8, 3)
+    storage.reward_weights = (0.0, 1.0)
+    other_task = copy.deepcopy(storage)
+    other_task.rewards = 100.0 * torch.rand(8, 3)
+    updated = []
+    for rollout in (storage, other_task):
+        algo = PPG(config, (4,), env.single_action_space)
+        algo.load_state_dict(ppg.state_dict())
+        torch.manual_seed(1)
+        algo.update(rollout, 0.0)
+        updated.append(algo.policy)
+    for name, param in updated[0].named_parameters():
+        if name.startswith(("critic_body", "value_head", "intrinsic_value_head")):
+            continue
+        assert torch.equal(param, dict(updated[1].named_parameters())[name]), f"{name} depends on the task rewards"
+    assert not torch.equal(updated[0].value_head.weight, updated[1].value_head.weight)
+
+
 def test_ppg_with_rnd_trains_and_resumes_through_the_command_line(tmp_path):
     run = ["train", "ppg", "--env", "CartPole-v1", "--intrinsic", "rnd", "--intrinsic-gamma", "0.99", "--num-envs", "4",
            "--num-steps", "32", "--policy-iterations", "2", "--observation-warmup-steps", "64", "--no-progress",

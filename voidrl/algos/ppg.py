@@ -143,9 +143,11 @@ class PPG(OnPolicyAlgorithm):
         if cfg.intrinsic_gamma is not None:
             advantages, returns, intrinsic_returns = two_head_gae(rollout, cfg.gamma, cfg.intrinsic_gamma, cfg.gae_lambda)
             targets = torch.stack([returns, intrinsic_returns], dim=-1)
+            head_weights = rollout.reward_weights
         else:
             advantages, returns = rollout_gae(rollout, cfg.gamma, cfg.gae_lambda)
             targets = returns.unsqueeze(-1)
+            head_weights = (1.0,)
         sequences = self.sequence_fields(rollout)
         started = time.perf_counter()
         metrics = self.policy_phase({
@@ -159,7 +161,7 @@ class PPG(OnPolicyAlgorithm):
         metrics["time/critic_phase_seconds"] = critic_done - policy_done
         self.aux_buffer.add(rollout.obs, targets, sequences)
         if len(self.aux_buffer) == cfg.policy_iterations:
-            metrics |= self.auxiliary_phase()
+            metrics |= self.auxiliary_phase(head_weights)
             metrics["time/aux_phase_seconds"] = time.perf_counter() - critic_done
             self.aux_buffer.clear()
         return metrics
@@ -210,9 +212,11 @@ class PPG(OnPolicyAlgorithm):
         (share * loss).backward()
         return loss.detach()
 
-    def auxiliary_phase(self) -> dict[str, float]:
+    def auxiliary_phase(self, head_weights: tuple[float, ...] = (1.0,)) -> dict[str, float]:
         """L_aux = 0.5 MSE(pi_aux(s), G) + beta_clone KL(pi_old || pi) over every stored state; critic on the same
-        data. A recurrent policy trains on the stored rollouts' sequences, each unrolled from its stored starting
+        data. G is the value the policy's advantages follow: the critic targets ``[..., heads]`` weighted by
+        ``head_weights`` (two heads: the plug-in's (task, intrinsic) reward weights, so a reward-free run's task
+        returns reach no parameter of the policy; one head: its returns). A recurrent policy trains on the stored rollouts' sequences, each unrolled from its stored starting
         state, and pi_old is that same unroll at the start of the phase (so the phase starts at KL 0). The stored
         states are those of collection, stale from the first gradient step on, as in the policy phase; re-computing
         them before every epoch (each rollout unrolled whole) learned no better on CartPole without velocities."""
@@ -223,6 +227,7 @@ class PPG(OnPolicyAlgorithm):
         minibatch_units = cfg.aux_minibatch_size // unit
         chunk_units = (cfg.chunk_size or cfg.aux_minibatch_size) // unit
         returns = buffer.all_returns()
+        weights = torch.tensor(head_weights, dtype=returns.dtype, device=returns.device)
         every_unit = torch.arange(buffer.num_states // unit, device=returns.device)
         with torch.no_grad():
             old_log_probs = torch.cat([self.policy.distribution(*self.network_inputs(buffer.sequences(chunk))).log_probs
@@ -238,7 +243,7 @@ class PPG(OnPolicyAlgorithm):
                     batch = buffer.sequences(chunk)
                     if not stopped:
                         dist, aux_values = self.policy.policy_and_aux_value(*self.network_inputs(batch))
-                        chunk_aux_loss, _ = value_loss(aux_values, batch["returns"][..., 0])
+                        chunk_aux_loss, _ = value_loss(aux_values, batch["returns"] @ weights)
                         chunk_clone_kl = dist.kl_from(old_log_probs.index_select(across, chunk)).mean()
                         (share * (chunk_aux_loss + cfg.beta_clone * chunk_clone_kl)).backward()
                         aux_loss += share * chunk_aux_loss.detach()

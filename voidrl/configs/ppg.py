@@ -176,7 +176,8 @@ class PPGConfig(MemoryConfig):
     """With a reward plug-in: the critic's second value head learns the plug-in's rewards alone with this
     discount, their returns running on across episode ends (RND: 0.99 beside a task gamma of 0.999), and
     the advantage is the plug-in's (task, intrinsic) weights applied to the two heads' advantages; the
-    auxiliary head distils the task's value. None: one head learns the weighted sum of the rewards."""
+    auxiliary head distils the same weighting of the heads' returns (reward-free: the intrinsic returns alone).
+    None: one head learns the weighted sum of the rewards."""
     hidden_sizes: tuple[int, ...] = (64, 64)
     """Hidden layer sizes of mlp bodies."""
 
