@@ -164,18 +164,27 @@ def test_ppo_with_rnd_trains_and_resumes_through_the_command_line(tmp_path):
     assert not torch.equal(resumed["running_sums"], saved["running_sums"])
 
 
-def test_ppg_critic_learns_both_heads_and_its_auxiliary_head_the_task_returns():
+PPG_TWO_HEADS = PPGConfig(num_steps=8, intrinsic_gamma=0.99, policy_iterations=1, minibatch_size=8, aux_minibatch_size=8)
+
+
+def ppg_two_heads_and_rollout(reward_weights: tuple[float, float]) -> tuple[PPG, RolloutStorage]:
+    """A PPG with task and intrinsic value heads (seed 0) and one CartPole rollout of 8 x 3 steps it collected,
+    holding random intrinsic rewards weighted against the task's by ``reward_weights``."""
     env = make_env("CartPole-v1", EnvConfig(num_envs=3))
     torch.manual_seed(0)
-    ppg = PPG(PPGConfig(num_steps=8, intrinsic_gamma=0.99, policy_iterations=1, minibatch_size=8, aux_minibatch_size=8), (4,),
-              env.single_action_space)
+    ppg = PPG(PPG_TWO_HEADS, (4,), env.single_action_space)
     collector = Collector(env, ppg.acting(3))
     collector.reset(0)
     storage = RolloutStorage(8, 3, (4,), torch.float32, (), torch.long)
     collector.collect(storage, 0)
     env.close()
     storage.intrinsic_rewards = torch.rand(8, 3)
-    storage.reward_weights = (2.0, 1.0)
+    storage.reward_weights = reward_weights
+    return ppg, storage
+
+
+def test_ppg_critic_learns_both_heads_and_its_auxiliary_buffer_keeps_both_returns():
+    ppg, storage = ppg_two_heads_and_rollout((2.0, 1.0))
     _, task_returns, intrinsic_returns = two_head_gae(storage, 0.99, 0.99, 0.95)
     obs = storage.obs.flatten(0, 1)
     targets = torch.stack([task_returns, intrinsic_returns], -1).flatten(0, 1)
@@ -199,22 +208,12 @@ def test_a_reward_free_ppg_with_two_value_heads_keeps_the_task_returns_out_of_it
     """With the task reward weighted 0 the auxiliary head distils the intrinsic returns: the policy after a whole
     update (policy phase, then the auxiliary phase) is the same whatever task rewards the rollout holds, while the
     critic's task head still learns them. Distilling the task returns (the old target) moves the policy."""
-    env = make_env("CartPole-v1", EnvConfig(num_envs=3))
-    config = PPGConfig(num_steps=8, intrinsic_gamma=0.99, policy_iterations=1, minibatch_size=8, aux_minibatch_size=8)
-    torch.manual_seed(0)
-    ppg = PPG(config, (4,), env.single_action_space)
-    collector = Collector(env, ppg.acting(3))
-    collector.reset(0)
-    storage = RolloutStorage(8, 3, (4,), torch.float32, (), torch.long)
-    collector.collect(storage, 0)
-    env.close()
-    storage.intrinsic_rewards = torch.rand(8, 3)
-    storage.reward_weights = (0.0, 1.0)
+    ppg, storage = ppg_two_heads_and_rollout((0.0, 1.0))
     other_task = copy.deepcopy(storage)
     other_task.rewards = 100.0 * torch.rand(8, 3)
     updated = []
     for rollout in (storage, other_task):
-        algo = PPG(config, (4,), env.single_action_space)
+        algo = PPG(PPG_TWO_HEADS, (4,), gym.spaces.Discrete(2))
         algo.load_state_dict(ppg.state_dict())
         torch.manual_seed(1)
         algo.update(rollout, 0.0)
