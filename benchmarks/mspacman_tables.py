@@ -14,7 +14,12 @@ The folder holds (each part optional; the tables of the parts present are printe
   final agent's sampled games, ``voidrl explore --checkpoint``); a budget's scratch arm may instead be another
   results folder's (``--scratch-500k``).
 
-It writes ``pretrain-curves.png`` and, per budget, ``compare-N-comparison.md``/``.png`` into the folder.
+It writes ``pretrain-curves.png`` and, per budget, ``compare-N-comparison.md``/``.png`` into the folder. With
+``--against OTHER`` (another such folder) it sets the two pre-trainings' zero-shot games side by side at the steps
+both measured, e.g.
+
+    python benchmarks/mspacman_tables.py benchmarks/results/mspacman-2026-11-28-intrinsic-gamma \
+        --against benchmarks/results/mspacman-2026-11-27
 """
 
 from __future__ import annotations
@@ -70,14 +75,18 @@ def exploration_table(folder: Path) -> list[str]:
     measured = {path.stem: read_exploration(path) for path in files}
     random = measured.get("random")
     lines = ["## Exploration: whole games of Ms. Pac-Man (`voidrl explore`, seed 0; mean +- standard error)", "",
-             "| policy | games | score | episode length (steps) | distinct positions | score / random | positions / random |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
+             "| policy | games | score | episode length (steps) | distinct positions | score / random | positions / random "
+             "| positions per step | r(length, positions) |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name, values in measured.items():
         ratios = ["", ""] if random is None or name == "random" else [
             f"{values['score'].mean() / random['score'].mean():.2f}x", f"{values['positions'].mean() / random['positions'].mean():.2f}x"]
+        per_step = values["positions"].sum() / values["length"].sum()
+        correlation = np.corrcoef(values["length"], values["positions"])[0, 1]
         lines.append(f"| {name} | {len(values['score'])} | {mean_sem(values['score'])} | {mean_sem(values['length'])} | "
-                     f"{mean_sem(values['positions'])} | {' | '.join(ratios)} |")
-    return lines + [""]
+                     f"{mean_sem(values['positions'])} | {' | '.join(ratios)} | {per_step:.3f} | {correlation:.2f} |")
+    return lines + ["", "Positions per step: all games' distinct positions over all their steps; r: the correlation over "
+                    "the games of each game's length and its distinct positions.", ""]
 
 
 def pretrain_table(run_dir: Path, every: int) -> list[str]:
@@ -119,6 +128,36 @@ def schedule_comparison(new_run: Path, published_run: Path) -> list[str]:
                      f"{cell(row, 'rollout/recent_return_mean', '.0f')} |")
     shown = published_run.resolve().relative_to(ROOT) if published_run.resolve().is_relative_to(ROOT) else published_run
     return lines + ["", f"pretrain-published: {shown} (the 100k health run of RESULTS.md's 'Pre-training at 150 steps/s')", ""]
+
+
+def snapshots_against(folder: Path, other: Path) -> list[str]:
+    """The zero-shot games of two pre-trainings' networks along the way (each folder's ``explore/step-N.csv``, as
+    ratios to its own ``explore/random.csv``) and their policies' entropy at those steps."""
+    lines = [f"## Zero-shot games along the way: {folder.name} against {other.name} (30 sampled games each, seed 0)", "",
+             "Each cell: this run / the other; ratios to the uniform-random policy's games.", "",
+             "| step | entropy | distinct positions / random | score / random | episode length |",
+             "|---:|---:|---:|---:|---:|"]
+    runs = []
+    for root in (folder, other):
+        random = read_exploration(root / "explore" / "random.csv")
+        games = {int(m.group(1)): read_exploration(p) for p in (root / "explore").glob("step-*.csv")
+                 if (m := re.fullmatch(r"step-(\d+)", p.stem))}
+        entropy = {int(float(row["step"])): float(row["train/entropy"]) for row in run_csv_rows(root / "pretrain", "metrics.csv")}
+        runs.append((random, games, entropy))
+    for step in sorted(set(runs[0][1]) & set(runs[1][1])):
+        cells = []
+        for name in ("entropy", "positions", "score", "length"):
+            values = []
+            for random, games, entropy in runs:
+                if name == "entropy":
+                    values.append(f"{entropy[max(s for s in entropy if s <= step)]:.2f}")
+                elif name == "length":
+                    values.append(f"{games[step][name].mean():.0f}")
+                else:
+                    values.append(f"{games[step][name].mean() / random[name].mean():.2f}x")
+            cells.append(" / ".join(values))
+        lines.append(f"| {step:,} | {' | '.join(cells)} |")
+    return lines + [""]
 
 
 def device_presets_table(folder: Path, random_file: Path) -> list[str]:
@@ -238,11 +277,16 @@ def main() -> None:
                         help="a run of the pretrain-published preset to set beside this one (its 100k health run)")
     parser.add_argument("--scratch-500k", type=Path, default=ROOT / "benchmarks/results/mspacman-2026-11-25/compare",
                         help="the folder whose scratch/seedK runs are the 500k budget's scratch arm")
+    parser.add_argument("--against", type=Path, default=None,
+                        help="another pre-training's results folder (pretrain/, explore/): compare the zero-shot games "
+                             "of both runs' networks at the steps both measured, instead of the published schedule")
     args = parser.parse_args()
     lines = exploration_table(args.folder / "explore")
     if (args.folder / "pretrain").is_dir():
         lines += pretrain_table(args.folder / "pretrain", args.every)
-        if args.published_run.is_dir():
+        if args.against is not None:
+            lines += snapshots_against(args.folder, args.against)
+        elif args.published_run.is_dir():
             lines += schedule_comparison(args.folder / "pretrain", args.published_run)
         if (args.folder / "gpu-h100").is_dir():
             lines += device_presets_table(args.folder / "gpu-h100", args.folder / "explore" / "random.csv")
