@@ -22,13 +22,17 @@ def filled_rollout(T=6, N=3, seed=0):
     return storage
 
 
-def brute_force_rewards(plugin, storage, k, running_mean, clip=0.0, observations=None):
+def brute_force_rewards(plugin, storage, k, running_mean, clip=0.0, observations=None, own_environment=False):
+    """Particle i of the time-major flattened rollout is environment i % N's; ``own_environment``: its neighbours
+    only among that environment's particles."""
     observations = storage.next_obs(0, storage.num_steps) if observations is None else observations
     with torch.no_grad():
         z = plugin.encoder(observations.flatten(0, 1).float() / 255.0)
+    num_envs = storage.num_envs
     rewards = []
     for i in range(z.shape[0]):
-        distances = sorted(float((z[i] - z[j]).norm()) for j in range(z.shape[0]) if j != i)[:k]
+        candidates = [j for j in range(z.shape[0]) if j != i and (not own_environment or j % num_envs == i % num_envs)]
+        distances = sorted(float((z[i] - z[j]).norm()) for j in candidates)[:k]
         rewards.append(math.log(1.0 + sum(max(d / running_mean - clip, 0.0) for d in distances) / k))
     return torch.tensor(rewards).view(storage.rewards.shape)
 
@@ -72,6 +76,17 @@ def test_reference_variant_clips_distances_and_scores_the_current_observations()
     torch.testing.assert_close(rewards, expected, rtol=1e-4, atol=1e-5)
     unclipped_next = brute_force_rewards(plugin, storage, 12, running_mean)
     assert not torch.allclose(rewards, unclipped_next, atol=1e-3)
+
+
+def test_the_environment_scope_seeks_each_particles_neighbours_in_its_own_environment_only():
+    torch.manual_seed(0)
+    plugin = APTReward(APTConfig(knn_k=3, knn_scope="environment"), OBS)
+    storage = filled_rollout(T=7, N=3)
+    rewards, metrics = plugin.intrinsic_rewards(storage)
+    running_mean = metrics["apt/knn_distance_running_mean"]
+    expected = brute_force_rewards(plugin, storage, 3, running_mean, own_environment=True)
+    torch.testing.assert_close(rewards, expected, rtol=1e-4, atol=1e-5)
+    assert not torch.allclose(rewards, brute_force_rewards(plugin, storage, 3, running_mean), atol=1e-3)
 
 
 def test_training_rewards_weigh_task_and_intrinsic_rewards():
@@ -141,7 +156,7 @@ def test_chunked_contrastive_update_gives_the_same_gradient_as_one_pass():
     torch.testing.assert_close(grads[1], grads[0], rtol=1e-4, atol=1e-6)
 
 
-@pytest.mark.parametrize("field,value", [("knn_clip", -0.1), ("reward_observation", "previous")])
+@pytest.mark.parametrize("field,value", [("knn_clip", -0.1), ("reward_observation", "previous"), ("knn_scope", "game")])
 def test_bad_variant_options_are_refused_by_name(field, value):
     with pytest.raises(ValueError, match=field):
         APTConfig(**{field: value}).validate()

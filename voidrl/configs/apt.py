@@ -8,6 +8,7 @@ from voidrl.configs.choices import HEAD_NORMS
 from voidrl.validation import require_choice, require_non_negative, require_positive, require_positive_integers
 
 REWARD_OBSERVATIONS = ("next", "current")
+KNN_SCOPES = ("rollout", "environment")
 CONTRASTIVE_LOSSES = ("nt-xent", "curl")
 
 
@@ -33,6 +34,10 @@ class APTConfig:
     knn_clip: float = 0.0
     """Floor on each normalised k-NN distance: r = log(c + mean_j max(d_j / running mean - clip, 0)). 0 is
     Müller's (2022) reward; the reference APT code on DeepMind Control offers a positive clip."""
+    knn_scope: str = "rollout"
+    """Where each particle's neighbours are sought: rollout (Müller 2022: among all the rollout's particles, every
+    environment's) or environment (among its own environment's particles of the rollout only, the last num_steps of
+    its game: novelty within the game, as NGU's episodic memory rewards, rather than within the population)."""
     reward_observation: str = "next"
     """Particles of the reward: next (Müller 2022: s' of every transition, the true final observation at
     episode ends) or current (the reference DeepMind Control code: s)."""
@@ -88,6 +93,7 @@ class APTConfig:
                                     "intrinsic_coef", "warmup_updates", "brightness"))
         require_positive(self, ("temperature", "encoder_learning_rate", "encoder_max_grad_norm", "reward_offset"))
         require_choice(self, "reward_observation", REWARD_OBSERVATIONS)
+        require_choice(self, "knn_scope", KNN_SCOPES)
         require_choice(self, "contrastive_loss", CONTRASTIVE_LOSSES)
         require_choice(self, "head_norm", HEAD_NORMS)
         if not 0.0 < self.target_tau <= 1.0:

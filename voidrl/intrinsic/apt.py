@@ -194,7 +194,11 @@ class APTReward:
             self.encoder(observations(t, min(t + chunk_steps, rollout.num_steps)).flatten(0, 1).float() / 255.0)
             for t in range(0, rollout.num_steps, chunk_steps)
         ])
-        neighbour_distances = knn_distances(latents, cfg.knn_k)
+        if cfg.knn_scope == "environment":  # latents are time-major [T * N, D]: each environment's column alone
+            columns = latents.view(rollout.num_steps, rollout.num_envs, -1).transpose(0, 1)
+            neighbour_distances = torch.stack([knn_distances(column, cfg.knn_k) for column in columns], 1).flatten(0, 1)
+        else:
+            neighbour_distances = knn_distances(latents, cfg.knn_k)
         distances = neighbour_distances.mean(1)
         self.distance_stats.update(distances)
         running_mean = self.distance_stats.mean.to(distances.dtype).clamp_min(1e-8)
