@@ -86,7 +86,7 @@ RANGES = {
     ("ppo", "contrastive_chunk_size"): [0], ("ppo", "contrastive_start"): [-1], ("ppo", "contrastive_updates_per_step"): [-0.5],
     ("ppo", "knn_clip"): [-1.0], ("ppo", "extrinsic_coef"): [-1.0], ("ppo", "intrinsic_coef"): [-1.0],
     ("ppo", "temperature"): [0.0], ("ppo", "encoder_learning_rate"): [0.0], ("ppo", "encoder_max_grad_norm"): [0.0],
-    ("ppo", "reward_offset"): [0.0], ("ppo", "reward_observation"): ["previous"],
+    ("ppo", "reward_offset"): [0.0], ("ppo", "reward_observation"): ["previous"], ("ppo", "knn_scope"): ["game"],
     ("ppo", "contrastive_loss"): ["byol"], ("ppo", "target_tau"): [0.0, 1.5], ("ppo", "warmup_updates"): [-1],
     ("ppo", "head_norm"): ["group"], ("ppo", "shift_probability"): [-0.1, 1.1], ("ppo", "brightness"): [-0.1],
     ("ppo", "representation_stride"): [0], ("ppo", "intrinsic_gamma"): [0.0, 1.0],
