@@ -15,10 +15,11 @@ import csv, gzip, math, statistics, sys
 from pathlib import Path
 here = Path(sys.argv[1])
 stored = [Path(f"benchmarks/results/recurrent-speed-2026-11-28-fewer-ops/learning/seed{k}") for k in range(3)]
-arms = {"stored": stored + sorted((here / "stored").glob("seed*")),
-        "every-minibatch": sorted((here / "every-minibatch").glob("seed*")), "every-epoch": sorted((here / "every-epoch").glob("seed*"))}
+by_seed = lambda runs: sorted(runs, key=lambda run: int(run.name.removeprefix("seed")))
+arms = {"stored": by_seed(stored + list((here / "stored").glob("seed*"))),
+        "every-minibatch": by_seed((here / "every-minibatch").glob("seed*")), "every-epoch": by_seed((here / "every-epoch").glob("seed*"))}
 print("## Greedy evaluation at 200k steps (20 episodes per seed; mean over seeds +- standard error)\n")
-print("| arm | seeds | mean | seeds at 500 | seeds >= 475 | per seed (0..9) | update time / acting time |")
+print("| arm | seeds | mean | seeds at 500 | seeds >= 475 | per seed, in seed order | update time / acting time |")
 print("|---|---:|---:|---:|---:|---|---:|")
 measured = {}
 for arm, runs in arms.items():
