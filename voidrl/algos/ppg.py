@@ -213,13 +213,14 @@ class PPG(OnPolicyAlgorithm):
         return loss.detach()
 
     def auxiliary_phase(self, head_weights: tuple[float, ...] = (1.0,)) -> dict[str, float]:
-        """L_aux = 0.5 MSE(pi_aux(s), G) + beta_clone KL(pi_old || pi) over every stored state; critic on the same
-        data. G is the value the policy's advantages follow: the critic targets ``[..., heads]`` weighted by
-        ``head_weights`` (two heads: the plug-in's (task, intrinsic) reward weights, so a reward-free run's task
-        returns reach no parameter of the policy; one head: its returns). A recurrent policy trains on the stored rollouts' sequences, each unrolled from its stored starting
-        state, and pi_old is that same unroll at the start of the phase (so the phase starts at KL 0). The stored
-        states are those of collection, stale from the first gradient step on, as in the policy phase; re-computing
-        them before every epoch (each rollout unrolled whole) learned no better on CartPole without velocities."""
+        """L_aux = 0.5 MSE(pi_aux(s), G) + beta_clone KL(pi_old || pi) over every stored state; critic on the
+        same data. G is the value the policy's advantages follow: the critic targets ``[..., heads]`` weighted
+        by ``head_weights`` (two heads: the plug-in's (task, intrinsic) reward weights, so a reward-free run's
+        task returns reach no parameter of the policy; one head: its returns). A recurrent policy trains on the
+        stored rollouts' sequences, each unrolled from its stored starting state, and pi_old is that same unroll
+        at the start of the phase (so the phase starts at KL 0). The stored states are those of collection,
+        stale from the first gradient step on, as in the policy phase; re-computing them before every epoch
+        (each rollout unrolled whole) learned no better on CartPole without velocities."""
         cfg = self.config
         buffer = self.aux_buffer
         unit = cfg.unroll_length  # steps per sample: a whole sequence (one step for a feed-forward policy)
