@@ -12,7 +12,7 @@ The folder holds (each part optional; the tables of the parts present are printe
 - ``compare-100k/`` and ``compare-500k/``: ``pretrained/seedK`` and ``scratch/seedK`` runs (config.json, COMMIT,
   episodes.csv.gz, metrics.csv.gz, evaluations.csv: the greedy evaluation of the final agent, explore.csv: the
   final agent's sampled games, ``voidrl explore --checkpoint``); a budget's scratch arm may instead be another
-  results folder's (``--scratch-500k``).
+  results folder's (``--scratch-100k``, ``--scratch-500k``).
 
 It writes ``pretrain-curves.png`` and, per budget, ``compare-N-comparison.md``/``.png`` into the folder. With
 ``--against OTHER`` (another such folder) it sets the two pre-trainings' zero-shot games side by side at the steps
@@ -277,6 +277,9 @@ def main() -> None:
                         help="a run of the pretrain-published preset to set beside this one (its 100k health run)")
     parser.add_argument("--scratch-500k", type=Path, default=ROOT / "benchmarks/results/mspacman-2026-11-25/compare",
                         help="the folder whose scratch/seedK runs are the 500k budget's scratch arm")
+    parser.add_argument("--scratch-100k", type=Path, default=None,
+                        help="the folder whose scratch/seedK runs are the 100k budget's scratch arm (default: "
+                             "compare-100k's own)")
     parser.add_argument("--against", type=Path, default=None,
                         help="another pre-training's results folder (pretrain/, explore/): compare the zero-shot games "
                              "of both runs' networks at the steps both measured, instead of the published schedule")
@@ -295,7 +298,7 @@ def main() -> None:
     if (args.folder / "explore" / "random.csv").exists():
         random = read_exploration(args.folder / "explore" / "random.csv")["score"]
         ours.append((f"uniform-random policy (voidrl explore --random, {len(random)} games)", "-", float(random.mean())))
-    for name, budget, scratch in (("compare-100k", 100_000, None), ("compare-500k", 500_000, args.scratch_500k)):
+    for name, budget, scratch in (("compare-100k", 100_000, args.scratch_100k), ("compare-500k", 500_000, args.scratch_500k)):
         if (args.folder / name).is_dir():
             table, rows = comparison(args.folder / name, budget, scratch)
             lines += table
