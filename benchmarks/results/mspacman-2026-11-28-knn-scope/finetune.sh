@@ -3,16 +3,17 @@
 # steps (atari preset, the same settings as mspacman-2026-11-27's arms), seeds SEEDS two at a time with one torch thread
 # each; then each final agent's greedy evaluation (30 games, in the run) and 30 sampled games (voidrl explore), and the
 # run's committable files copied to compare-<BUDGET/1000>k/pretrained/seedK beside this script.
-# Usage, from the repository root: finetune.sh RUNS_DIR BUDGET SEED...
+# Usage, from the root of a checkout (python -m voidrl runs its code; a worktree keeps the runs apart from edits):
+#   finetune.sh RUNS_DIR BUDGET SEED...
 set -e
 runs=${1:?RUNS_DIR}; budget=${2:?BUDGET}; shift 2
 here=benchmarks/results/mspacman-2026-11-28-knn-scope
 weights=$here/pretrain/pretrained-weights.pt
 one() {
   local seed=$1 run=$runs/seed$1 out=$here/compare-$((budget / 1000))k/pretrained/seed$1
-  voidrl finetune ppg --from "$weights" --env ALE/MsPacman-v5 --preset atari --steps "$budget" --seed "$seed" \
+  python -m voidrl finetune ppg --from "$weights" --env ALE/MsPacman-v5 --preset atari --steps "$budget" --seed "$seed" \
     --eval-every "$budget" --eval-episodes 30 --torch-threads 1 --no-progress --run-dir "$run"
-  OMP_NUM_THREADS=1 voidrl explore --checkpoint "$run/checkpoint.pt" --episodes 30 --out "$run/explore.csv"
+  OMP_NUM_THREADS=1 python -m voidrl explore --checkpoint "$run/checkpoint.pt" --episodes 30 --out "$run/explore.csv"
   mkdir -p "$out"
   git rev-parse --short HEAD > "$out/COMMIT"
   cp "$run/config.json" "$run/evaluations.csv" "$run/explore.csv" "$out/"
