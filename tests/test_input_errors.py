@@ -111,7 +111,7 @@ ANY_VALUE = {
     "seed", "init_log_std", "collapse_entropy", "run_dir", "init_from", "progress", "wandb", "collapse_restore",
     "normalize_observation", "normalize_reward", "episodic_life", "previous_action_reward", "anneal_lr", "normalize_advantages", "shared",
     "baseline", "reward_to_go", "spectral_norm", "value_rescaling", "save_replay", "ray_address", "split_values",
-    "intrinsic_terminates", "eval_video",
+    "intrinsic_terminates", "eval_video", "refresh_states",
 }
 """Fields with no range of their own: any value of the right type is valid (device and the run directory
 are checked when the run is built; booleans have no range)."""
@@ -151,6 +151,8 @@ COMBINATIONS = [
     (["train", "trpo", "--env", "HalfCheetah-v5", "--continuous-policy", "mixture"], "'mixture' has no closed-form KL"),
     (["train", "a2c", "--env", "HalfCheetah-v5", "--action-persistence", "0.5"], "action_persistence needs continuous_policy mixture"),
     (["train", "ppg", "--shared"], "unrecognized arguments: --shared"),
+    (["train", "ppo", "--refresh-states"], "refresh_states recomputes an LSTM's states: it needs memory lstm"),
+    (["train", "a2c", "--memory", "lstm", "--refresh-states"], "refresh_states is for ppo, ppg (several gradient steps per rollout); a2c takes one gradient step"),
     (["train", "ppo", "--knn-k", "3"], "knn_k: apt option, used only with --intrinsic apt"),
     (["train", "ppo", "--collapse-restore"], "collapse_restore needs collapse_entropy"),
     (["train", "r2d2", "--collapse-entropy", "0.5"], "collapse_entropy: r2d2 acts greedily on Q-values and has no policy entropy"),

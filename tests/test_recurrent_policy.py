@@ -3,6 +3,7 @@ starts and nowhere else, a time-limit cut bootstraps from the episode's own stat
 boundary, sequences cut from a rollout, and the command line (train, resume, evaluate, bad input)."""
 
 import csv
+import json
 
 import gymnasium as gym
 import pytest
@@ -196,6 +197,57 @@ def test_sequence_minibatches_hold_whole_sequences_with_their_starting_states_on
     assert sorted(seen) == [i * length * n + env for i in range(t // length) for env in range(n)]
     with pytest.raises(ValueError, match="does not cut into sequences of 5"):
         next(shuffled_sequence_minibatches(fields, 5, 10))
+
+
+def stepwise_states(policy, storage):
+    """The slow reference of ``refresh_states``: the state before every step ``[T, N, K, H]``, each environment's
+    rollout stepped one step at a time with ``policy`` from the rollout's first stored state."""
+    state, hidden, cell = stored_state(storage, 0), [storage.lstm_hidden[0]], [storage.lstm_cell[0]]
+    with torch.no_grad():
+        for t in range(storage.obs.shape[0] - 1):
+            state = policy(storage.obs[t], state, storage.episode_starts[t])[2]
+            hidden.append(state.hidden)
+            cell.append(state.cell)
+    return LSTMState(torch.stack(hidden), torch.stack(cell))
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_refreshed_minibatches_start_each_sequence_from_the_state_of_the_current_parameters(shared):
+    """With ``refresh_states`` each minibatch is gathered after the gradient step before it, its sequences starting
+    from the states the parameters of that moment reach (checked against stepping the rollout); the rollout's own
+    stored states are left as collected."""
+    config = PPOConfig(memory="lstm", lstm_size=8, hidden_sizes=(16,), shared=shared, sequence_length=8, num_steps=24,
+                       minibatch_size=16, refresh_states=True)
+    torch.manual_seed(0)
+    algo = PPO(config, (2,), gym.spaces.Discrete(2))
+    _, _, storage = collect(policy=algo.policy)
+    collected = storage.lstm_hidden.clone(), storage.lstm_cell.clone()
+    num_envs = storage.obs.shape[1]
+    fields = {"obs": storage.obs, "step": torch.arange(storage.obs.shape[:2].numel()).view(storage.obs.shape[:2])}
+    fields |= algo.sequence_fields(storage)
+    stale = []
+    for batch in algo.minibatches(fields, config.minibatch_size):  # 9 sequences, 2 a minibatch
+        reference = stepwise_states(algo.policy, storage)
+        for b in range(batch["step"].shape[1]):
+            start, env = divmod(batch["step"][0, b].item(), num_envs)
+            assert_close(batch["lstm_hidden"][b], reference.hidden[start, env])
+            assert_close(batch["lstm_cell"][b], reference.cell[start, env])
+            stale.append((reference.hidden[start, env] - collected[0][start, env]).abs().max().item())
+        with torch.no_grad():  # a gradient step's worth of change
+            for parameter in algo.policy.parameters():
+                parameter.add_(0.05 * torch.randn_like(parameter))
+    assert len(stale) == 9 and max(stale) > 100 * TOLERANCE  # the stored states were stale: the check can fail
+    assert torch.equal(storage.lstm_hidden, collected[0]) and torch.equal(storage.lstm_cell, collected[1])
+
+
+def test_refreshed_states_train_ppo_and_ppg(tmp_path):
+    assert train(tmp_path / "ppo", "--refresh-states", "--steps", "256") == 0
+    assert main(["train", "ppg", "--env", "voidrl/CartPoleNoVelocity-v1", "--memory", "lstm", "--lstm-size", "16",
+                 "--sequence-length", "8", "--num-steps", "32", "--num-envs", "4", "--minibatch-size", "64",
+                 "--policy-iterations", "2", "--aux-minibatch-size", "64", "--refresh-states", "--steps", "256",
+                 "--torch-threads", "1", "--no-progress", "--run-dir", str(tmp_path / "ppg")]) == 0
+    for run in ("ppo", "ppg"):
+        assert json.loads((tmp_path / run / "config.json").read_text())["algo_config"]["refresh_states"] is True
 
 
 def train(run_dir, *extra, command="train"):

@@ -16,7 +16,7 @@ from voidrl.nets.actor_critic import ActorCritic, LSTMState
 from voidrl.nets.flat import TrainedParameters
 from voidrl.nets.persistence import PersistentUniforms
 from voidrl.rollout.collector import PolicySampling
-from voidrl.rollout.minibatches import shuffled_sequence_minibatches
+from voidrl.rollout.minibatches import STATE_FIELDS, shuffled_sequence_minibatches
 from voidrl.rollout.storage import RolloutStorage
 
 
@@ -61,8 +61,34 @@ class OnPolicyAlgorithm(Algorithm):
 
     def minibatches(self, fields: dict[str, torch.Tensor], minibatch_size: int) -> Iterator[dict[str, torch.Tensor]]:
         """One epoch over rollout ``fields [T, N, ...]`` in shuffled minibatches of whole sequences ``[L, B, ...]``
-        of ``minibatch_size`` steps in all, L = the config's ``unroll_length`` (1 for a feed-forward policy)."""
-        return shuffled_sequence_minibatches(fields, self.config.unroll_length, minibatch_size)
+        of ``minibatch_size`` steps in all, L = the config's ``unroll_length`` (1 for a feed-forward policy); with
+        the config's ``refresh_states``, each minibatch's starting states are those of the parameters it meets."""
+        if not self.config.refresh_states:
+            return shuffled_sequence_minibatches(fields, self.config.unroll_length, minibatch_size)
+        return self._refreshed_minibatches(fields, minibatch_size)
+
+    def _refreshed_minibatches(self, fields: dict[str, torch.Tensor], minibatch_size: int) -> Iterator[dict[str, torch.Tensor]]:
+        fields = fields | {name: fields[name].clone() for name in STATE_FIELDS}  # the rollout's stored states stay
+        batches = shuffled_sequence_minibatches(fields, self.config.unroll_length, minibatch_size)
+        while True:
+            # the minibatches are gathered lazily: each one after the gradient step of the one before
+            self._refresh_states(fields)
+            batch = next(batches, None)
+            if batch is None:
+                return
+            yield batch
+
+    @torch.no_grad()
+    def _refresh_states(self, fields: dict[str, torch.Tensor]) -> None:
+        """Overwrite the stored states ``fields["lstm_hidden"/"lstm_cell"] [T, N, ...]`` at every sequence's first
+        step but the rollout's own with the state the current parameters reach there, unrolling each environment's
+        rollout from its first stored state."""
+        length = self.config.unroll_length
+        state = LSTMState(fields["lstm_hidden"][0], fields["lstm_cell"][0])
+        for start in range(length, fields["obs"].shape[0], length):
+            previous = slice(start - length, start)
+            state = self.policy.encode(fields["obs"][previous], state, fields["episode_starts"][previous])[2]
+            fields["lstm_hidden"][start], fields["lstm_cell"][start] = state
 
     @staticmethod
     def sequence_fields(rollout: RolloutStorage) -> dict[str, torch.Tensor]:

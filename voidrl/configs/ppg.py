@@ -122,6 +122,7 @@ class PPGConfig(MemoryConfig):
     search_space = SEARCH_SPACE
     data_parallel = True
     takes_memory = True
+    minibatch_epochs = True
 
     num_steps: int = 256
     """Rollout length per environment between two policy phases."""

@@ -115,6 +115,7 @@ class PPOConfig(PolicyConfig):
     search_space = SEARCH_SPACE
     data_parallel = True
     takes_memory = True
+    minibatch_epochs = True
 
     num_steps: int = 2048
     """Rollout length per environment between two updates."""
