@@ -16,7 +16,8 @@ The folder holds (each part optional; the tables of the parts present are printe
 
 It writes ``pretrain-curves.png`` and, per budget, ``compare-N-comparison.md``/``.png`` into the folder. With
 ``--against OTHER`` (another such folder) it sets the two pre-trainings' zero-shot games side by side at the steps
-both measured, e.g.
+both measured and, at each budget both fine-tuned, their pre-trained arms against each other
+(``compare-N-against-OTHER.md``/``.png``), e.g.
 
     python benchmarks/mspacman_tables.py benchmarks/results/mspacman-2026-11-28-intrinsic-gamma \
         --against benchmarks/results/mspacman-2026-11-27
@@ -261,6 +262,17 @@ def comparison(folder: Path, budget: int, scratch: Path | None) -> tuple[list[st
     return lines + [""], ours
 
 
+def pretrained_against(folder: Path, other: Path) -> list[str]:
+    """The two pre-trainings' fine-tuned arms against each other, at each budget both ran (same settings, seeds)."""
+    lines = []
+    for name, budget in (("compare-100k", 100_000), ("compare-500k", 500_000)):
+        ours, theirs = (sorted((root / name / "pretrained").glob("seed*")) for root in (folder, other))
+        if ours and theirs:
+            table = compare_runs({folder.name: ours, other.name: theirs}, budget, folder / f"{name}-against-{other.name}")
+            lines += [f"## Fine-tuned at {budget:,} steps from each pre-training: {folder.name} against {other.name}", "", table, ""]
+    return lines
+
+
 def anchors_table(ours: list[tuple[str, str, float]]) -> list[str]:
     lines = ["## Anchors: published figures (not re-run here) and this folder's", "", PROTOCOL, "",
              "| method | budget | score |", "|---|---|---:|"]
@@ -303,6 +315,8 @@ def main() -> None:
             table, rows = comparison(args.folder / name, budget, scratch)
             lines += table
             ours += rows
+    if args.against is not None:
+        lines += pretrained_against(args.folder, args.against)
     print("\n".join(lines + anchors_table(ours)))
 
 

@@ -12,7 +12,7 @@ observations with the checkpoint's APT encoder as ``intrinsic_rewards`` does, an
 - the L1 distance in screen pixels (emulator RAM, ``PLAYER_POSITION_RAM``) between a state's player position and its
   neighbours', against k states drawn at random from the same rollout.
 
-    python benchmarks/particle_neighbours.py benchmarks/results/mspacman-2026-11-27/pretrain/pretrained-weights.pt
+    python benchmarks/particle_neighbours.py benchmarks/results/mspacman-2026-11-28-knn-scope/pretrain/pretrained-weights.pt
 """
 
 from __future__ import annotations

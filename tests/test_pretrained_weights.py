@@ -9,8 +9,8 @@ from tests.cli_helpers import SMALL_PPG, pretrain_small_minatar, voidrl
 
 FINETUNE = ["--steps", "512", "--torch-threads", "1", *SMALL_PPG]
 ROOT = Path(__file__).resolve().parents[1]
-COMMITTED = "benchmarks/results/mspacman-2026-11-27/pretrain/pretrained-weights.pt"
-"""Issue 48's 1M-step reward-free pre-training on Ms. Pac-Man, the networks alone."""
+COMMITTED = "benchmarks/results/mspacman-2026-11-28-knn-scope/pretrain/pretrained-weights.pt"
+"""Issue 48's 1M-step reward-free pre-training on Ms. Pac-Man (the `pretrain` preset, novelty within the game), the networks alone."""
 
 
 def test_weights_hold_the_networks_alone_and_start_the_same_run_as_the_checkpoint(tmp_path):
