@@ -69,13 +69,13 @@ def mean_sem(values: np.ndarray) -> str:
     return f"{values.mean():.1f} +- {values.std(ddof=1) / math.sqrt(len(values)):.1f}"
 
 
-def exploration_table(folder: Path) -> list[str]:
+def exploration_table(folder: Path, seed: int = 0) -> list[str]:
     files = sorted(folder.glob("*.csv"), key=lambda p: (p.stem != "random", int(m.group(1)) if (m := re.match(r"step-(\d+)", p.stem)) else 0, p.stem))
     if not files:
         return []
     measured = {path.stem: read_exploration(path) for path in files}
     random = measured.get("random")
-    lines = ["## Exploration: whole games of Ms. Pac-Man (`voidrl explore`, seed 0; mean +- standard error)", "",
+    lines = [f"## Exploration: whole games of Ms. Pac-Man (`voidrl explore`, seed {seed}; mean +- standard error)", "",
              "| policy | games | score | episode length (steps) | distinct positions | score / random | positions / random "
              "| positions per step | r(length, positions) |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
@@ -292,11 +292,13 @@ def main() -> None:
     parser.add_argument("--scratch-100k", type=Path, default=None,
                         help="the folder whose scratch/seedK runs are the 100k budget's scratch arm (default: "
                              "compare-100k's own)")
+    parser.add_argument("--explore-seed", type=int, default=0,
+                        help="the games' seed (voidrl explore --seed) of the folder's explore/*.csv, for the table's title")
     parser.add_argument("--against", type=Path, default=None,
                         help="another pre-training's results folder (pretrain/, explore/): compare the zero-shot games "
                              "of both runs' networks at the steps both measured, instead of the published schedule")
     args = parser.parse_args()
-    lines = exploration_table(args.folder / "explore")
+    lines = exploration_table(args.folder / "explore", args.explore_seed)
     if (args.folder / "pretrain").is_dir():
         lines += pretrain_table(args.folder / "pretrain", args.every)
         if args.against is not None:
