@@ -65,18 +65,9 @@ class OnPolicyAlgorithm(Algorithm):
         the config's ``refresh_states``, each minibatch's starting states are those of the parameters it meets."""
         if not self.config.refresh_states:
             return shuffled_sequence_minibatches(fields, self.config.unroll_length, minibatch_size)
-        return self._refreshed_minibatches(fields, minibatch_size)
-
-    def _refreshed_minibatches(self, fields: dict[str, torch.Tensor], minibatch_size: int) -> Iterator[dict[str, torch.Tensor]]:
         fields = fields | {name: fields[name].clone() for name in STATE_FIELDS}  # the rollout's stored states stay
-        batches = shuffled_sequence_minibatches(fields, self.config.unroll_length, minibatch_size)
-        while True:
-            # the minibatches are gathered lazily: each one after the gradient step of the one before
-            self._refresh_states(fields)
-            batch = next(batches, None)
-            if batch is None:
-                return
-            yield batch
+        return shuffled_sequence_minibatches(fields, self.config.unroll_length, minibatch_size,
+                                             before_each=lambda: self._refresh_states(fields))
 
     @torch.no_grad()
     def _refresh_states(self, fields: dict[str, torch.Tensor]) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import torch
 
@@ -43,8 +43,8 @@ STATE_FIELDS = ("lstm_hidden", "lstm_cell")
 first step only, the state its unroll starts from."""
 
 
-def shuffled_sequence_minibatches(fields: dict[str, torch.Tensor], sequence_length: int, minibatch_size: int
-                                  ) -> Iterator[dict[str, torch.Tensor]]:
+def shuffled_sequence_minibatches(fields: dict[str, torch.Tensor], sequence_length: int, minibatch_size: int,
+                                  before_each: Callable[[], None] | None = None) -> Iterator[dict[str, torch.Tensor]]:
     """One epoch over rollout ``fields`` (each ``[T, N, ...]``, T a multiple of ``L = sequence_length``) in
     minibatches of whole sequences (``sequence_steps``) in random order, time-major ``[L, B, ...]`` with
     ``B = minibatch_size / L`` sequences (the last minibatch may hold fewer); each minibatch is gathered on its
@@ -59,7 +59,8 @@ def shuffled_sequence_minibatches(fields: dict[str, torch.Tensor], sequence_leng
 
     Sequences of one step (a feed-forward policy's samples) are ``shuffled_minibatches`` of the flattened fields,
     one step of B environments each (``[B, ...]``, the form a policy's one-step call takes), the same minibatches for
-    the same random order.
+    the same random order. ``before_each`` (sequences only) runs before each minibatch is gathered, after the
+    consumer's work on the one before (``OnPolicyAlgorithm``'s state refresh).
     """
     if sequence_length == 1:
         yield from shuffled_minibatches({name: tensor.flatten(0, 1) for name, tensor in fields.items()}, minibatch_size)
@@ -71,6 +72,8 @@ def shuffled_sequence_minibatches(fields: dict[str, torch.Tensor], sequence_leng
     order = torch.randperm(steps // sequence_length * num_envs, device=first.device)
     per_minibatch = max(1, minibatch_size // sequence_length)
     for start in range(0, order.numel(), per_minibatch):
+        if before_each is not None:
+            before_each()
         step_index, env_index = sequence_steps(order[start : start + per_minibatch], sequence_length, num_envs)
         yield {name: tensor[step_index[0], env_index[0]] if name in STATE_FIELDS else tensor[step_index, env_index]
                for name, tensor in fields.items()}
