@@ -2,7 +2,8 @@
 """Ms. Pac-Man on one device (a lent GPU): speed of pre-training and of PPO, the zero-shot games of both
 pre-training presets at one budget, and whether the same command gives the same run there.
 
-Parts, in this order, each skipped once ``--deadline`` seconds would be passed (the device time is short):
+Parts, in the order ``--parts`` gives them, each skipped once ``--deadline`` seconds would be passed (the device
+time is short):
 
 pretrain
     ``voidrl pretrain ppg --env ALE/MsPacman-v5 --preset P --steps N --device D`` for P in ``pretrain`` (the 1-2M-step
@@ -12,8 +13,10 @@ ppo
     ``voidrl train ppo --env ALE/MsPacman-v5 --preset atari`` on D, and on the CPU (all its cores) for the same
     machine's baseline.
 determinism
-    A short PPO and a short pre-training run twice on D; their episodes.csv and metrics.csv compared, the timing
-    columns left out (as tests/test_reproducibility.py does on the CPU).
+    A short PPO and a short pre-training run twice on D, the two runs at once (half the threads each), with the
+    default ``--deterministic-kernels`` and with ``--no-deterministic-kernels``; their episodes.csv and metrics.csv
+    compared, the timing columns left out (as tests/test_reproducibility.py does on the CPU), and torch's warnings
+    about operations without a deterministic kernel printed.
 
 Steps/s are "wall" (all steps over the command's whole time, start-up included) and "steady" (the median of
 metrics.csv's ``time/sps`` after the first update). Run it alone::
@@ -39,14 +42,24 @@ ENV = "ALE/MsPacman-v5"
 MACHINE_COLUMNS = ("time/", "sys/")
 
 
+def launch(args: list[str], threads: int) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "voidrl", *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, "OMP_NUM_THREADS": str(threads)})
+
+
+def finish(process: subprocess.Popen) -> tuple[str, str]:
+    """Wait for a ``launch``; returns its stdout and stderr (raises on failure)."""
+    stdout, stderr = process.communicate()
+    if process.returncode != 0:
+        raise RuntimeError(f"{' '.join(process.args[2:])} failed:\n{stderr[-3000:]}")
+    return stdout, stderr
+
+
 def voidrl(args: list[str], threads: int) -> tuple[float, str]:
     """Run ``voidrl ARGS``; returns the wall seconds and the output's last lines (raises on failure)."""
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "voidrl", *args], cwd=ROOT, capture_output=True, text=True,
-                          env={**os.environ, "OMP_NUM_THREADS": str(threads)})
-    if done.returncode != 0:
-        raise RuntimeError(f"voidrl {' '.join(args)} failed:\n{done.stderr[-3000:]}")
-    return time.perf_counter() - started, done.stdout.strip().splitlines()[-3:]
+    stdout, _ = finish(launch(args, threads))
+    return time.perf_counter() - started, stdout.strip().splitlines()[-3:]
 
 
 def rows(path: Path) -> list[dict[str, str]]:
@@ -78,6 +91,8 @@ def main() -> None:
     parser.add_argument("--deadline", type=float, default=480.0, help="skip a part that starts after this many seconds")
     parser.add_argument("--parts", nargs="+", choices=("pretrain", "ppo", "determinism"), default=["pretrain", "ppo", "determinism"])
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="torch threads of every run")
+    parser.add_argument("--repeat", nargs="+", choices=("ppo", "pretrain"), default=["ppo", "pretrain"], help="the determinism part's runs")
+    parser.add_argument("--presets", nargs="+", default=["pretrain", "pretrain-published"], help="the pretrain part's presets")
     args = parser.parse_args()
     began = time.perf_counter()
     runs = args.out / "runs"
@@ -91,7 +106,7 @@ def main() -> None:
         print(f"{part}: skipped, past the {args.deadline:.0f} s deadline", flush=True)
         return False
 
-    for part in (pretrain_part, ppo_part, determinism_part):
+    for part in [{"pretrain": pretrain_part, "ppo": ppo_part, "determinism": determinism_part}[name] for name in args.parts]:
         try:
             part(args, runs, common, in_time)
         except RuntimeError as error:  # one part's failure is printed; the others still run
@@ -101,7 +116,7 @@ def main() -> None:
 
 def pretrain_part(args, runs: Path, common: list[str], in_time) -> None:
 
-    for preset in ("pretrain", "pretrain-published"):
+    for preset in args.presets:
         if not in_time(f"pretrain {preset}"):
             continue
         run_dir = runs / preset
@@ -132,20 +147,32 @@ def ppo_part(args, runs: Path, common: list[str], in_time) -> None:
 
 
 def determinism_part(args, runs: Path, common: list[str], in_time) -> None:
+    half = max(1, args.threads // 2)
+    threads_at = common.index("--torch-threads") + 1
+    at_once = [*common[:threads_at], str(half), *common[threads_at + 1:]]
     for name, command in (("ppo", ["train", "ppo", "--preset", "atari"]), ("pretrain", ["pretrain", "ppg", "--preset", "pretrain"])):
-        if not in_time(f"determinism {name}"):
+        if name not in args.repeat:
             continue
-        dirs = [runs / f"repeat-{name}-{k}" for k in (1, 2)]
-        for run_dir in dirs:
-            voidrl([*command, "--steps", str(args.repeat_steps), "--device", args.device, "--run-dir", str(run_dir), *common], args.threads)
-        same_episodes = (dirs[0] / "episodes.csv").read_text() == (dirs[1] / "episodes.csv").read_text()
-        same_metrics = learning_rows(dirs[0] / "metrics.csv") == learning_rows(dirs[1] / "metrics.csv")
-        print(f"determinism, {name} twice on {args.device} ({args.repeat_steps:,} steps): episodes.csv "
-              f"{'identical' if same_episodes else 'different'}, metrics.csv (learning columns) "
-              f"{'identical' if same_metrics else 'different'} "
-              f"({len(rows(dirs[0] / 'episodes.csv'))} episodes, {len(rows(dirs[0] / 'metrics.csv'))} updates)", flush=True)
-        for run_dir in dirs:
-            shutil.rmtree(run_dir / "tensorboard", ignore_errors=True)
+        for kernels in ("--deterministic-kernels", "--no-deterministic-kernels"):
+            if not in_time(f"determinism {name} {kernels}"):
+                continue
+            dirs = [runs / f"repeat-{name}{kernels}-{k}" for k in (1, 2)]
+            started = time.perf_counter()
+            processes = [launch([*command, "--steps", str(args.repeat_steps), "--device", args.device, kernels, "--run-dir", str(run_dir),
+                                 *at_once], half) for run_dir in dirs]
+            outputs = [finish(process) for process in processes]
+            wall = time.perf_counter() - started
+            same_episodes = (dirs[0] / "episodes.csv").read_text() == (dirs[1] / "episodes.csv").read_text()
+            same_metrics = learning_rows(dirs[0] / "metrics.csv") == learning_rows(dirs[1] / "metrics.csv")
+            print(f"determinism, {name} twice at once on {args.device} {kernels} ({args.repeat_steps:,} steps, {half} threads each): "
+                  f"episodes.csv {'identical' if same_episodes else 'different'}, metrics.csv (learning columns) "
+                  f"{'identical' if same_metrics else 'different'} ({len(rows(dirs[0] / 'episodes.csv'))} episodes, "
+                  f"{len(rows(dirs[0] / 'metrics.csv'))} updates); both in {wall:.0f} s, {speed(dirs[0], wall)}", flush=True)
+            warned = sorted({line.strip() for _, stderr in outputs for line in stderr.splitlines() if "deterministic" in line})
+            for line in warned:
+                print(f"  {line}", flush=True)
+            for run_dir in dirs:
+                shutil.rmtree(run_dir / "tensorboard", ignore_errors=True)
 
 
 if __name__ == "__main__":

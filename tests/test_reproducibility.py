@@ -11,8 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from tests.cli_helpers import voidrl
+from voidrl.seeding import use_deterministic_kernels
 
 MACHINE_COLUMNS = ("time/", "sys/")
 """What measures the machine, not the learning."""
@@ -32,6 +34,8 @@ RUNS = {
     "ngu": ["train", "ngu", "--env", "MiniGrid-Empty-5x5-v0", *SMALL_REPLAY],
     "agent57": ["train", "agent57", "--env", "MiniGrid-Empty-5x5-v0", *SMALL_REPLAY],
 }
+ATARI_PRETRAIN = ["pretrain", "ppg", "--env", "ALE/MsPacman-v5", "--preset", "pretrain", "--steps", "4096", "--num-envs", "4",
+                  "--num-steps", "128", "--policy-iterations", "2"]
 APT_PRETRAIN = ["pretrain", "ppg", "--env", "MinAtar/Breakout-v1", "--steps", "1024", "--contrastive-start", "64",
                 "--contrastive-batch-size", "16", *SMALL_PPG]
 
@@ -75,6 +79,33 @@ def test_the_same_command_gives_the_same_run(tmp_path, name):
 def test_apt_pre_training_and_fine_tuning_from_it_give_the_same_runs(tmp_path):
     """The README main job's arms: the pre-trained arm changed from run to run while the threads followed the load."""
     run_twice(tmp_path, APT_PRETRAIN, ["finetune", "ppg", "--from", "{dir}/run0/checkpoint.pt", "--steps", "1024", *SMALL_PPG])
+
+
+def test_deterministic_kernels_leave_the_cpu_alone():
+    """The switch is torch's process-wide one: a CPU run must not turn it on for whatever else the process runs."""
+    before = torch.are_deterministic_algorithms_enabled()
+    use_deterministic_kernels(torch.device("cpu"), not before)
+    assert torch.are_deterministic_algorithms_enabled() == before
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_deterministic_kernels_switch_on_and_off_on_cuda():
+    before = torch.are_deterministic_algorithms_enabled(), torch.backends.cudnn.deterministic
+    try:
+        use_deterministic_kernels(torch.device("cuda"), True)
+        assert torch.are_deterministic_algorithms_enabled() and torch.backends.cudnn.deterministic
+        use_deterministic_kernels(torch.device("cuda"), False)
+        assert not torch.are_deterministic_algorithms_enabled() and not torch.backends.cudnn.deterministic
+    finally:
+        torch.use_deterministic_algorithms(before[0])
+        torch.backends.cudnn.deterministic = before[1]
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_apt_pre_training_on_cuda_gives_the_same_run(tmp_path):
+    """Ms. Pac-Man's pre-training on a GPU, with its convolutions' and the contrastive loss's backward passes: it
+    differed from run to run on an H100 before --deterministic-kernels (bench_device.py measures both settings)."""
+    run_twice(tmp_path, [*ATARI_PRETRAIN, "--device", "cuda"])
 
 
 def test_ray_actors_are_the_documented_exception():

@@ -332,7 +332,7 @@ def build_parser(argv: list[str] | None = None) -> Parser:
     return parser
 
 
-RESUME_CHANGEABLE = ("steps", "device", "progress", "torch_threads", "wandb", "actors", "ray_address")
+RESUME_CHANGEABLE = ("steps", "device", "deterministic_kernels", "progress", "torch_threads", "wandb", "actors", "ray_address")
 """Options a resumed run may change: the budget and how the run is executed, never what it learns (a new
 number of actors spreads R2D2's epsilon ladder over the new number of environments)."""
 

@@ -39,9 +39,11 @@ class RunConfig:
     seed: int = 0
     """Seed for torch, numpy, python and the environments."""
     device: str = "cpu"
-    """Torch device for networks and rollouts: cpu, cuda, cuda:N, or auto (cuda when available). On cuda the same
-    seed need not give the same run: some GPU kernels add atomically (APT pre-training differed within 16k steps on an
-    H100; PPO did not)."""
+    """Torch device for networks and rollouts: cpu, cuda, cuda:N, or auto (cuda when available)."""
+    deterministic_kernels: bool = True
+    """On cuda, have torch choose deterministic GPU kernels (torch.use_deterministic_algorithms, cuDNN's deterministic
+    convolutions, cuBLAS with a fixed workspace) so the same seed gives the same run; an operation that has none
+    warns once and runs as before. False lets torch pick faster kernels that add atomically. No effect on the CPU."""
     run_dir: str | None = None
     """Directory for logs and checkpoints; default runs/<algo>-<env>-seed<seed>-<start time>."""
     checkpoint_every: int = 20

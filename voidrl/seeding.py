@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 
 import numpy as np
@@ -12,6 +13,20 @@ def seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed % 2**32)
     torch.manual_seed(seed)
+
+
+def use_deterministic_kernels(device: torch.device, enabled: bool) -> None:
+    """On a CUDA ``device``, have torch choose deterministic kernels (``enabled``) or its fastest ones; nothing on the CPU.
+
+    Process-wide, as torch's switches are. An operation without a deterministic kernel warns once and runs
+    as before. cuBLAS reads its workspace setting when it starts, so this goes before the run's first CUDA work."""
+    if device.type != "cuda":
+        return
+    if enabled:
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    torch.use_deterministic_algorithms(enabled, warn_only=True)
+    torch.backends.cudnn.deterministic = enabled
+    torch.backends.cudnn.benchmark = False
 
 
 def env_seed(seed: int, update: int) -> int:

@@ -36,7 +36,7 @@ from voidrl.nets.parts import load_parts
 from voidrl.rollout import Collector
 from voidrl.rollout.collector import RolloutStats
 from voidrl.rollout.diagnostics import identical_action_fraction
-from voidrl.seeding import env_seed, rank_seed, rng_state, seed_everything, set_rng_state
+from voidrl.seeding import env_seed, rank_seed, rng_state, seed_everything, set_rng_state, use_deterministic_kernels
 from voidrl.train.agent import Agent, resolve_device
 from voidrl.train.evaluation import PeriodicEvaluator
 from voidrl.train.hooks import CheckpointHook, CollapseGuard, EvaluationHook, Hook, LogHook, ProgressHook, UpdateReport
@@ -115,6 +115,7 @@ class Trainer:
         config.validate()
         self.config = config
         self.device = collective.local_device(resolve_device(config.run.device))
+        use_deterministic_kernels(self.device, config.run.deterministic_kernels)
         self.run_dir = check_run_dir(config, resume)
         checkpoint_path = self.run_dir / CHECKPOINT_NAME
         payload = load_checkpoint(checkpoint_path) if resume and checkpoint_path.is_file() else None
