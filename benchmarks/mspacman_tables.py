@@ -162,12 +162,12 @@ def snapshots_against(folder: Path, other: Path) -> list[str]:
 
 
 def device_presets_table(folder: Path, random_file: Path) -> list[str]:
-    """Both presets' pre-training on a lent GPU (``benchmarks/bench_device.py``: PRESET/metrics, episodes and the
+    """Each preset's pre-training on a lent GPU (``benchmarks/bench_device.py``: PRESET/metrics, episodes and the
     final networks' zero-shot games in explore.csv) at its last update, beside the uniform-random policy's games."""
-    lines = [f"## Both presets on a lent GPU ({folder}; bench.log has the machine and the speeds)", "",
+    lines = [f"## Pre-training on a lent GPU ({folder}; bench.log has the machine and the speeds)", "",
              "| preset (seed 0) | step | entropy | top-1 | effective rank | zero-shot score | length | positions |",
              "|---|---:|---:|---:|---:|---:|---:|---:|"]
-    for preset in ("pretrain", "pretrain-published"):
+    for preset in sorted(path.parent.name for path in folder.glob("*/explore.csv")):
         last = run_csv_rows(folder / preset, "metrics.csv")[-1]
         games = read_exploration(folder / preset / "explore.csv")
         lines.append(f"| {preset} | {int(float(last['step'])):,} | {float(last['train/entropy']):.3f} | "
@@ -305,8 +305,8 @@ def main() -> None:
             lines += snapshots_against(args.folder, args.against)
         elif args.published_run.is_dir():
             lines += schedule_comparison(args.folder / "pretrain", args.published_run)
-        if (args.folder / "gpu-h100").is_dir():
-            lines += device_presets_table(args.folder / "gpu-h100", args.folder / "explore" / "random.csv")
+        for device_folder in sorted(args.folder.glob("gpu-*")):
+            lines += device_presets_table(device_folder, args.folder / "explore" / "random.csv")
         lines += [f"Curves: {pretrain_plot(args.folder / 'pretrain', args.folder / 'explore', args.folder / 'pretrain-curves.png')}", ""]
     ours = []
     if (args.folder / "explore" / "random.csv").exists():

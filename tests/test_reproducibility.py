@@ -34,8 +34,8 @@ RUNS = {
     "ngu": ["train", "ngu", "--env", "MiniGrid-Empty-5x5-v0", *SMALL_REPLAY],
     "agent57": ["train", "agent57", "--env", "MiniGrid-Empty-5x5-v0", *SMALL_REPLAY],
 }
-ATARI_PRETRAIN = ["pretrain", "ppg", "--env", "ALE/MsPacman-v5", "--preset", "pretrain", "--steps", "4096", "--num-envs", "4",
-                  "--num-steps", "128", "--policy-iterations", "2"]
+ATARI_PRETRAIN = ["pretrain", "ppg", "--env", "ALE/MsPacman-v5", "--preset", "pretrain", "--steps", "2048", "--num-envs", "4",
+                  "--num-steps", "64", "--policy-iterations", "2"]
 APT_PRETRAIN = ["pretrain", "ppg", "--env", "MinAtar/Breakout-v1", "--steps", "1024", "--contrastive-start", "64",
                 "--contrastive-batch-size", "16", *SMALL_PPG]
 
