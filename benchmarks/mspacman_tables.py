@@ -228,6 +228,10 @@ def pretrain_plot(run_dir: Path, explore: Path, out: Path) -> Path:
     return out
 
 
+FIRST_SCRATCH_500K = ROOT / "benchmarks/results/mspacman-2026-11-25/compare"
+"""The first 500k scratch arm (5 seeds at 353c7a5, not greedy-evaluated), for folders without their own."""
+
+
 def final_return(run_dir: Path, budget: int, episodes: int = 100) -> float:
     """The mean score of the last ``episodes`` training games a run finished within ``budget`` steps."""
     rows = [row for row in run_csv_rows(run_dir, "episodes.csv") if int(row["step"]) <= budget]
@@ -287,8 +291,9 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=100_000, help="steps between rows of the pre-training table")
     parser.add_argument("--published-run", type=Path, default=ROOT / "benchmarks/results/pretrain-2026-11-25/envs16",
                         help="a run of the pretrain-published preset to set beside this one (its 100k health run)")
-    parser.add_argument("--scratch-500k", type=Path, default=ROOT / "benchmarks/results/mspacman-2026-11-25/compare",
-                        help="the folder whose scratch/seedK runs are the 500k budget's scratch arm")
+    parser.add_argument("--scratch-500k", type=Path, default=None,
+                        help="the folder whose scratch/seedK runs are the 500k budget's scratch arm (default: compare-500k's "
+                             "own; where it has none, the first one, mspacman-2026-11-25/compare)")
     parser.add_argument("--scratch-100k", type=Path, default=None,
                         help="the folder whose scratch/seedK runs are the 100k budget's scratch arm (default: "
                              "compare-100k's own)")
@@ -312,6 +317,8 @@ def main() -> None:
     if (args.folder / "explore" / "random.csv").exists():
         random = read_exploration(args.folder / "explore" / "random.csv")["score"]
         ours.append((f"uniform-random policy (voidrl explore --random, {len(random)} games)", "-", float(random.mean())))
+    if args.scratch_500k is None and not (args.folder / "compare-500k" / "scratch").is_dir():
+        args.scratch_500k = FIRST_SCRATCH_500K
     for name, budget, scratch in (("compare-100k", 100_000, args.scratch_100k), ("compare-500k", 500_000, args.scratch_500k)):
         if (args.folder / name).is_dir():
             table, rows = comparison(args.folder / name, budget, scratch)
