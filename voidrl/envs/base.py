@@ -10,7 +10,6 @@ backend's native dtype (uint8 for pixels).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 
 import gymnasium as gym
 import numpy as np
@@ -40,17 +39,6 @@ class Step:
     ram: np.ndarray | None = None
     """``[N, 128]`` uint8: each Atari game's RAM in the state ``final_obs`` observes; None unless the env was made
     with ``ram``."""
-
-    @cached_property
-    def done(self) -> torch.Tensor:
-        """``[N]`` bool: the episode ended at this step (terminated or truncated); computed once per step for all
-        who ask."""
-        return self.terminated | self.truncated
-
-    @cached_property
-    def any_done(self) -> bool:
-        """Whether any episode ended at this step."""
-        return bool(self.done.any())
 
 
 class VecEnv:
@@ -99,16 +87,11 @@ class EpisodeTracker:
     def __init__(self, num_envs: int):
         self.returns = np.zeros(num_envs, dtype=np.float64)
         self.lengths = np.zeros(num_envs, dtype=np.int64)
-        self.none_finished = {"episode_returns": torch.zeros(0), "episode_lengths": torch.zeros(0, dtype=torch.long),
-                              "episode_envs": torch.zeros(0, dtype=torch.long)}
 
     def update(self, rewards: np.ndarray, episode_over: np.ndarray) -> dict[str, torch.Tensor]:
-        """Add one step; return the ``Step.episode_*`` fields of the episodes that ended in it (on most steps none:
-        the same empty tensors every time)."""
+        """Add one step; return the ``Step.episode_*`` fields of the episodes that ended in it."""
         self.returns += rewards
         self.lengths += 1
-        if not episode_over.any():
-            return self.none_finished
         finished = {
             "episode_returns": torch.from_numpy(self.returns[episode_over].astype(np.float32)),
             "episode_lengths": torch.from_numpy(self.lengths[episode_over]),
@@ -136,7 +119,7 @@ class EpisodeTracker:
 
 def actions_to_numpy(actions: torch.Tensor, space: gym.Space) -> np.ndarray:
     """Convert a batch of actions for ``space``; Box actions are clipped to its bounds."""
-    array = (actions.detach() if actions.requires_grad else actions).cpu().numpy()
+    array = actions.detach().cpu().numpy()
     if isinstance(space, gym.spaces.Discrete):
         return array.astype(np.int64, copy=False)
     if isinstance(space, gym.spaces.Box):

@@ -170,13 +170,11 @@ class KeepObservationEntries(VecEnvWrapper):
         self.single_observation_space = gym.spaces.Box(space.low[list(keep)], space.high[list(keep)], dtype=space.dtype)
 
     def reset(self, seed: int) -> torch.Tensor:
-        return self.env.reset(seed).index_select(1, self.keep)
+        return self.env.reset(seed)[:, self.keep]
 
     def step(self, actions: torch.Tensor) -> Step:
         step = self.env.step(actions)
-        obs = step.obs.index_select(1, self.keep)
-        final_obs = obs if step.final_obs is step.obs else step.final_obs.index_select(1, self.keep)
-        return replace(step, obs=obs, final_obs=final_obs)
+        return replace(step, obs=step.obs[:, self.keep], final_obs=step.final_obs[:, self.keep])
 
 
 class PreviousActionReward(VecEnvWrapper):

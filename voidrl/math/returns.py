@@ -51,12 +51,11 @@ def generalized_advantage_estimate(
     bootstrap = 1.0 - terminated.to(values.dtype)
     deltas = rewards + gamma * bootstrap * next_values - values
     decay = gamma * gae_lambda * _episode_continues(terminated, truncated).to(values.dtype)
+    advantages = torch.empty_like(values)
     running = torch.zeros_like(values[0])
-    backwards = []  # A_{T-1}, ..., A_0; steps unbound once and stacked once: a third of the operator calls of indexing
-    for delta, step_decay in zip(reversed(deltas.unbind(0)), reversed(decay.unbind(0))):
-        running = delta + step_decay * running
-        backwards.append(running)
-    advantages = torch.stack(backwards[::-1])
+    for t in range(values.shape[0] - 1, -1, -1):
+        running = deltas[t] + decay[t] * running
+        advantages[t] = running
     return advantages, advantages + values
 
 

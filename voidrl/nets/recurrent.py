@@ -41,13 +41,6 @@ def _control_weights(hidden_size: int, dtype: torch.dtype, device: torch.device)
     return gates.reshape(4 * hidden_size, 2)
 
 
-@functools.cache
-def _control_rows(features: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
-    """``[2, features + 2]``: the inputs of a reset step and of a hold step, zero features beside the control input
-    that drives their gates (``_control_weights``). Constant: made once per size."""
-    return F.pad(torch.eye(2, dtype=dtype, device=device), (features, 0))
-
-
 class ResetSchedule(NamedTuple):
     """Where the steps of sequences ``[T, B]`` go in ``lstm_over_episodes``'s unrolled run of ``U`` steps per column,
     reset steps inserted: the same for every LSTM that reads those sequences."""
@@ -102,7 +95,8 @@ def lstm_over_episodes(lstm: nn.LSTM, inputs: torch.Tensor, state: tuple[torch.T
         outputs, (h, c) = lstm(inputs, initial)
         return outputs, (h.squeeze(0), c.squeeze(0)) if final_state else None
     controls = _control_weights(lstm.hidden_size, inputs.dtype, inputs.device)
-    extended = torch.cat([F.pad(inputs.reshape(steps * batch, features), (0, 2)), _control_rows(features, inputs.dtype, inputs.device)])
+    extended = torch.cat([F.pad(inputs.reshape(steps * batch, features), (0, 2)), F.pad(torch.eye(2, dtype=inputs.dtype, device=inputs.device),
+                                                                                          (features, 0))])
     unrolled = extended[schedule.sources].view(schedule.length, batch, features + 2)
     weights = [torch.cat([lstm.weight_ih_l0, controls], dim=1), lstm.weight_hh_l0, lstm.bias_ih_l0, lstm.bias_hh_l0]
     out, _, c = torch.lstm(unrolled, initial, weights, True, 1, 0.0, lstm.training, False, False)

@@ -82,17 +82,11 @@ class Acting(Protocol):
     def load_state_dict(self, state: dict) -> None: ...
 
 
-RECORDED = ("lstm_hidden", "lstm_cell", "episode_starts", "values", "log_probs", "intrinsic_values")
-"""The storage fields ``PolicySampling`` records, in the order of its records."""
-
-
 class PolicySampling:
     """On-policy acting: samples from an ``ActorCritic``, carrying its state (``LSTMState``, empty for a feed-forward
     network) across steps and rollouts, reset where an episode begins. Records each step's log-probability, value,
     starting state and episode start (what the update unrolls from); with an intrinsic value head its values too and
-    its value of the observation after the rollout. The records are kept in lists during the rollout and written
-    into the storage by ``finish``, one stack per field (a write per step and field took a tenth of the acting's
-    operator calls on CartPole).
+    its value of the observation after the rollout.
 
     A time-limit cut is bootstrapped with V(final observation) one step on from the state after the cut step (the
     episode's own memory, not a reset one); the rollout's end with V(``last_obs``) from the state after its last
@@ -104,8 +98,6 @@ class PolicySampling:
         self.num_envs = num_envs
         self.action_noise = action_noise
         self.state_shape = policy.state_shape
-        self.records: list[tuple[torch.Tensor | None, ...]] = []
-        """This rollout's steps so far: per step the ``RECORDED`` fields' rows ``[N, ...]`` (None: not recorded)."""
         self.reset()
 
     def reset(self) -> None:
@@ -119,21 +111,22 @@ class PolicySampling:
 
     def act(self, obs: torch.Tensor, t: int, storage: RolloutStorage) -> torch.Tensor:
         memory = self.memory
-        if t == 0:
-            self.records = []
-        starts = memory.episode_start.to(obs.device)
+        storage.lstm_hidden[t], storage.lstm_cell[t] = memory.state
+        starts = storage.episode_starts[t]
+        starts.copy_(memory.episode_start)
         if self.policy.intrinsic_value_head is None:
-            (dist, values, state), intrinsic_values = self.policy(obs, memory.state, starts), None
+            dist, storage.values[t], memory.state = self.policy(obs, memory.state, starts)
         else:
-            dist, values, intrinsic_values, state = self.policy.forward_with_intrinsic(obs, memory.state, starts)
+            dist, storage.values[t], storage.intrinsic_values[t], memory.state = self.policy.forward_with_intrinsic(
+                obs, memory.state, starts)
         action = dist.sample() if self.action_noise is None else dist.sample(self.action_noise.draw().to(obs.device))
-        self.records.append((*memory.state, starts, values, dist.log_prob(action), intrinsic_values))
-        memory.state = state
+        storage.log_probs[t] = dist.log_prob(action)
         return action
 
     def after_step(self, step: Step, t: int, storage: RolloutStorage) -> None:
         device = storage.values.device
-        if step.any_done and (cut := step.truncated & ~step.terminated).any():
+        cut = step.truncated & ~step.terminated
+        if cut.any():
             cut_here = cut.to(device)
             state = self.memory.state
             storage.next_values[t, cut_here] = self.policy.value(step.final_obs[cut].to(device),
@@ -141,10 +134,7 @@ class PolicySampling:
         self.memory.after_step(step)
 
     def finish(self, storage: RolloutStorage, last_obs: torch.Tensor) -> None:
-        """The records into ``storage``; ``next_values [T, N]``: V of the next state, 0 after a termination."""
-        for name, rows in zip(RECORDED, zip(*self.records)):
-            if rows[0] is not None:
-                torch.stack(rows, out=getattr(storage, name)[:len(rows)])
+        """``next_values [T, N]``: V of the next state, 0 after a termination."""
         fill_next_values(storage, self.policy.value(last_obs, self.memory.state))
         if self.policy.intrinsic_value_head is not None:  # its returns run on across episode ends
             storage.intrinsic_bootstrap.copy_(self.policy.intrinsic_value(last_obs, self.memory.state))
@@ -284,8 +274,8 @@ class Collector:
             storage.rewards[t] = step.reward
             storage.terminated[t] = step.terminated
             storage.truncated[t] = step.truncated
-            done = step.done
-            if step.any_done:
+            done = step.terminated | step.truncated
+            if done.any():
                 ended = done.nonzero().squeeze(-1)
                 storage.final_obs[t] = (ended.to(self.device), step.final_obs[ended].to(self.device))
             self.acting.after_step(step, t, storage)

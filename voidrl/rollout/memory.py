@@ -37,7 +37,7 @@ class Memory:
         return action
 
     def after_step(self, step: Step) -> None:
-        self.episode_start = step.done.cpu()
+        self.episode_start = (step.terminated | step.truncated).cpu()
         self.last_reward = step.reward
 
     def state_dict(self) -> dict[str, Any]:
