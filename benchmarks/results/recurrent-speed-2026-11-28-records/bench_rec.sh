@@ -1,7 +1,10 @@
 #!/bin/bash
-# Recurrent speed, alone, one thread, one run after the other: HEAD (acting's records stacked once per rollout, the
-# done mask computed once per step, fewer calls in the CartPole wrappers and in GAE) against 27bdd7a (the code of the
-# last measurement, abbc01d's plus no-ops on the CPU), alternating, with sb3-contrib 2.9.2 beside each. Needs the bench extra.
+# Recurrent speed, alone, one thread, one run after the other: HEAD (it ran at 3255c2b: acting's records stacked once
+# per rollout, the done mask computed once per step, fewer calls in the CartPole wrappers and in GAE; reverted at the
+# next commits, so check 3255c2b out to repeat it) against 27bdd7a (the code of the last measurement, abbc01d's plus
+# no-ops on the CPU), alternating, with sb3-contrib 2.9.2 beside each. Needs the bench extra. bench.log is its printout,
+# then a second MemoryS7 pass (27bdd7a first) and, with the records reverted, MemoryS7 and CartPole once more
+# (memory-now-3, cartpole-now-4), run by hand with the same commands.
 # Usage, from the repository root: bash benchmarks/results/recurrent-speed-2026-11-28-records/bench_rec.sh RUNS_DIR
 set -e
 runs=${1:?RUNS_DIR}
