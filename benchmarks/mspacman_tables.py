@@ -303,6 +303,8 @@ def main() -> None:
                         help="another pre-training's results folder (pretrain/, explore/): compare the zero-shot games "
                              "of both runs' networks at the steps both measured, instead of the published schedule")
     args = parser.parse_args()
+    if args.scratch_500k is None and not (args.folder / "compare-500k" / "scratch").is_dir():
+        args.scratch_500k = FIRST_SCRATCH_500K
     lines = exploration_table(args.folder / "explore", args.explore_seed)
     if (args.folder / "pretrain").is_dir():
         lines += pretrain_table(args.folder / "pretrain", args.every)
@@ -317,8 +319,6 @@ def main() -> None:
     if (args.folder / "explore" / "random.csv").exists():
         random = read_exploration(args.folder / "explore" / "random.csv")["score"]
         ours.append((f"uniform-random policy (voidrl explore --random, {len(random)} games)", "-", float(random.mean())))
-    if args.scratch_500k is None and not (args.folder / "compare-500k" / "scratch").is_dir():
-        args.scratch_500k = FIRST_SCRATCH_500K
     for name, budget, scratch in (("compare-100k", 100_000, args.scratch_100k), ("compare-500k", 500_000, args.scratch_500k)):
         if (args.folder / name).is_dir():
             table, rows = comparison(args.folder / name, budget, scratch)
