@@ -95,6 +95,38 @@ def test_minigrid_views_are_one_hot_planes_of_object_colour_and_state():
     assert any(step.truncated.any() or step.terminated.any() for _, _, step in history)
 
 
+def test_minigrid_planes_match_a_cell_by_cell_one_hot_reference():
+    """Every view of random play in DoorKey (keys, doors open, closed and locked, walls, the goal) against planes set
+    one cell at a time."""
+    import gymnasium as gym
+    from minigrid.core.constants import COLOR_TO_IDX, OBJECT_TO_IDX, STATE_TO_IDX
+
+    from voidrl.envs.gym_backend import MiniGridPlanes
+
+    suite_of("MiniGrid-DoorKey-8x8-v0")  # registers MiniGrid's ids
+    env = MiniGridPlanes(gym.make("MiniGrid-DoorKey-8x8-v0"))
+    raw, _ = env.env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    views, kinds = [], set()
+    for _ in range(400):
+        views.append(raw)
+        kinds.update(map(tuple, raw["image"].reshape(-1, 3)[:, [0, 2]].tolist()))
+        raw, _, terminated, truncated, _ = env.env.step(int(rng.integers(env.action_space.n)))
+        if terminated or truncated:
+            raw, _ = env.env.reset()
+    firsts = (0, len(OBJECT_TO_IDX), len(OBJECT_TO_IDX) + len(COLOR_TO_IDX))
+    for view in views:
+        expected = np.zeros((len(OBJECT_TO_IDX) + len(COLOR_TO_IDX) + len(STATE_TO_IDX), 7, 7), np.uint8)
+        for row in range(7):
+            for column in range(7):
+                for first, index in zip(firsts, view["image"][row, column]):
+                    expected[first + index, row, column] = 255
+        planes = env.observation(view)
+        assert planes.dtype == np.uint8 and env.observation_space.contains(planes)
+        np.testing.assert_array_equal(planes, expected)
+    assert {(OBJECT_TO_IDX["door"], STATE_TO_IDX["locked"]), (OBJECT_TO_IDX["key"], 0)} <= kinds
+
+
 def test_atari_preset_uint8_frames_and_full_action_space():
     env = make_env("ALE/MsPacman-v5", EnvConfig(num_envs=2))
     obs = env.reset(0)
