@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import math
 import sys
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -89,8 +90,10 @@ class RunLogger:
 
         from torch.utils.tensorboard import SummaryWriter
 
+        # a queue of 1,000 events (10 by default) lets the writer thread take them in batches instead of one switch of
+        # threads per event; they reach the disk at each update's flush
         self.tensorboard = SummaryWriter(
-            str(self.run_dir / "tensorboard"), purge_step=None if resume_step is None else resume_step + 1
+            str(self.run_dir / "tensorboard"), max_queue=1000, purge_step=None if resume_step is None else resume_step + 1
         )
         self.wandb = None
         if wandb:
@@ -99,10 +102,12 @@ class RunLogger:
             self.wandb = wandb_module.init(dir=str(self.run_dir), config=config, resume="allow")
 
     def log_episodes(self, steps: list[int], returns: list[float], lengths: list[int]) -> None:
+        by_step: dict[int, list[tuple[str, float]]] = {}
         for step, episode_return, length in zip(steps, returns, lengths):
             self.episodes_csv.writerow([step, episode_return, length])
-            self.tensorboard.add_scalar("rollout/episode_return", episode_return, step)
-            self.tensorboard.add_scalar("rollout/episode_length", length, step)
+            by_step.setdefault(step, []).extend((("rollout/episode_return", episode_return), ("rollout/episode_length", length)))
+        for step, scalars in by_step.items():
+            self._tensorboard_scalars(scalars, step)
         if self.wandb is not None and returns:
             self.wandb.log({"rollout/episode_return": sum(returns) / len(returns)}, step=steps[-1])
 
@@ -114,8 +119,7 @@ class RunLogger:
             self._add_metric_columns([name for name in metrics if name not in self.metric_columns])
         row = [step] + [_format(metrics.get(name)) for name in self.metric_columns[1:]]
         self.metrics_csv.writerow(row)
-        for name, value in metrics.items():
-            self.tensorboard.add_scalar(name, value, step)
+        self._tensorboard_scalars(metrics.items(), step)
         if self.wandb is not None:
             self.wandb.log(metrics, step=step)
 
@@ -130,6 +134,14 @@ class RunLogger:
         _, height, width, channels = video.screens.shape
         image = Summary.Image(height=height, width=width, colorspace=channels, encoded_image_string=gif_bytes(video))
         self.tensorboard._get_file_writer().add_summary(Summary(value=[Summary.Value(tag=tag, image=image)]), step)
+
+    def _tensorboard_scalars(self, scalars: Iterable[tuple[str, float]], step: int) -> None:
+        """``(tag, value)`` pairs at ``step`` as one TensorBoard event: what ``add_scalar`` writes for each, at about a
+        tenth of its time (one summary, one event, one write instead of one each per scalar)."""
+        from tensorboard.compat.proto.summary_pb2 import Summary
+
+        values = [Summary.Value(tag=tag, simple_value=float(value)) for tag, value in scalars]
+        self.tensorboard._get_file_writer().add_summary(Summary(value=values), step)
 
     def _add_metric_columns(self, names: list[str]) -> None:
         """A metric seen for the first time (e.g. the first finished episode): widen the file, old rows blank."""
