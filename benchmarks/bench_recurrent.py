@@ -9,8 +9,9 @@ Each run trains alone with one torch thread, one after the other, the same seed 
   gamma 0.99, lambda 0.95, clip 0.2, on CartPole-v1 with the velocities removed as voidrl removes them (entries 0
   and 2 of the observation kept).
 
-Steps/s is the run's environment steps over its training time (collection and updates: voidrl's per-update
-``time/sps``, sb3-contrib's ``learn``; set-up and evaluation excluded); the
+Steps/s is the run's environment steps over its training wall time (voidrl's ``time/elapsed_seconds`` at the last
+update: collection, updates, logging and checkpoints; until 2026-11-28 collection and updates only, the per-update
+``time/sps``; sb3-contrib's ``learn``; set-up and evaluation excluded); the
 greedy return is the mean over ``--eval-episodes`` episodes of the final policy, its LSTM state carried and reset
 at each episode's start.
 
@@ -24,6 +25,7 @@ at each episode's start.
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import subprocess
 import sys
@@ -44,13 +46,21 @@ def train_voidrl(memory: str, args: argparse.Namespace) -> dict[str, float]:
                "--memory", memory, "--steps", str(args.steps), "--seed", str(args.seed), "--torch-threads", "1", "--no-progress",
                "--run-dir", str(run_dir)]
     subprocess.run(command, cwd=ROOT, check=True, capture_output=True)
-    rows = [line.split(",") for line in (run_dir / "metrics.csv").read_text().splitlines()]
-    step, sps = rows[0].index("step"), rows[0].index("time/sps")
-    steps = [int(row[step]) for row in rows[1:]]
-    seconds = sum((now - before) / float(row[sps]) for before, now, row in zip([0, *steps], steps, rows[1:]))  # collect + update
+    steps, seconds = training_seconds(run_dir / "metrics.csv")
     returns = Agent.load(run_dir / "checkpoint.pt").evaluate(args.eval_episodes, deterministic=True, seed=10_000 + args.seed)
-    return {"steps": steps[-1], "steps_per_second": steps[-1] / seconds, "training_seconds": seconds,
+    return {"steps": steps, "steps_per_second": steps / seconds, "training_seconds": seconds,
             "greedy_return": sum(returns) / len(returns)}
+
+
+def training_seconds(metrics: Path) -> tuple[int, float]:
+    """A voidrl run's last step and its training wall time from its ``metrics.csv``: ``time/elapsed_seconds`` at the
+    last update (collection, updates, and every earlier update's logging and checkpoints), the stretches of a
+    resumed run added up."""
+    with metrics.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    elapsed = [float(row["time/elapsed_seconds"]) for row in rows]
+    stretches = [now - before if now > before else now for before, now in zip([0.0, *elapsed], elapsed)]
+    return int(rows[-1]["step"]), sum(stretches)
 
 
 def no_velocity_env(num_envs: int, seed: int):

@@ -18,7 +18,9 @@ gradient norm 0.5.
   into per-episode sequences padded to equal length).
 
 Runs go one after the other, each alone with one torch thread: seed by seed, the three arms in turn. Steps/s is
-environment steps over training time (collection and updates; set-up and evaluation excluded). The greedy return
+environment steps over training wall time (voidrl's collection, updates, logging and checkpoints, until 2026-11-28
+collection and updates only; sb3-contrib's ``learn`` with the callback that records its episodes; set-up and
+evaluation excluded). The greedy return
 is the mean over ``--eval-episodes`` episodes of the final policy (LSTM state carried, reset at episode starts);
 the training return is the mean of the last 100 training episodes (sampled actions). A finished run is skipped
 when the command is run again.
@@ -41,6 +43,7 @@ import time
 from pathlib import Path
 
 from bench_r2d2_dqn import MinAtarTorso, collect_runs, read_episodes, write_episodes
+from bench_recurrent import training_seconds
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "recurrent-memory"
@@ -64,11 +67,9 @@ def train_voidrl(options: list[str], seed: int, args: argparse.Namespace, run_di
     finished = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     if finished.returncode:
         raise SystemExit(f"{' '.join(command)} failed:\n{finished.stderr[-2000:]}")
-    rows = list(csv.DictReader((run_dir / "metrics.csv").open()))
-    steps = [int(row["step"]) for row in rows]
-    seconds = sum((now - before) / float(row["time/sps"]) for before, now, row in zip([0, *steps], steps, rows))
+    steps, seconds = training_seconds(run_dir / "metrics.csv")
     returns = Agent.load(run_dir / "checkpoint.pt").evaluate(args.eval_episodes, deterministic=True, num_envs=1, seed=10_000 + seed)
-    return {"steps": steps[-1], "training_seconds": seconds, "greedy_returns": returns}
+    return {"steps": steps, "training_seconds": seconds, "greedy_returns": returns}
 
 
 def planes_env(seed: int):

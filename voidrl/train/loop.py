@@ -354,6 +354,7 @@ class Trainer:
             """Asked before every vector step: whether a signal asks to stop."""
             return collective.any_process(stop.requested)
 
+        loop_started = time.perf_counter()
         while self.step < config.run.steps:
             started = time.perf_counter()
             if algo.whole_episodes is not None and self.update > 0:  # every rollout starts from a reset
@@ -379,6 +380,8 @@ class Trainer:
                 "time/inference_seconds": stats.inference_seconds,
                 "time/on_step_seconds": stats.on_step_seconds,
                 "time/update_seconds": updated - collected,
+                # wall time so far, the previous updates' logging and checkpoints included (a resumed run counts anew)
+                "time/elapsed_seconds": updated - loop_started,
                 "sys/peak_rss_mb": peak_rss_mb(),
                 "sys/torch_threads": torch.get_num_threads(),
             })
