@@ -103,3 +103,15 @@ def test_observations_reach_the_gpu_intact_through_the_reused_pinned_buffer():
         on_gpu = to_device(frame)
         assert on_gpu.device.type == "cuda" and torch.equal(on_gpu.cpu(), frame)
     assert to_device.pinned.is_pinned()
+
+
+@pytest.mark.parametrize("env_id", ["CartPole-v1", "Pendulum-v1"])
+def test_a_policy_with_nan_parameters_is_refused_at_the_end_of_its_rollout(env_id):
+    env = make_env(env_id, EnvConfig(num_envs=2))
+    policy = ActorCritic(env.single_observation_space.shape, env.single_action_space)
+    with torch.no_grad():
+        policy.policy_head.bias[0] = float("nan")
+    collector = Collector(env, PolicySampling(policy, 2))
+    collector.reset(0)
+    with pytest.raises(FloatingPointError, match=r"non-finite log-probabilities \(first at rollout step 0, environment 0\)"):
+        collector.collect(collector.make_storage(8), start_step=0)

@@ -12,6 +12,7 @@ from voidrl.nets import ActorCritic
 from voidrl.nets.actor_critic import CONTINUOUS_POLICIES, STD_PARAMETERIZATIONS, first_step_inputs
 from voidrl.nets.distributions import (
     SOFTPLUS_MIN_STD,
+    Categorical,
     MixtureOfGaussians,
     TanhGaussian,
     softplus_std_offset,
@@ -354,3 +355,16 @@ def test_actor_critic_rejects_bad_policy_arguments():
         ActorCritic((5,), BOX, continuous_policy="mixture", mixture_modes=0)
     with pytest.raises(ValueError, match="finite action bounds"):
         ActorCritic((5,), gym.spaces.Box(-np.inf, np.inf, (2,)), continuous_policy="tanh_gaussian")
+
+
+def test_categorical_draws_what_torch_multinomial_draws_from_the_same_generator_state():
+    logits = torch.randn(64, 5) * 3
+    dist = Categorical(logits)
+    for seed in range(20):
+        torch.manual_seed(seed)
+        ours = dist.sample()
+        torch.manual_seed(seed)
+        assert torch.equal(ours, torch.multinomial(logits.softmax(-1), 1).squeeze(-1))
+    probs = torch.tensor([0.1, 0.0, 0.6, 0.3])  # a zero-probability action is never drawn; frequencies follow p
+    counts = torch.bincount(Categorical(probs.log().expand(200_000, 4)).sample(), minlength=4) / 200_000
+    assert counts[1] == 0 and torch.allclose(counts, probs, atol=0.005)

@@ -21,7 +21,11 @@ class Categorical:
         self.log_probs = logits.log_softmax(-1)  # one kernel: logits - logsumexp took 8 of a step's 140 us on a CPU
 
     def sample(self) -> torch.Tensor:
-        return torch.multinomial(self.log_probs.exp(), 1).squeeze(-1)
+        """``[B]`` actions: argmax of p / Exp(1) noise, what ``torch.multinomial(p, 1)`` computes (the same draws from the
+        same generator state) without its per-call validity checks, 5 against 14 us a step on a CPU; a collector checks
+        its rollout's log-probabilities once instead (``PolicySampling.finish``)."""
+        probs = self.log_probs.exp()
+        return (probs / torch.empty_like(probs).exponential_()).argmax(-1)
 
     def mode(self) -> torch.Tensor:
         return self.log_probs.argmax(-1)
