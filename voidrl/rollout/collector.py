@@ -136,8 +136,9 @@ class PolicySampling:
     def finish(self, storage: RolloutStorage, last_obs: torch.Tensor) -> None:
         """``next_values [T, N]``: V of the next state, 0 after a termination. A rollout whose actions had a
         non-finite log-probability (a policy with NaN parameters or logits) is refused here, before any update."""
-        if not bool(torch.isfinite(storage.log_probs[:storage.length]).all()):
-            steps, envs = (~torch.isfinite(storage.log_probs[:storage.length])).nonzero(as_tuple=True)
+        finite = torch.isfinite(storage.log_probs[:storage.length])
+        if not bool(finite.all()):
+            steps, envs = (~finite).nonzero(as_tuple=True)
             raise FloatingPointError(f"the policy gave its actions non-finite log-probabilities (first at rollout step {int(steps[0])}, "
                                      f"environment {int(envs[0])}): its parameters or inputs hold NaN or inf")
         fill_next_values(storage, self.policy.value(last_obs, self.memory.state))
