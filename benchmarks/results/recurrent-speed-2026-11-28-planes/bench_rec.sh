@@ -6,13 +6,4 @@
 # The session's first measurement, at d6ec1c4 (before e5bc66b), is in ../recurrent-speed-2026-11-28-start.
 # Usage, from the repository root: bash benchmarks/results/recurrent-speed-2026-11-28-planes/bench_rec.sh RUNS_DIR
 set -e
-runs=${1:?RUNS_DIR}
-echo "== commit $(git rev-parse --short HEAD), $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores"
-for pass in 1 2; do
-  echo "== CartPole without velocities, 50k steps, pass $pass"
-  python benchmarks/bench_recurrent.py --steps 50000 --out "$runs/cartpole-$pass" --eval-episodes 5
-done
-echo "== MiniGrid-MemoryS7, sequences of 128, 100k steps, seeds 0-2"
-python benchmarks/bench_recurrent_memory.py --out "$runs/memory" --arms voidrl-lstm-128 sb3contrib --steps 100000 --seeds 0 1 2 --eval-episodes 10
-echo "== MiniGrid-MemoryS7, seed 0 again"
-python benchmarks/bench_recurrent_memory.py --out "$runs/memory-again" --arms voidrl-lstm-128 sb3contrib --steps 100000 --seeds 0 --eval-episodes 10
+PASSES=2 bash benchmarks/results/recurrent-speed-2026-11-28-wall/bench_rec.sh "${1:?RUNS_DIR}"
