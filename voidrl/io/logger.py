@@ -136,8 +136,9 @@ class RunLogger:
         self.tensorboard._get_file_writer().add_summary(Summary(value=[Summary.Value(tag=tag, image=image)]), step)
 
     def _tensorboard_scalars(self, scalars: Iterable[tuple[str, float]], step: int) -> None:
-        """``(tag, value)`` pairs at ``step`` as one TensorBoard event: what ``add_scalar`` writes for each, at about a
-        tenth of its time (one summary, one event, one write instead of one each per scalar)."""
+        """``(tag, value)`` pairs at ``step`` as one TensorBoard event: what ``add_scalar`` writes for each, in a
+        fraction of its time (one summary, one event, one write instead of one each per scalar:
+        benchmarks/bench_recurrent_parts.py)."""
         from tensorboard.compat.proto.summary_pb2 import Summary
 
         values = [Summary.Value(tag=tag, simple_value=float(value)) for tag, value in scalars]
