@@ -1,6 +1,7 @@
 """The command line: error cases, train/eval round trip, kill and resume."""
 
 import csv
+import importlib.util
 import signal
 import subprocess
 import sys
@@ -11,7 +12,7 @@ import torch
 
 from tests.learning import assert_majority, mean_of_last, train_seeds
 from voidrl.cli import main, pretrain_defaults
-from voidrl.config import make_config
+from voidrl.config import TrainConfig, make_config
 from voidrl.io.checkpoint import load_checkpoint
 
 VOIDRL = [sys.executable, "-m", "voidrl"]
@@ -69,7 +70,7 @@ def test_existing_run_is_not_overwritten(tmp_path):
     (tmp_path / "old" / "episodes.csv").write_text("step,return,length\n1,2,3\n")
     assert_usage_error(run("train", "ppo", "--run-dir", "old", cwd=tmp_path), "already holds a run")
     assert (tmp_path / "old" / "episodes.csv").read_text() == "step,return,length\n1,2,3\n"
-    assert_usage_error(run("train", "ppo", "--resume", cwd=tmp_path), "--resume needs --run-dir")
+    assert_usage_error(run("train", "ppo", "--resume", cwd=tmp_path), "resume (--resume) needs run_dir")
 
 
 def test_version_is_the_packages(capsys):
@@ -173,13 +174,14 @@ for argv in (["train", "ppo", "--help"], ["tune", "ppo", "--help"]):
         build_parser(argv).parse_args(argv)
     except SystemExit:
         pass
-print(sorted({"torch", "gymnasium", "optuna"} & set(sys.modules)))
+print(sorted({"torch", "optuna"} & set(sys.modules)))
 """
 
 
-def test_the_command_line_is_built_without_torch_gymnasium_or_optuna():
+def test_the_command_line_is_built_without_torch_or_optuna():
     """``voidrl --help``, ``voidrl train ALGO --help`` and ``voidrl tune ALGO --help`` start in a blink: building every
-    option imports none of them."""
+    option imports neither (gymnasium is imported, about 70 ms with NumPy: ``import voidrl`` registers voidrl's variants
+    with it)."""
     result = subprocess.run([sys.executable, "-c", BUILD_PARSERS], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[-1] == "[]"
@@ -231,7 +233,7 @@ def test_action_repeat_counts_environment_steps_and_resumes_with_the_run(tmp_pat
     assert load_checkpoint(tmp_path / "run" / "checkpoint.pt")["config"]["env"]["action_repeat"] == 4
     capsys.readouterr()
     assert main(["train", "ppo", "--resume", "--run-dir", "run", "--action-repeat", "2", "--no-progress"]) == 2
-    assert "--action-repeat 4 -> 2" in capsys.readouterr().err
+    assert "action_repeat 4 -> 2" in capsys.readouterr().err
     assert main(["train", "ppo", "--resume", "--run-dir", "run", "--steps", "192", "--no-progress"]) == 0
     assert [int(row["step"]) for row in read_rows(tmp_path / "run" / "metrics.csv")] == [64, 128, 192]
     episodes = read_rows(tmp_path / "run" / "episodes.csv")
@@ -279,3 +281,57 @@ def test_pretrain_applies_its_suites_preset_unless_one_is_named(env, named, chos
     config = make_config("ppg", preset, **options)
     assert preset == chosen and config.algo_config.entropy_coef == entropy
     assert config.run.intrinsic == "apt" and config.intrinsic_config.extrinsic_coef == 0.0
+
+
+@pytest.mark.skipif(importlib.util.find_spec("wandb") is not None, reason="the refusal is of a missing wandb package")
+def test_wandb_without_its_package_is_refused_in_one_line_before_the_run_directory_is_touched(tmp_path, capsys):
+    import voidrl
+
+    command = ["train", "ppo", "--wandb", "--steps", "512", "--run-dir", str(tmp_path / "run"), "--no-progress"]
+    for _ in range(2):  # the same command, refused the same way: no run directory was left behind
+        assert main(command) == 2
+        (line,) = capsys.readouterr().err.strip().splitlines()
+        assert line == "voidrl: error: wandb needs the wandb package: pip install 'voidrl[wandb]'"
+    with pytest.raises(ValueError, match="wandb needs the wandb package"):
+        voidrl.train("ppo", steps=512, wandb=True, run_dir=str(tmp_path / "run"))
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("progress,terminal,shown", [(None, False, False), (None, True, True), (True, False, True),
+                                                     (False, True, False)])
+def test_the_progress_bar_follows_the_terminal_unless_asked(tmp_path, capsys, monkeypatch, progress, terminal, shown):
+    import voidrl
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: terminal)
+    voidrl.train("ppo", steps=256, run_dir=str(tmp_path / "run"), progress=progress, torch_threads=1)
+    assert ("256/256" in capsys.readouterr().err) == shown
+
+
+def test_configs_saved_with_a_boolean_progress_still_load():
+    for stored in (True, False):
+        data = make_config("ppo").to_dict()
+        data["run"]["progress"] = stored
+        config = TrainConfig.from_dict(data)
+        config.validate()
+        assert config.run.progress is stored
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_the_completion_script_knows_every_command_and_algorithm(capsys, shell):
+    from voidrl.algos import ALGORITHMS
+
+    assert main(["completion", shell]) == 0
+    script = capsys.readouterr().out
+    for word in ("train", "pretrain", "finetune", "compare", "eval", "export", "tune", "plot", "completion", *ALGORITHMS,
+                 "--eval-every", "--resume"):
+        assert word in script, word
+
+
+def test_bash_completes_commands_and_options_with_the_script(tmp_path):
+    script = tmp_path / "voidrl.bash"
+    script.write_text(run("completion", "bash").stdout)
+    complete = ('source "$1"; COMP_WORDS=(voidrl "$2" $3); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _shtab_voidrl; '
+                'echo "${COMPREPLY[@]}"')
+    answers = [subprocess.run(["bash", "-c", complete, "bash", str(script), *words], capture_output=True, text=True).stdout.split()
+               for words in (["pre"], ["train", "ppo --eval-e"])]
+    assert answers == [["pretrain"], ["--eval-every", "--eval-episodes"]]

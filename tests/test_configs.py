@@ -1,5 +1,6 @@
 """The torch-free configs and their registry say the same as the algorithms, plug-ins and networks they stand for."""
 
+import dataclasses
 import json
 import re
 
@@ -9,10 +10,12 @@ import torch
 from voidrl.algos import ALGORITHMS
 from voidrl.algos.algorithm import RemoteActors
 from voidrl.cli import main
-from voidrl.config import algorithm_presets, check_preset, make_config
+from voidrl.config import RunConfig, algorithm_presets, check_preset, make_config
 from voidrl.algos.ngu import NGU
 from voidrl.configs import ALGORITHM_CLASSES, CONFIGS, REWARD_CONFIGS, REWARD_SOURCE_CLASSES
 from voidrl.configs.choices import NETWORKS
+from voidrl.configs.conditions import conditions_of
+from voidrl.configs.env import EnvConfig
 from voidrl.configs.search import check_search_space
 from voidrl.intrinsic import REWARD_SOURCES
 from voidrl.nets.bodies import make_body
@@ -95,7 +98,7 @@ def test_a_bad_preset_file_is_refused_in_one_line_naming_the_file_and_key(tmp_pa
 def test_a_preset_file_takes_the_place_of_a_named_preset(capsys):
     assert main(["train", "ppo", "--preset", "cartpole", "--preset-file", "p.json"]) == 2
     assert "argument --preset-file: not allowed with argument --preset" in capsys.readouterr().err
-    with pytest.raises(ValueError, match="give --preset or --preset-file, not both"):
+    with pytest.raises(ValueError, match="give preset or preset_file, not both"):
         make_config("ppo", "cartpole", preset_file="p.json")
 
 
@@ -124,3 +127,17 @@ def test_a_bad_search_space_is_refused_naming_the_option(space, fragment):
     bad = type("BadConfig", (CONFIGS["ppo"],), {"search_space": space})
     with pytest.raises(ValueError, match=re.escape(fragment)):
         check_search_space(bad)
+
+
+@pytest.mark.parametrize("config_class", [*CONFIGS.values(), *REWARD_CONFIGS.values(), RunConfig, EnvConfig], ids=lambda cls: cls.__name__)
+def test_every_condition_is_declared_for_a_field_of_its_config(config_class):
+    fields = {field.name for field in dataclasses.fields(config_class)}
+    assert conditions_of(config_class).keys() <= fields
+
+
+def test_an_option_that_cannot_act_is_refused_when_given_and_left_alone_when_a_preset_sets_it():
+    minigrid = {"env": "MiniGrid-Empty-5x5-v0", "preset": "minigrid"}
+    make_config("ppo", **minigrid).validate()  # the preset's sequence_length, for --memory lstm, on a feed-forward run
+    with pytest.raises(ValueError, match="^sequence_length acts with memory lstm only; this run has memory none: leave it out$"):
+        make_config("ppo", **minigrid, sequence_length=128).validate()
+    make_config("ppo", **minigrid, sequence_length=128, memory="lstm").validate()

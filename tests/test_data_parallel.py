@@ -319,7 +319,7 @@ def test_a_group_failure_is_reported_while_the_stop_handlers_still_hold_off_torc
 
     seen = {}
 
-    def lost_peer(self, logger, bar, stop):
+    def lost_peer(self, logger, bar, stop, calls):
         raise RuntimeError("[../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer [127.0.0.1]:1234")
 
     def report(error):

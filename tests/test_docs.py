@@ -1,6 +1,7 @@
 """Every command the documentation site marks as runnable runs: the shell and Python blocks after a
 ``<!-- runnable -->`` line, at tiny budgets (a few thousand steps, two seeds, two episodes), each in a fresh
-directory; and the site's pages are the ones its navigation lists."""
+directory; the site's pages are the ones its navigation lists; and the API reference names every registered
+algorithm and reward plug-in with its config, and renders the function ``voidrl.train``, not the subpackage."""
 
 from __future__ import annotations
 
@@ -45,6 +46,39 @@ def test_a_runnable_block_runs(tmp_path, name, language, code):
     command = ["bash", "-e", "-c", code] if language == "bash" else [sys.executable, "-c", code]
     result = subprocess.run(command, cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, f"{name}:\n{code}\n{result.stderr[-3000:]}"
+
+
+def reference_names() -> set[str]:
+    """The dotted paths the API reference renders (``::: path``) or links to (``[text][path]``); the strict build
+    (``.ci/docs``) fails on a link to a path that no page renders."""
+    text = "\n".join(page.read_text() for page in (DOCS / "reference").glob("*.md"))
+    return set(re.findall(r"^::: *([\w.]+)", text, re.M)) | set(re.findall(r"\]\[([\w.]+)\]", text))
+
+
+def dotted(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def test_the_reference_names_every_algorithm_and_plugin_with_its_config():
+    from voidrl.algos import ALGORITHMS
+    from voidrl.intrinsic import REWARD_SOURCES
+
+    classes = [cls for registry in (ALGORITHMS, REWARD_SOURCES) for name in registry
+               for cls in (registry[name], registry.config_class(name)) if cls.__module__.startswith("voidrl.")]
+    assert len(classes) >= 2 * (10 + 2)
+    missing = {dotted(cls) for cls in classes} - reference_names()
+    assert not missing, f"render or link these in docs/reference/: {sorted(missing)}"
+
+
+def test_the_reference_renders_the_train_function_not_the_subpackage():
+    index = (DOCS / "reference" / "index.md").read_text()
+    assert re.search(r"^::: voidrl\.train$", index, re.M) and re.search(r"^::: voidrl\.load$", index, re.M)
+    assert "docs/griffe_shadowed.py:ShadowedFunctions" in (ROOT / "mkdocs.yml").read_text()
+    griffe = pytest.importorskip("griffe")  # the docs extra
+    extensions = griffe.load_extensions(f"{DOCS / 'griffe_shadowed.py'}:ShadowedFunctions")
+    package = griffe.load("voidrl", search_paths=[str(ROOT)], extensions=extensions)
+    assert package["train"].is_function and [p.name for p in package["train"].parameters][:2] == ["algo", "env"]
+    assert package["train.agent.Agent"].is_class and package["train.agent.Agent"].path == "voidrl.train.agent.Agent"
 
 
 def test_every_page_is_in_the_navigation():

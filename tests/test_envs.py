@@ -233,7 +233,7 @@ def test_notebook_half_cheetah_is_cut_at_500_steps():
     for t in range(500):
         step = env.step(torch.zeros(1, 6))
     assert step.truncated.all() and not step.terminated.any() and step.episode_lengths.tolist() == [500]
-    assert "voidrl/HalfCheetah500-v5" in list_env_ids()["mujoco"]
+    assert "voidrl/HalfCheetah500-v5" in list_env_ids()["voidrl"] and suite_of("voidrl/HalfCheetah500-v5") == "mujoco"
 
 
 @pytest.mark.parametrize("limit,push,ends", [(6, 0.0, "truncated"), (None, 3.0, "terminated")])

@@ -82,5 +82,5 @@ def test_a_registered_sources_options_are_checked_and_refused_without_it(registe
     assert train(tmp_path / "a", "--cell-size", "0") == 2
     assert "cell_size must be positive, got 0" in capsys.readouterr().err
     code = main(["train", "ppo", "--env", "CartPole-v1", "--bonus-scale", "2", "--run-dir", str(tmp_path / "b")])
-    assert code == 2 and "bonus_scale: count option, used only with --intrinsic count" in capsys.readouterr().err
+    assert code == 2 and "bonus_scale: count option, used only with intrinsic count" in capsys.readouterr().err
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()

@@ -21,4 +21,12 @@ def test_ci_runs_the_readme_test_command():
 def test_both_commands_pin_the_cpu_torch_build():
     for command in readme_commands()[:2]:
         assert "-c constraints/cpu.txt" in command
-    assert (ROOT / "constraints" / "cpu.txt").read_text().split() == ["torch==2.13.0"]
+    assert "torch==2.13.0" in (ROOT / "constraints" / "cpu.txt").read_text().splitlines()
+
+
+def test_each_command_installs_the_extras_it_needs():
+    """The core has no suite and no plots: the main job (MinAtar, then compare's table and plot) names both extras."""
+    main_job, tests = readme_commands()[:2]
+    extras = re.search(r'-e "\.\[([\w,]+)\]"', main_job).group(1).split(",")
+    assert "--env MinAtar/" in main_job and {"minatar", "analysis"} <= set(extras)
+    assert '-e ".[test]"' in tests

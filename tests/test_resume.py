@@ -8,6 +8,7 @@ import time
 import pytest
 import torch
 
+import voidrl
 from tests.test_cli import VOIDRL, read_rows, run
 from voidrl.cli import main
 from voidrl.config import make_config
@@ -34,12 +35,25 @@ def test_the_original_command_with_resume_appended_continues_the_run(in_tmp):
     assert metric_steps(in_tmp / "run") == [512, 1024, 1536, 2048]
 
 
+def test_a_run_stored_with_an_option_that_cannot_act_resumes_with_its_original_command(in_tmp, capsys):
+    """A run started before such options were refused (mixture_modes on CartPole) goes on; a new one is refused."""
+    config = make_config("ppo", env="CartPole-v1", seed=1, num_steps=64, run_dir="run", progress=False, steps=512)
+    config.algo_config.mixture_modes = 2  # as the command line stored it then
+    Trainer(config).train()
+    assert main([*ORIGINAL, "--mixture-modes", "2", "--steps", "1024", "--resume"]) == 0
+    assert metric_steps(in_tmp / "run") == [512, 1024]
+    capsys.readouterr()
+    assert main([*ORIGINAL[:-3], "--mixture-modes", "2", "--run-dir", "new"]) == 2
+    assert "mixture_modes acts with continuous_policy mixture only" in capsys.readouterr().err
+    assert not (in_tmp / "new").exists()
+
+
 def test_resume_names_each_changed_option_with_its_old_and_new_value(in_tmp, capsys):
     assert main([*ORIGINAL, "--steps", "512"]) == 0
     capsys.readouterr()
     assert main([*ORIGINAL, "--steps", "1024", "--resume", "--seed", "2", "--gamma", "0.9", "--preset", "cartpole"]) == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
-    assert "--gamma 0.98 -> 0.9, --seed 1 -> 2" in line
+    assert "gamma 0.98 -> 0.9, seed 1 -> 2" in line
     assert metric_steps(in_tmp / "run") == [512]  # untouched
 
 
@@ -60,6 +74,24 @@ def test_resume_of_a_directory_without_a_run_starts_it(in_tmp, capsys):
     assert main([*ORIGINAL, "--steps", "512", "--resume"]) == 0
     assert "has no checkpoint yet; starting the run" in capsys.readouterr().err
     assert load_checkpoint(in_tmp / "run" / "checkpoint.pt")["step"] == 512
+
+
+def test_python_resumes_with_the_stored_settings_and_speaks_of_arguments(tmp_path):
+    """``voidrl.train(..., resume=True)`` is ``--resume``: the stored settings, only the budget and how the run is
+    executed may change; its refusals name arguments, never flags."""
+    run_dir = str(tmp_path / "run")
+    voidrl.train("ppo", steps=512, seed=1, num_steps=64, run_dir=run_dir, progress=False)
+    with pytest.raises(ValueError, match="already holds a run; pass resume=True") as held:
+        voidrl.train("ppo", steps=1024, run_dir=run_dir)
+    with pytest.raises(ValueError, match="these differ from it: gamma 0.98 -> 0.9 ") as changed:
+        voidrl.train("ppo", run_dir=run_dir, resume=True, gamma=0.9)
+    with pytest.raises(ValueError, match="unknown option.s. for ppo: gama") as unknown:
+        voidrl.train("ppo", run_dir=run_dir, resume=True, gama=0.9)
+    with pytest.raises(ValueError, match="resume .--resume. needs run_dir") as nowhere:
+        voidrl.train("ppo", resume=True)
+    assert not any("--" in str(error.value).replace("(--resume)", "") for error in (held, changed, unknown, nowhere))
+    agent = voidrl.train("ppo", steps=1024, seed=1, run_dir=run_dir, resume=True, progress=False)  # the seed given again
+    assert agent.step == 1024 and metric_steps(tmp_path / "run") == [512, 1024]
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])

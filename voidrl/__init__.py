@@ -5,7 +5,8 @@ Two lines to train::
     import voidrl
     agent = voidrl.train("ppo", env="CartPole-v1", steps=100_000)
 
-``import voidrl`` imports no torch: the names below are imported on first use.
+``import voidrl`` imports no torch: the names below are imported on first use. It registers voidrl's task variants with
+gymnasium (``gym.make("voidrl/CartPoleNoVelocity-v1")``).
 """
 
 from __future__ import annotations
@@ -13,9 +14,15 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+import gymnasium as gym
+
+from voidrl.envs.variants import register_variants
 from voidrl.registry import lazy_attributes
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from voidrl.callbacks import Callback
     from voidrl.train import Agent
 
 __version__ = "0.1.0"
@@ -25,25 +32,48 @@ EXPORTS = {"Agent": "voidrl.train.agent:Agent", "TrainConfig": "voidrl.config:Tr
 """The names this package exports beside ``train`` and ``load``, imported on first use."""
 __getattr__ = lazy_attributes(__name__, EXPORTS)
 
+register_variants()
 importlib.import_module("voidrl.train")  # before train() below, which a first import of the subpackage would overwrite
+importlib.import_module("voidrl.callbacks")  # voidrl.callbacks.StopOnReturn and the others after `import voidrl`
 
 
-def train(algo: str, env: str = "CartPole-v1", steps: int = 100_000, preset: str | None = None, **options: Any) -> Agent:
-    """Train ``algo`` on ``env``; ``options`` name any config field (``seed=1``, ``learning_rate=1e-3``...).
+def train(algo: str, env: Any = None, steps: int | None = None, preset: str | None = None, resume: bool = False,
+          callbacks: Sequence[Callback] = (), **options: Any) -> Agent:
+    """Train ``algo`` on ``env`` (default CartPole-v1) for ``steps`` environment steps (default 100,000); ``options``
+    name any config field (``seed=1``, ``learning_rate=1e-3``, ``run_dir="runs/x"``...).
+
+    ``env``: a Gymnasium id (``"CartPole-v1"``, ``"mypkg.envs:Corridor-v0"``), a ``gymnasium.Env`` class or a function
+    returning one (one instance per parallel environment, each seeded by voidrl), or a ready vector env made by
+    ``gymnasium.make_vec`` (its id and size are used: ``voidrl.envs.suites.env_id_of``).
+
+    ``resume=True`` continues the run in ``run_dir`` from its checkpoint with the settings stored there (a directory
+    without a run starts it): options given again must equal them, and only ``steps`` and how the run is executed
+    (``voidrl.config.RESUME_CHANGEABLE``: ``device``, ``progress``...) may change. ``callbacks``: ``voidrl.callbacks``
+    objects, called after each update and evaluation with the step and the metrics; one can stop the run (with a
+    checkpoint). They are not saved with the run.
 
     Returns an ``Agent`` that can ``predict`` (raw observations, one or a batch), ``act``, ``evaluate`` and ``save``.
     """
     from voidrl.config import make_config
-    from voidrl.train.runs import train_from_config
+    from voidrl.envs.suites import env_id_of
+    from voidrl.train.runs import resume_config, train_from_config
 
-    return train_from_config(make_config(algo, preset, env=env, steps=steps, **options))
+    if isinstance(env, gym.vector.VectorEnv):
+        options.setdefault("num_envs", env.num_envs)
+        options.setdefault("vector", "async" if isinstance(env, gym.vector.AsyncVectorEnv) else "sync")
+    given = ({} if env is None else {"env": env_id_of(env)}) | ({} if steps is None else {"steps": steps}) | options
+    config = resume_config(algo, {"preset": preset, **given}) if resume else None
+    if config is None:
+        config = make_config(algo, preset, **given)
+    return train_from_config(config, resume, callbacks)
 
 
-def load(path: str, device: str = "cpu") -> Agent:
-    """An ``Agent`` from a checkpoint file."""
+def load(path: str, device: str = "cpu", env: Any = None) -> Agent:
+    """An ``Agent`` from a checkpoint file; ``env``: the class or function of a run trained on one given from Python
+    that this process cannot import by its name (a lambda, a class defined inside a function)."""
     from voidrl.train.agent import Agent
 
-    return Agent.load(path, device)
+    return Agent.load(path, device, env)
 
 
 __all__ = ["load", "train", *EXPORTS]

@@ -1,4 +1,4 @@
-"""Command line: ``voidrl train|pretrain|finetune|compare|tune|eval|export|envs|plot|vae``.
+"""Command line: ``voidrl train|pretrain|finetune|compare|tune|eval|export|envs|plot|vae|completion``.
 
 Training options are generated from the config dataclasses, so ``--help``
 shows every field with its docstring. Bad input fails before any work with one
@@ -13,7 +13,6 @@ import contextlib
 import dataclasses
 import gc
 import importlib.util
-import json
 import os
 import sys
 import typing
@@ -23,13 +22,14 @@ from typing import Any, NoReturn
 import voidrl
 from voidrl.algos import ALGORITHMS
 from voidrl.config import (PRETRAIN_PRESETS, RENAMED_FIELDS, RENAMED_PRESETS, RunConfig, TrainConfig, algorithm_presets, check_field_types, field_docs, field_type,
-                           default_presets_text, make_config, plugin_options, preset_settings)
+                           default_presets_text, make_config, plugin_options)
 from voidrl.configs.choices import EXPORT_FORMATS, WEIGHTS_FORMAT
 from voidrl.configs.env import EnvConfig
 from voidrl.configs.policy import MEMORY_OPTIONS, MemoryConfig
 from voidrl.configs.tune import TuneConfig
 from voidrl.configs.vae import VAEProbeConfig, VAETrainConfig
 from voidrl.distributed import launched_by_torchrun
+from voidrl.envs.failure import EnvironmentFailure, user_traceback
 from voidrl.intrinsic import REWARD_SOURCES
 from voidrl.train.signals import RunAborted, RunStopped, hold_stop_signals
 
@@ -275,8 +275,20 @@ def add_tune_command(commands: Subcommands) -> None:
 
 
 def add_envs_command(commands: Subcommands) -> None:
-    """``voidrl envs``."""
-    commands.add_parser("envs", help="list valid environment ids", description="List valid environment ids.")
+    """``voidrl envs`` and ``voidrl check-env``."""
+    commands.add_parser("envs", help="list valid environment ids",
+                        description="List valid environment ids: the suites', voidrl's variants, gymnasium's others and those "
+                                    "of packages already registered, grouped by where they come from. Any id gymnasium knows "
+                                    "can be trained on; 'module:Env-vN' imports module first, as gymnasium.make does.")
+    check = commands.add_parser(
+        "check-env", help="check that an environment can be trained on, and say what voidrl builds for it",
+        description="Run gymnasium's environment checker on one environment, step two of them as a run would with random "
+                    "actions (observations inside their space and finite, finite rewards, gymnasium's step signature), "
+                    "and say what voidrl builds for them: the observation the agent sees, the network, and which "
+                    "algorithms and reward plug-ins can act there. Exits 1 where a check fails.")
+    check.add_argument("env", metavar="ID", help="an environment id, as --env takes it (e.g. FrozenLake-v1, mypkg.envs:Corridor-v0)")
+    check.add_argument("--steps", type=int, default=200, help="random vector steps to take (default: 200)")
+    check.add_argument("--seed", type=int, default=0, help="the environments' seed (default: 0)")
 
 
 def add_vae_command(commands: Subcommands) -> None:
@@ -314,6 +326,19 @@ def add_plot_command(commands: Subcommands) -> None:
                            "groups, the first minus the second and the verdict")
 
 
+COMPLETION_SHELLS = ("bash", "zsh")
+
+
+def add_completion_command(commands: Subcommands) -> None:
+    """``voidrl completion``."""
+    completion = commands.add_parser(
+        "completion", help="print a shell completion script for voidrl",
+        description="Print a completion script for the shell named (made by shtab from this command line): every command, "
+                    "algorithm, option and choice. Write it to a file your shell loads: "
+                    "~/.local/share/bash-completion/completions/voidrl (bash), or _voidrl in a folder of zsh's fpath.")
+    completion.add_argument("shell", choices=COMPLETION_SHELLS, help="the shell to complete in")
+
+
 def build_parser(argv: list[str] | None = None) -> Parser:
     """The whole command line; given the ``argv`` to parse, only the training commands it may run get their options
     (``algorithm_commands``)."""
@@ -329,58 +354,8 @@ def build_parser(argv: list[str] | None = None) -> Parser:
     add_envs_command(commands)
     add_vae_command(commands)
     add_plot_command(commands)
+    add_completion_command(commands)
     return parser
-
-
-RESUME_CHANGEABLE = ("steps", "device", "deterministic_kernels", "progress", "torch_threads", "wandb", "actors", "ray_address")
-"""Options a resumed run may change: the budget and how the run is executed, never what it learns (a new
-number of actors spreads R2D2's epsilon ladder over the new number of environments)."""
-
-
-def resume_config(algo: str, options: dict[str, Any]) -> TrainConfig | None:
-    """The stored config of the run in ``--run-dir`` (its checkpoint's, else its config.json's), with the
-    changeable options applied; None when the directory holds no run yet.
-
-    Options given again with their stored values are accepted (the original command with ``--resume``
-    appended); any real change of another option is refused, naming old and new values.
-    """
-    from voidrl.io.checkpoint import load_checkpoint
-    from voidrl.train.loop import CHECKPOINT_NAME
-
-    run_dir = options.get("run_dir")
-    if run_dir is None:
-        raise CliError("voidrl train: --resume needs --run-dir")
-    checkpoint, stored_json = Path(run_dir) / CHECKPOINT_NAME, Path(run_dir) / "config.json"
-    if checkpoint.is_file():
-        stored = load_checkpoint(checkpoint)["config"]
-    elif stored_json.is_file():
-        try:
-            stored = json.loads(stored_json.read_text())
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{str(stored_json)!r} is not valid JSON ({error})") from None
-    else:
-        return None
-    if stored["algo"] != algo:
-        raise ValueError(f"--resume: {run_dir!r} holds a {stored['algo']} run, not {algo}")
-    config = TrainConfig.from_dict(stored)
-    config.run.run_dir = run_dir
-    given = dict(options)
-    preset, preset_file = given.pop("preset", None), given.pop("preset_file", None)
-    if preset is not None or preset_file is not None:
-        for values in preset_settings(algo, config.run.env, preset, preset_file).values():
-            given = {**values, **given}
-    sections = config.sections()
-    owner = {f.name: section for section in sections.values() for f in dataclasses.fields(section)}
-    changes = [f"--{name.replace('_', '-')} {getattr(owner[name], name)!r} -> {value!r}"
-               for name, value in given.items()
-               if name not in RESUME_CHANGEABLE and getattr(owner[name], name) != value]
-    if changes:
-        raise CliError(f"voidrl: error: --resume continues the run in {run_dir!r} with its own settings; these differ "
-                       f"from it: {', '.join(changes)} (only {', '.join('--' + n.replace('_', '-') for n in RESUME_CHANGEABLE)} may change)")
-    for name in RESUME_CHANGEABLE:
-        if name in given:
-            setattr(owner[name], name, given[name])
-    return config
 
 
 def command_train(args: argparse.Namespace) -> int:
@@ -389,7 +364,7 @@ def command_train(args: argparse.Namespace) -> int:
     from voidrl.train.agent import summarize
     from voidrl.train.allocator import pin_allocator_thresholds
     from voidrl.io.run_dir import RunDirError
-    from voidrl.train.runs import make_trainer
+    from voidrl.train.runs import make_trainer, resume_config
 
     pin_allocator_thresholds()  # this process is ours: the library itself leaves the allocator alone
     if launched_by_torchrun():
@@ -418,7 +393,6 @@ def command_train(args: argparse.Namespace) -> int:
                 plan = plan_comparison(args, preset, options, source)
             else:
                 config = make_config(args.algo, preset, **options)
-                refuse_idle_memory_options(config, options)
         if args.command != "compare":
             trainer = make_trainer(config, resume=resume, init_checkpoint=None if resume else source)
     if args.command == "compare":
@@ -436,14 +410,6 @@ def command_train(args: argparse.Namespace) -> int:
     return 0
 
 
-def refuse_idle_memory_options(config: TrainConfig, options: dict[str, Any]) -> None:
-    """A ValueError when the command line gives LSTM options (a preset's are its own affair) to a feed-forward run."""
-    given = [f"--{name.replace('_', '-')}" for name in ("lstm_size", "sequence_length") if name in options]
-    if given and getattr(config.algo_config, "memory", None) == "none":
-        raise ValueError(f"{' and '.join(given)} appl{'y' if len(given) > 1 else 'ies'} to --memory lstm, and this run is "
-                         "feed-forward (memory none): add --memory lstm, or leave them out")
-
-
 def plan_comparison(args: argparse.Namespace, preset: str | None, options: dict[str, Any], source: dict[str, Any] | None):
     """The pre-training run (or None) and every run of the comparison, each checked and built once on trial
     (``source``: the loaded ``--from`` checkpoint)."""
@@ -459,7 +425,6 @@ def plan_comparison(args: argparse.Namespace, preset: str | None, options: dict[
     if options.get("intrinsic") is None:  # plug-in options given for the pre-training only
         options = {name: value for name, value in options.items() if name not in plugin_options()}
     base = make_config(args.algo, preset, **options)
-    refuse_idle_memory_options(base, options)
     runs = comparison_runs(base, args.seeds)
     preflight(([] if pretrain_config is None else [pretrain_config]) + runs[:2], source)  # the others differ by seed only
     return pretrain_config, base, runs, args.parallel
@@ -697,6 +662,24 @@ def command_tune(args: argparse.Namespace) -> int:
     return 0
 
 
+def command_completion(args: argparse.Namespace) -> int:
+    import shtab
+
+    print(shtab.complete(build_parser(), args.shell))  # every algorithm's options: a parser built for no argv
+    return 0
+
+
+def command_check_env(args: argparse.Namespace) -> int:
+    from voidrl.envs.check import check_environment
+
+    if args.steps < 1:
+        raise CliError(f"voidrl check-env: --steps must be a positive integer, got {args.steps}")
+    with usage_errors():
+        report = check_environment(args.env, args.steps, args.seed)
+    print("\n".join(report.lines))
+    return 0 if report.passed else 1
+
+
 def command_envs(_: argparse.Namespace) -> int:
     from voidrl.envs.suites import list_env_ids
 
@@ -722,8 +705,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser(argv)
     try:
         args = parser.parse_args(argv)
-        handler = {"eval": command_eval, "explore": command_explore, "export": command_export, "envs": command_envs, "plot": command_plot, "tune": command_tune,
-                   "vae": command_vae}.get(args.command, command_train)
+        handler = {"eval": command_eval, "explore": command_explore, "export": command_export, "envs": command_envs, "check-env": command_check_env, "plot": command_plot, "tune": command_tune,
+                   "vae": command_vae, "completion": command_completion}.get(args.command, command_train)
         from voidrl.distributed import collective
 
         try:
@@ -732,7 +715,9 @@ def main(argv: list[str] | None = None) -> int:
             # teardown (std::terminate at exit) after a finished run
             collective.barrier()
             return status
-        except RunAborted as aborted:
+        except (RunAborted, EnvironmentFailure) as aborted:
+            if aborted.__cause__ is not None:
+                print(user_traceback(aborted.__cause__), end="", file=sys.stderr)
             print(f"voidrl: {aborted}", file=sys.stderr)
             return 1
         except collective.GroupFailed:  # said where it happened
@@ -768,8 +753,14 @@ def run() -> None:
     a signal cut its start short, crashed it (SIGSEGV after the stop checkpoint was written), and gloo's worker
     threads, still holding work with tensors when the interpreter is torn down, abort it ("terminate called without an
     active exception"; pytorch/pytorch#190489, #179291) now and then, mostly after a peer rank died. Every file of the
-    run is closed by then."""
-    status = main()
+    run is closed by then. Output piped to a reader that stops early (``voidrl envs | head``) ends it quietly, as
+    Unix tools do."""
+    try:
+        status = main()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the interpreter's last flush would raise again
+        status = 141  # 128 + SIGPIPE, what a shell reports for a tool cut off by its reader
     if "ray" in sys.modules or launched_by_torchrun():
         sys.stdout.flush()
         sys.stderr.flush()

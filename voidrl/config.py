@@ -6,21 +6,25 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import importlib.util
 import inspect
 import json
 import math
+import re
 import textwrap
 import time
 import tomllib
 import types
 import typing
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from voidrl.algos import ALGORITHMS
 from voidrl.configs.base import AlgorithmConfig
+from voidrl.configs.conditions import Condition, IsSet, Positive, RunFacts, Unless, inert_options
 from voidrl.configs.env import EnvConfig
 from voidrl.intrinsic import REWARD_SOURCES
 from voidrl.validation import require_non_negative, require_positive_integers
@@ -51,8 +55,9 @@ class RunConfig:
     torch_threads: int = 0
     """Torch intra-op CPU threads for the whole run; 0 chooses once from the network and the CPUs this process may
     use (1 for an MLP, every CPU for a CNN), and config.json records the count (it changes floating-point sums)."""
-    progress: bool = True
-    """Show a progress bar with steps/s and ETA."""
+    progress: bool | None = None
+    """Show a progress bar with steps/s and ETA (True or False); None shows it when stderr is a terminal, and not when
+    it goes to a file, a pipe or a Jupyter cell."""
     wandb: bool = False
     """Also log to Weights & Biases (needs the wandb package)."""
     intrinsic: str | None = None
@@ -93,6 +98,13 @@ class RunConfig:
     """With actors > 0: the Ray cluster to join (the address `ray start --head` prints); None starts Ray on
     this machine."""
 
+    acts_only: ClassVar[dict[str, Condition]] = {
+        "deterministic_kernels": Unless("device", "cpu"),
+        **{name: IsSet("collapse_entropy") for name in ("collapse_patience", "collapse_restore")},
+        **{name: IsSet("eval_every") for name in ("eval_episodes", "eval_video")},
+        "ray_address": Positive("actors"),
+    }
+
 
 @dataclass
 class TrainConfig:
@@ -105,6 +117,9 @@ class TrainConfig:
     """The algorithm's own options (its ``config_class``); its defaults when left out."""
     intrinsic_config: Any = None
     """The options of the reward plug-in ``run.intrinsic`` names (its ``config_class``); None without one."""
+    given_options: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
+    """The options the user gave (``make_config``'s overrides), which ``validate`` refuses where they cannot act
+    (``voidrl.configs.conditions``); not part of the run: empty in a config loaded from a run."""
 
     def __post_init__(self):
         if self.algo not in ALGORITHMS:
@@ -144,10 +159,12 @@ class TrainConfig:
             self.intrinsic_config.validate()
         if self.run.intrinsic is not None and self.algo_config.own_intrinsic_reward:
             raise ValueError(f"intrinsic: {self.algo} computes its own novelty reward; a reward plug-in ({self.run.intrinsic}) "
-                             "would add a second one on top of it; leave --intrinsic out")
+                             "would add a second one on top of it; leave intrinsic out")
         if self.env.previous_action_reward and getattr(self.intrinsic_config, "extrinsic_coef", None) == 0:
             raise ValueError(f"previous_action_reward would show the task reward to a reward-free run (intrinsic {self.run.intrinsic} "
                              "with extrinsic_coef 0); leave it out, or give the task reward a weight")
+        if self.run.wandb and importlib.util.find_spec("wandb") is None:
+            raise ValueError("wandb needs the wandb package: pip install 'voidrl[wandb]'")
         if self.run.eval_video:
             from voidrl.io.video import check_video_packages
 
@@ -169,12 +186,25 @@ class TrainConfig:
             raise ValueError(
                 f"steps {self.run.steps} is less than one update's rollout: {self.algo} collects num_envs {self.env.num_envs} x "
                 f"num_steps {self.algo_config.num_steps}{f' x action_repeat {self.env.action_repeat}' if self.env.action_repeat > 1 else ''}"
-                f" = {self.steps_per_update} environment steps before it learns; give --steps {self.steps_per_update} or more, "
-                "or a smaller --num-envs or --num-steps")
+                f" = {self.steps_per_update} environment steps before it learns; give steps {self.steps_per_update} or more, "
+                "or a smaller num_envs or num_steps")
         if self.run.init_parts is not None:
             if self.run.init_from is None:
                 raise ValueError("init_parts needs init_from (--from CHECKPOINT)")
             validate_parts(self.run.init_parts)
+        self.refuse_inert_options()
+
+    def refuse_inert_options(self, action_space: Any = None, obs_shape: tuple[int, ...] | None = None) -> None:
+        """A one-line ValueError naming the options the user gave (``given_options``) that cannot act on this run, by
+        the ``acts_only`` conditions of its sections' configs; those on the environment's spaces are told once it is
+        built (``Trainer`` passes ``action_space`` and ``obs_shape``)."""
+        from voidrl.envs.suites import suite_of
+
+        options = {f.name: getattr(section, f.name) for section in self.sections().values() for f in dataclasses.fields(section)}
+        run = RunFacts(options, self.run.env, suite_of(self.run.env), action_space, obs_shape)
+        refusal = inert_options(self.sections().values(), self.given_options, run)
+        if refusal is not None:
+            raise ValueError(refusal)
 
     def validate_remote_actors(self) -> None:
         """What Ray actors cannot do: each would keep normalisation statistics of its own, and none runs a
@@ -193,7 +223,8 @@ class TrainConfig:
         """``run.run_dir``, or a new timestamped default that is stored on first use (so config.json shows it)."""
         if self.run.run_dir is None:
             stamp = time.strftime("%Y%m%d-%H%M%S")
-            self.run.run_dir = f"runs/{self.algo}-{self.run.env.replace('/', '_')}-seed{self.run.seed}-{stamp}"
+            env_name = re.sub(r"[^\w.-]+", "_", self.run.env)  # an id given from Python may hold ':', '<' or spaces
+            self.run.run_dir = f"runs/{self.algo}-{env_name}-seed{self.run.seed}-{stamp}"
         return self.run.run_dir
 
     @property
@@ -239,6 +270,10 @@ def plugin_options() -> dict[str, tuple[str, ...]]:
             owners[f.name] = (*owners.get(f.name, ()), name)
     return owners
 
+
+RESUME_CHANGEABLE = ("steps", "device", "deterministic_kernels", "progress", "torch_threads", "wandb", "actors", "ray_address")
+"""Options a resumed run may change: the budget and how the run is executed, never what it learns (a new
+number of actors spreads R2D2's epsilon ladder over the new number of environments)."""
 
 RENAMED_VALUES = {("network", "thesis"): "dqn2013", ("critic_network", "thesis"): "dqn2013"}
 """Option values renamed since; the configs and checkpoints of runs written before still load."""
@@ -299,7 +334,7 @@ def preset_settings(algo: str, env_id: str, preset: str | None = None, preset_fi
     """The preset applied beneath the options given: the one named, the one read from ``preset_file``, or else the
     environment's default one ({} where the algorithm has none)."""
     if preset is not None and preset_file is not None:
-        raise ValueError("give --preset or --preset-file, not both")
+        raise ValueError("give preset or preset_file, not both")
     if preset_file is not None:
         return load_preset_file(preset_file, algo)
     preset, presets = RENAMED_PRESETS.get(preset, preset), algorithm_presets(algo)
@@ -365,7 +400,8 @@ def make_config(algo: str, preset: str | None = None, preset_file: str | None = 
     field name.
 
     ``overrides`` may name fields of RunConfig, EnvConfig, the algorithm's config and the options of
-    the reward plug-in chosen (by ``intrinsic`` or the preset).
+    the reward plug-in chosen (by ``intrinsic`` or the preset); ``validate`` refuses those that cannot act on the run
+    (``given_options``), where the preset's are left alone.
     """
     config = TrainConfig(algo=algo)
     if "env" in overrides:
@@ -377,22 +413,29 @@ def make_config(algo: str, preset: str | None = None, preset_file: str | None = 
     config.intrinsic_config = None if config.run.intrinsic is None else intrinsic_config_class(config.run.intrinsic)()
     sections = config.sections()
     owner = {f.name: section for section, obj in sections.items() for f in dataclasses.fields(obj)}
-    foreign = sorted(set(overrides) - set(owner) & set(plugin_options()))
-    if foreign:
-        plugins = plugin_options()[foreign[0]]
-        raise ValueError(f"{', '.join(foreign)}: {' or '.join(plugins)} option{'s' if len(foreign) > 1 else ''}, "
-                         f"used only with --intrinsic {' or '.join(plugins)}")
-    unknown = set(overrides) - set(owner)
-    if unknown:
-        raise ValueError(f"unknown option(s) for {algo}: {', '.join(sorted(unknown))}")
+    refuse_unknown_options(algo, overrides, owner)
     if "intrinsic_config" in settings and config.run.intrinsic != settings["run"]["intrinsic"]:
-        raise ValueError(f"the preset sets reward plug-in options; it needs --intrinsic {settings['run']['intrinsic']}")
+        raise ValueError(f"the preset sets reward plug-in options; it needs intrinsic {settings['run']['intrinsic']}")
     for section, values in settings.items():
         for name, value in values.items():
             setattr(sections[section], name, value)
     for name, value in overrides.items():
         setattr(sections[owner[name]], name, value)
+    config.given_options = frozenset(overrides)
     return config
+
+
+def refuse_unknown_options(algo: str, names: Iterable[str], known: Iterable[str]) -> None:
+    """A ValueError naming the options among ``names`` that are not ``known`` (the fields of a run of ``algo``): a reward
+    plug-in's when the run has no such plug-in, or none of any part."""
+    unknown = sorted(set(names) - set(known))
+    foreign = [name for name in unknown if name in plugin_options()]
+    if foreign:
+        plugins = plugin_options()[foreign[0]]
+        raise ValueError(f"{', '.join(foreign)}: {' or '.join(plugins)} option{'s' if len(foreign) > 1 else ''}, "
+                         f"used only with intrinsic {' or '.join(plugins)}")
+    if unknown:
+        raise ValueError(f"unknown option(s) for {algo}: {', '.join(unknown)}")
 
 
 @cache

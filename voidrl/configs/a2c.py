@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from voidrl.configs.conditions import Choice, Never
 from voidrl.configs.policy import PolicyConfig, validate_discounting
 from voidrl.validation import require_choice, require_non_negative, require_positive, require_positive_integers, validate_fraction
 
@@ -80,6 +81,12 @@ class A2CConfig(PolicyConfig):
     """Clip the global gradient norm to this before the step; None disables."""
     normalize_advantages: bool = False
     """Standardise the advantages over each rollout."""
+
+    acts_only = {
+        "rmsprop_alpha": Choice("optimizer", "rmsprop"),
+        **{name: Never("on ppo and ppg", "a2c and a3c unroll each environment's whole rollout from the state it began with")
+           for name in ("sequence_length", "refresh_states")},
+    }
 
     def validate(self) -> None:
         require_positive_integers(self, ("num_steps",))

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from voidrl.configs.choices import HEAD_NORMS
+from voidrl.configs.conditions import AllOf, Choice, Condition, Positive
 from voidrl.validation import require_choice, require_non_negative, require_positive, require_positive_integers
 
 REWARD_OBSERVATIONS = ("next", "current")
@@ -84,6 +86,16 @@ class APTConfig:
     representation_stride: int = 1
     """Store one vector step in this many in the representation buffer: the buffer then spans this many
     times more of the run, so contrastive batches hold fewer near-identical states (the same memory)."""
+
+    acts_only: ClassVar[dict[str, Condition]] = {
+        **{name: Positive("contrastive_updates_per_step") for name in (
+            "representation_buffer", "contrastive_start", "contrastive_batch_size", "contrastive_chunk_size", "contrastive_loss",
+            "encoder_learning_rate", "warmup_updates", "encoder_max_grad_norm", "head_norm", "shift_probability", "brightness",
+            "representation_stride")},
+        "target_tau": AllOf(Positive("contrastive_updates_per_step"), Choice("contrastive_loss", "curl")),
+        "temperature": AllOf(Positive("contrastive_updates_per_step"), Choice("contrastive_loss", "nt-xent")),
+    }
+    """The options of contrastive training (the reward reads the encoder alone)."""
 
     def validate(self) -> None:
         require_positive_integers(self, ("knn_k", "representation_buffer", "contrastive_batch_size", "representation_stride"))

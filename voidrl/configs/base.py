@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from voidrl.configs.conditions import Condition
+
 if TYPE_CHECKING:
     from voidrl.config import TrainConfig
 
@@ -26,6 +28,9 @@ class AlgorithmConfig:
     for ``--collapse-entropy`` to watch."""
     own_intrinsic_reward: ClassVar[bool] = False
     """Its algorithm computes a novelty reward of its own (NGU), so a reward plug-in would add a second one."""
+    acts_only: ClassVar[dict[str, Condition]] = {}
+    """Its options that act on some runs only, with the condition (``voidrl.configs.conditions``); a subclass's
+    table adds to its bases'."""
     gamma: float
     """The task's discount: the environment's reward normaliser discounts returns with it."""
     num_steps: int

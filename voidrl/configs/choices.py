@@ -1,7 +1,9 @@
 """The names an option chooses among where torch code builds from the name too: the configs check values against
 these, and the networks, losses and encoders import them from here."""
 
-SUITES = ("classic", "mujoco", "minatar", "minigrid", "atari")
+GENERIC_SUITE = "gymnasium"
+"""The suite of every Gymnasium environment the other suites do not ship (a user's own, a third-party package's)."""
+SUITES = ("classic", "mujoco", "minatar", "minigrid", "atari", GENERIC_SUITE)
 """Environment suites (``voidrl.envs.suites.suite_of``); a suite's name is also the preset an algorithm applies there by
 default, where it has one."""
 NETWORKS = ("auto", "mlp", "nature", "dqn2013", "minatar", "apt")

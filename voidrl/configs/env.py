@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
+from voidrl.configs.choices import SUITES
+from voidrl.configs.conditions import Condition, IsSet, Suites, VectorObservations
 from voidrl.validation import require_choice, require_each, require_positive, require_positive_integers
 
 LATENTS = ("mean", "sample")
+VECTOR_MODES = ("sync", "async")
 
 
 @dataclass
@@ -15,6 +19,10 @@ class EnvConfig:
 
     num_envs: int = 8
     """Number of parallel environments stepped together."""
+    vector: str = "sync"
+    """How gymnasium steps them: sync (one after another in this process) or async (each in a subprocess of its own:
+    for slow Python environments); the same seeds give the same run either way. Atari's emulators always run in ALE's
+    own threads."""
     normalize_observation: bool = False
     """Standardise observations with running statistics (saved in checkpoints)."""
     normalize_reward: bool = False
@@ -54,6 +62,16 @@ class EnvConfig:
     """With --vision: keep training the VAE on the frames seen, one ELBO step on 64 of the last 2,048 frames
     every this many vector steps (its weights go in the checkpoint); None keeps it frozen."""
 
+    acts_only: ClassVar[dict[str, Condition]] = {
+        "episodic_life": Suites("on Atari games", "atari"),
+        "action_repeat": Suites("outside Atari", *(suite for suite in SUITES if suite != "atari")),
+        "pixels": Suites("on MuJoCo tasks", "mujoco"),
+        "vision": Suites("on MuJoCo tasks", "mujoco"),
+        "vision_latent": IsSet("vision"),
+        "vision_finetune_every": IsSet("vision"),
+        "previous_action_reward": VectorObservations(),
+    }
+
     def validate(self, env_id: str) -> None:
         """The environment options' ranges and combinations, for ``env_id``; a ValueError naming the field."""
         from voidrl.envs.suites import VARIANTS, Variant, suite_of
@@ -63,6 +81,7 @@ class EnvConfig:
         require_positive(self, ("reward_scale", "reward_clip"))
         require_each(self, ("pixels",), lambda size: size >= 16, "be at least 16 (pixels a side)")
         require_choice(self, "vision_latent", LATENTS)
+        require_choice(self, "vector", VECTOR_MODES)
         if self.vision is not None:
             parse_vision(self.vision)
         elif self.vision_finetune_every is not None or self.vision_latent != "mean":

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from voidrl.configs.base import AlgorithmConfig
 from voidrl.configs.choices import CONTINUOUS_POLICIES, MEMORIES, NETWORKS, STD_PARAMETERIZATIONS
+from voidrl.configs.conditions import AllOf, BoxActions, Choice, MlpBody
 from voidrl.validation import require_choice, require_positive_integers, validate_fraction, validate_hidden_sizes
 
 if TYPE_CHECKING:
@@ -47,6 +48,8 @@ class MemoryConfig(AlgorithmConfig):
     state) instead of unrolling from the state stored at collection, stale after the first gradient step. On
     CartPole without velocities it raised the greedy return at 200k steps from 421 to 486 (15 seeds a side) and
     made the update 2.3x slower (benchmarks/RESULTS.md); PPG's auxiliary phase keeps the stored states."""
+
+    acts_only = {name: Choice("memory", "lstm") for name in ("lstm_size", "sequence_length", "refresh_states")}
 
     @property
     def unroll_length(self) -> int:
@@ -111,6 +114,15 @@ class PolicyConfig(MemoryConfig):
     """Mixture policy only: probability that an environment keeps its mode and Gaussian quantile draws
     from the previous step (Leite (2022) uses 0.965 on the pendulum, 0.931 on the cheetah); 0 = fresh
     draws every step."""
+
+    acts_only = {
+        "hidden_sizes": MlpBody("network"),
+        "continuous_policy": BoxActions(),
+        "std_parameterization": AllOf(Choice("continuous_policy", "gaussian", "tanh_gaussian"), BoxActions()),
+        "init_log_std": AllOf(Choice("continuous_policy", "gaussian", "tanh_gaussian"), BoxActions()),
+        "mixture_modes": Choice("continuous_policy", "mixture"),
+        "action_persistence": Choice("continuous_policy", "mixture"),
+    }
 
     def validate_policy(self, whole_sequences: tuple[str, ...] = ()) -> None:
         self.validate_memory(whole_sequences)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from voidrl.configs.choices import NETWORKS
+from voidrl.configs.conditions import IsSet, MlpBody
 from voidrl.configs.policy import MemoryConfig, validate_discounting
 from voidrl.validation import require_choice, require_non_negative, require_positive, require_positive_integers, validate_fraction, validate_hidden_sizes
 
@@ -193,6 +194,8 @@ class PPGConfig(MemoryConfig):
     None: one head learns the weighted sum of the rewards."""
     hidden_sizes: tuple[int, ...] = (64, 64)
     """Hidden layer sizes of mlp bodies."""
+
+    acts_only = {"hidden_sizes": MlpBody("network", "critic_network"), "intrinsic_gamma": IsSet("intrinsic")}
 
     @property
     def shared(self) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from voidrl.configs.conditions import IsSet
 from voidrl.configs.policy import PolicyConfig, validate_discounting
 from voidrl.validation import require_non_negative, require_positive, require_positive_integers, validate_fraction
 
@@ -155,6 +156,8 @@ class PPOConfig(PolicyConfig):
     their returns running on across episode ends (RND: 0.99 beside a task gamma of 0.999), and the
     advantage is the plug-in's (task, intrinsic) weights applied to the two heads' advantages. None:
     one head learns the weighted sum of the rewards."""
+
+    acts_only = {"intrinsic_gamma": IsSet("intrinsic")}
 
     def validate(self) -> None:
         require_positive_integers(self, ("num_steps", "epochs", "minibatch_size"))

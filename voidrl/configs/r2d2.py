@@ -7,6 +7,7 @@ from typing import Any
 
 from voidrl.configs.base import AlgorithmConfig
 from voidrl.configs.choices import NETWORKS
+from voidrl.configs.conditions import Choice, MlpBody
 from voidrl.configs.policy import validate_discounting
 from voidrl.validation import require_choice, require_positive, require_positive_integers, validate_fraction, validate_hidden_sizes
 
@@ -114,6 +115,8 @@ class R2D2Config(AlgorithmConfig):
     save_replay: bool = False
     """Keep the replay beside the checkpoint, in RUN_DIR/replay/ (exact resume; large on Atari: 84 x 84 x 85 bytes = 0.60 MB
     of frames a sequence), each checkpoint adding what arrived since the one before."""
+
+    acts_only = {"trace_lambda": Choice("td_target", "retrace"), "hidden_sizes": MlpBody("network")}
 
     def validate(self) -> None:
         require_positive_integers(self, ("num_steps", "sequence_length", "sequence_period", "n_step", "batch_size",

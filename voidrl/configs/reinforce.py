@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from voidrl.configs.conditions import Choice
 from voidrl.configs.policy import PolicyConfig, validate_discounting
 from voidrl.validation import require_non_negative, require_positive, require_positive_integers
 
@@ -52,6 +53,8 @@ class REINFORCEConfig(PolicyConfig):
     """Weight of the entropy bonus."""
     max_grad_norm: float | None = None
     """Clip the global gradient norm to this before the step; None disables."""
+
+    acts_only = {"value_coef": Choice("baseline", True)}
 
     def validate(self) -> None:
         require_positive_integers(self, ("num_steps", "episodes_per_env"))

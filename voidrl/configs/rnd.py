@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
+from voidrl.configs.conditions import Condition, VectorObservations
 from voidrl.validation import require_non_negative, require_positive, require_positive_integers, validate_fraction
 
 
@@ -35,6 +37,8 @@ class RNDConfig:
     observation_warmup_steps: int = 2048
     """Random-action environment steps (over all environments) that warm up the observation statistics
     before a fresh run's first rollout; none on resume."""
+
+    acts_only: ClassVar[dict[str, Condition]] = {"vector_hidden_size": VectorObservations()}
 
     def validate(self) -> None:
         require_positive_integers(self, ("embedding_size", "vector_hidden_size", "predictor_epochs", "predictor_minibatch_size"))

@@ -15,6 +15,16 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
+if dist.is_available():
+    # Imported now, while no process group exists, not later. torch.distributed.nn.functional binds ``group.WORLD`` as
+    # the default argument of its functions when it is first imported, and torch imports it lazily (through
+    # torch._dynamo, when a process builds its first optimizer): imported after a group formed, those defaults held
+    # the group for the life of the process, so destroy_process_group no longer destroyed it and gloo's worker threads
+    # ran on into the interpreter's exit. A worker still releasing a finished collective then needed the GIL of an
+    # interpreter going away and the rank aborted: "terminate called without an active exception" (SIGABRT), most
+    # often on a loaded machine. Imported before, the defaults are None (the default group at each call).
+    import torch.distributed.nn.functional  # noqa: F401
+
 
 def is_distributed() -> bool:
     """A process group of more than one process is running."""

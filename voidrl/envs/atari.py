@@ -21,6 +21,7 @@ import torch
 
 from voidrl.envs.base import EpisodeTracker, Step, VecEnv, actions_to_numpy
 from voidrl.envs.snapshot import NotSaveable
+from voidrl.extras import MissingExtra, require
 
 ATARI_FRAME_SKIP = 4
 ATARI_SCREEN = (210, 160)
@@ -37,11 +38,17 @@ PLAYER_POSITION_RAM: dict[str, tuple[int, int]] = {
 
 
 def rom_name(env_id: str) -> str | None:
-    """``"ALE/MsPacman-v5"``, ``"MsPacmanNoFrameskip-v4"`` or ``"ms_pacman"`` -> ``"ms_pacman"``; None if not Atari."""
-    from ale_py import roms
-
+    """``"ALE/MsPacman-v5"``, ``"MsPacmanNoFrameskip-v4"`` or ``"ms_pacman"`` -> ``"ms_pacman"``; None if not Atari.
+    Without ale-py (the ``atari`` extra) an id that only Atari games have (``ALE/...``, ``...NoFrameskip-v4``) is a
+    ``MissingExtra`` naming the extra, and any other id is not Atari."""
     match = re.fullmatch(r"(?:ALE/)?([A-Za-z0-9_]+?)(?:NoFrameskip)?(?:-v\d+)?", env_id)
     if match is None:
+        return None
+    try:
+        roms = require("ale_py.roms", "atari", env_id)
+    except MissingExtra:
+        if env_id.startswith("ALE/") or "NoFrameskip" in env_id:
+            raise
         return None
     name = match.group(1)
     snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
@@ -53,9 +60,8 @@ def rom_name(env_id: str) -> str | None:
 
 
 def all_rom_names() -> list[str]:
-    from ale_py import roms
-
-    return sorted(roms.get_all_rom_ids())
+    """Every game ALE ships, by ROM name; ``MissingExtra`` without ale-py (the ``atari`` extra)."""
+    return sorted(require("ale_py.roms", "atari", "the Atari games").get_all_rom_ids())
 
 
 class AtariVecEnv(VecEnv):

@@ -120,7 +120,7 @@ class EpisodeTracker:
 def actions_to_numpy(actions: torch.Tensor, space: gym.Space) -> np.ndarray:
     """Convert a batch of actions for ``space``; Box actions are clipped to its bounds."""
     array = actions.detach().cpu().numpy()
-    if isinstance(space, gym.spaces.Discrete):
+    if isinstance(space, (gym.spaces.Discrete, gym.spaces.MultiDiscrete)):
         return array.astype(np.int64, copy=False)
     if isinstance(space, gym.spaces.Box):
         return np.clip(array, space.low, space.high).astype(space.dtype, copy=False)

@@ -16,15 +16,17 @@ from voidrl.envs.vision import VAEVision, parse_vision
 from voidrl.nets.vae import load_vae
 from voidrl.envs.wrappers import (FallPenalty, FrameStack, KeepObservationEntries, NormalizeObservation, NormalizeReward, PreviousActionReward,
                                   TransformReward)
+from voidrl.extras import require
 
 
-def route_mujoco_warnings() -> None:
+def route_mujoco_warnings(env_id: str) -> None:
     """MuJoCo prints each model-compiler warning on stderr once per environment built; the one seen with
     gymnasium 1.4's models is a deprecated XML attribute, which the user cannot act on. As a Python
     DeprecationWarning it is hidden by default and shown once with ``python -W default``. A MuJoCo that cannot
-    start (a MUJOCO_GL it does not know) is a one-line ValueError."""
+    start (a MUJOCO_GL it does not know) is a one-line ValueError; without MuJoCo, a ``MissingExtra`` naming
+    ``env_id`` and the extra."""
     try:
-        import mujoco
+        mujoco = require("mujoco", "mujoco", env_id)
     except RuntimeError as error:
         raise ValueError(f"MuJoCo cannot start: {error} (egl, osmesa or glfw, or leave MUJOCO_GL unset)") from None
 
@@ -67,11 +69,11 @@ def make_env(env_id: str, config: EnvConfig | None = None, gamma: float = 0.99, 
         if suite == "minatar" and max_steps is None:
             max_steps = 27_000
         if suite == "mujoco":
-            route_mujoco_warnings()
+            route_mujoco_warnings(env_id)
         pixels = config.pixels
         if vision is not None and pixels is None:
             pixels = vision[0].shape.image_size
-        env = make_gym_vec_env(env_id, config.num_envs, suite, max_steps, pixels, screens, config.action_repeat)
+        env = make_gym_vec_env(env_id, config.num_envs, suite, max_steps, pixels, screens, config.action_repeat, config.vector)
     if vision is not None:
         env = VAEVision(env, *vision, config.vision_latent, config.vision_finetune_every, seed, device)
     if config.frame_stack > 1:

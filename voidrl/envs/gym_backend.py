@@ -12,8 +12,12 @@ import torch
 from gymnasium.envs.classic_control.cartpole import CartPoleVectorEnv
 from gymnasium.vector import AutoresetMode
 
+from voidrl.configs.choices import GENERIC_SUITE
 from voidrl.envs.base import EpisodeTracker, Step, VecEnv, actions_to_numpy
-from voidrl.envs.snapshot import env_state, from_plain, load_env_state, to_plain
+from voidrl.envs.failure import EnvironmentFailure
+from voidrl.envs.snapshot import NotSaveable, env_state, from_plain, load_env_state, to_plain
+from voidrl.envs.suites import registered_spec
+from voidrl.extras import require
 
 DEFAULT_SCREEN_FPS = 20
 """Screens per second of an env whose metadata has no ``render_fps`` (MinAtar's: its own display shows each
@@ -81,10 +85,11 @@ class GymVecEnv(VecEnv):
     are wrapped in ``ScreenAfterStep``, whose screens become ``Step.screens``; ``action_repeat``: the environment
     steps each of its steps takes (its sub-environments wrapped in ``ActionRepeat``)."""
 
-    def __init__(self, env: gym.vector.VectorEnv, screens: bool = False, action_repeat: int = 1):
+    def __init__(self, env: gym.vector.VectorEnv, screens: bool = False, action_repeat: int = 1, env_id: str | None = None):
         if env.metadata.get("autoreset_mode") != AutoresetMode.SAME_STEP:
             raise ValueError("GymVecEnv needs a vector env in same-step autoreset mode")
         self.env = env
+        self.env_id = env_id or (env.spec.id if env.spec else "gymnasium")
         self.num_envs = env.num_envs
         self.single_observation_space = env.single_observation_space
         self.single_action_space = env.single_action_space
@@ -95,14 +100,18 @@ class GymVecEnv(VecEnv):
             self.screen_fps = (env.metadata.get("render_fps") or DEFAULT_SCREEN_FPS) / action_repeat
 
     def reset(self, seed: int) -> torch.Tensor:
-        obs, _ = self.env.reset(seed=seed)
+        try:
+            obs, _ = self.env.reset(seed=seed)
+        except Exception as error:
+            raise EnvironmentFailure(self.env_id, "reset()", error) from error
         self.tracker.reset()
         return _as_tensor(obs)
 
     def step(self, actions: torch.Tensor) -> Step:
-        obs, reward, terminated, truncated, info = self.env.step(
-            actions_to_numpy(actions, self.single_action_space)
-        )
+        try:
+            obs, reward, terminated, truncated, info = self.env.step(actions_to_numpy(actions, self.single_action_space))
+        except Exception as error:
+            raise EnvironmentFailure(self.env_id, "step()", error) from error
         reward = np.asarray(reward, dtype=np.float64)
         done = terminated | truncated
         obs = _as_tensor(obs)
@@ -128,6 +137,8 @@ class GymVecEnv(VecEnv):
     def episodes_state(self) -> dict:
         if isinstance(self.env, SameStepCartPole):
             envs = self.env.episodes_state()
+        elif not hasattr(self.env, "envs"):
+            raise NotSaveable("the environments run in subprocesses (--vector async), whose state is not read back")
         else:
             envs = [env_state(env, f"environment {i} ({self.env.spec.id if self.env.spec else 'gymnasium'})")
                     for i, env in enumerate(self.env.envs)]
@@ -163,6 +174,162 @@ class ActionRepeat(gym.Wrapper):
             if terminated or truncated:
                 break
         return obs, total, terminated, truncated, info
+
+
+class CheckedSteps(gym.Wrapper):
+    """What voidrl cannot train on, refused at the step it happens in one line: a step that is not gymnasium's
+    ``(obs, reward, terminated, truncated, info)``, a reward that is not a finite number, an observation outside its
+    space (a Box's shape and bounds, finite; other spaces by ``contains``). For environments voidrl did not write."""
+
+    def reset(self, **kwargs):
+        obs, info = self.env.reset(**kwargs)
+        self.check_observation(obs, "reset")
+        return obs, info
+
+    def step(self, action):
+        result = self.env.step(action)
+        if not (isinstance(result, tuple) and len(result) == 5):
+            got = f"a tuple of {len(result)}" if isinstance(result, tuple) else f"a {type(result).__name__}"
+            raise ValueError(f"step returned {got}, not (obs, reward, terminated, truncated, info)")
+        obs, reward, terminated, truncated, info = result
+        if not (isinstance(reward, (int, float, np.integer, np.floating)) and np.isfinite(reward)):
+            raise ValueError(f"step returned the reward {reward!r}, not a finite number")
+        self.check_observation(obs, "step")
+        return result
+
+    def check_observation(self, obs, call: str) -> None:
+        space = self.observation_space
+        if isinstance(space, gym.spaces.Box):
+            obs = np.asarray(obs)
+            if obs.shape != space.shape:
+                raise ValueError(f"{call} returned an observation of shape {obs.shape}, its space's is {space.shape}")
+            if obs.dtype.kind not in "biuf":
+                raise ValueError(f"{call} returned an observation of {obs.dtype}, not numbers")
+            if obs.dtype.kind == "f" and not np.isfinite(obs).all():
+                raise ValueError(f"{call} returned an observation that is not finite: {obs.tolist() if obs.size <= 8 else 'nan or inf'}")
+            if not ((obs >= space.low).all() and (obs <= space.high).all()):
+                raise ValueError(f"{call} returned an observation outside its space {space}")
+        elif not space.contains(obs):
+            raise ValueError(f"{call} returned an observation outside its space {space}")
+
+
+class ChannelsFirst(gym.ObservationWrapper):
+    """Images ``[H, W, C]`` as ``[C, H, W]``, the layout of voidrl's convolutional bodies."""
+
+    def __init__(self, env: gym.Env):
+        super().__init__(env)
+        space = env.observation_space
+        self.observation_space = gym.spaces.Box(np.moveaxis(space.low, -1, 0), np.moveaxis(space.high, -1, 0), dtype=space.dtype)
+
+    def observation(self, observation):
+        return np.ascontiguousarray(np.moveaxis(observation, -1, 0))
+
+
+class ZeroBasedDiscrete(gym.ActionWrapper):
+    """Discrete choices counted from 0, as voidrl's policies draw them: ``Discrete(n, start)`` as ``Discrete(n)``, a
+    ``MultiDiscrete(nvec, start)`` as ``MultiDiscrete(nvec)`` (action a is the env's ``start + a``), and a
+    ``MultiBinary(n)`` as ``MultiDiscrete([2] * n)``."""
+
+    def __init__(self, env: gym.Env):
+        super().__init__(env)
+        space = env.action_space
+        if isinstance(space, gym.spaces.Discrete):
+            self.start, self.action_space = int(space.start), gym.spaces.Discrete(int(space.n))
+        elif isinstance(space, gym.spaces.MultiDiscrete):
+            self.start, self.action_space = space.start, gym.spaces.MultiDiscrete(space.nvec)
+        else:
+            self.start, self.action_space = 0, gym.spaces.MultiDiscrete(np.full(space.n, 2))
+        self.dtype = space.dtype
+
+    def action(self, action):
+        return (np.asarray(action) + self.start).astype(self.dtype)
+
+
+class UnsupportedSpace(ValueError):
+    """An environment's observation or action space voidrl cannot train on."""
+
+
+FLATTENED_SPACES = (gym.spaces.Discrete, gym.spaces.MultiDiscrete, gym.spaces.MultiBinary, gym.spaces.Dict, gym.spaces.Tuple)
+"""Observation spaces voidrl flattens into one vector (gymnasium's ``flatten_space``: one-hot for discrete parts)."""
+SUPPORTED_SPACES = ("observations: Box (vectors, images, any shape), Discrete, MultiDiscrete, MultiBinary, and Dict or "
+                    "Tuple of these; actions: Discrete, 1-d MultiDiscrete, 1-d MultiBinary and 1-d Box")
+
+
+def is_image_space(space: gym.Space) -> bool:
+    """uint8 ``[H, W]`` or ``[H, W, C]`` / ``[C, H, W]`` with at most 4 channels: what goes to a convolutional body."""
+    return (isinstance(space, gym.spaces.Box) and space.dtype == np.uint8
+            and (len(space.shape) == 2 or (len(space.shape) == 3 and min(space.shape[0], space.shape[-1]) <= 4)))
+
+
+def for_the_agent(env: gym.Env) -> gym.Env:
+    """A Gymnasium environment as voidrl's networks take it: uint8 images channels first (``[1, H, W]`` for
+    ``[H, W]``), other Box observations of more than one axis flattened, discrete, Dict and Tuple observations
+    flattened to one vector (one-hot where discrete), discrete actions counted from 0 (``ZeroBasedDiscrete``), finite Box action bounds
+    rescaled to [-1, 1] (gymnasium's ``RescaleAction``: a Gaussian policy's unit-scale noise then covers the
+    range); an ``UnsupportedSpace`` naming the space for anything else."""
+    obs_space, action_space = env.observation_space, env.action_space
+    if is_image_space(obs_space):
+        if len(obs_space.shape) == 2:
+            env = gym.wrappers.ReshapeObservation(env, (1, *obs_space.shape))
+        elif obs_space.shape[-1] <= 4 < obs_space.shape[0]:
+            env = ChannelsFirst(env)
+    elif isinstance(obs_space, gym.spaces.Box):
+        if len(obs_space.shape) != 1:
+            env = gym.wrappers.FlattenObservation(env)
+    elif isinstance(obs_space, FLATTENED_SPACES):
+        try:
+            env = gym.wrappers.FlattenObservation(env)
+        except NotImplementedError:
+            raise UnsupportedSpace(f"observation space {obs_space} is not supported; voidrl takes {SUPPORTED_SPACES}") from None
+    else:
+        raise UnsupportedSpace(f"observation space {obs_space} is not supported; voidrl takes {SUPPORTED_SPACES}")
+    one_axis = len(action_space.shape or (0,)) == 1
+    if isinstance(action_space, gym.spaces.Discrete) or isinstance(action_space, (gym.spaces.MultiDiscrete, gym.spaces.MultiBinary)) and one_axis:
+        if isinstance(action_space, gym.spaces.MultiBinary) or np.any(action_space.start != 0):
+            env = ZeroBasedDiscrete(env)
+    elif isinstance(action_space, gym.spaces.Box) and one_axis:
+        bounded = np.isfinite(action_space.low).all() and np.isfinite(action_space.high).all()
+        if bounded and not ((action_space.low == -1).all() and (action_space.high == 1).all()):
+            env = gym.wrappers.RescaleAction(env, np.full(action_space.shape, -1, action_space.dtype), np.full(action_space.shape, 1, action_space.dtype))
+    else:
+        raise UnsupportedSpace(f"action space {action_space} is not supported; voidrl takes {SUPPORTED_SPACES}")
+    return env
+
+
+class UserSpaces:
+    """How voidrl's agent sees one environment of the generic suite (``for_the_agent``'s wrappers), to act on its own
+    observations: ``observation_space`` and ``action_space`` are the environment's own, ``observations`` turns its
+    observations, one (a dict for a Dict space) or a batch (a list, or an array with one more axis), into the agent's
+    ``[B, ...]``, and ``action`` one of the agent's actions into the environment's."""
+
+    def __init__(self, env_id: str):
+        raw = gym.make(registered_spec(env_id) or env_id, disable_env_checker=True)
+        self.observation_space, self.action_space = raw.observation_space, raw.action_space
+        env, self.observation_wrappers, self.action_wrappers = for_the_agent(raw), [], []
+        while env is not raw:
+            if isinstance(env, gym.ObservationWrapper):
+                self.observation_wrappers.insert(0, env)  # innermost first
+            if isinstance(env, gym.ActionWrapper):
+                self.action_wrappers.append(env)  # outermost first
+            env = env.env
+        raw.close()
+
+    def observations(self, obs) -> tuple[np.ndarray, bool]:
+        """``obs`` as the agent's ``[B, ...]`` batch, and whether it was one observation."""
+        one_axis_more = isinstance(self.observation_space, (gym.spaces.Box, gym.spaces.Discrete, gym.spaces.MultiDiscrete,
+                                                             gym.spaces.MultiBinary)) and np.ndim(obs) == len(self.observation_space.shape) + 1
+        single = not (isinstance(obs, list) or one_axis_more)
+        return np.stack([self.observation(one) for one in ([obs] if single else obs)]), single
+
+    def observation(self, obs) -> np.ndarray:
+        for wrapper in self.observation_wrappers:
+            obs = wrapper.observation(obs)
+        return np.asarray(obs)
+
+    def action(self, action: np.ndarray):
+        for wrapper in self.action_wrappers:
+            action = wrapper.action(action)
+        return action
 
 
 class MinAtarPixels(gym.ObservationWrapper):
@@ -343,34 +510,47 @@ def make_rendering_env(env_id: str, size: int, max_episode_steps: int | None = N
 
 
 def make_gym_vec_env(env_id: str, num_envs: int, suite: str, max_episode_steps: int | None = None,
-                     pixels: int | None = None, screens: bool = False, action_repeat: int = 1) -> GymVecEnv:
+                     pixels: int | None = None, screens: bool = False, action_repeat: int = 1, vector: str = "sync") -> GymVecEnv:
     """Build a same-step vector env for a registered gymnasium id of ``suite``; MuJoCo tasks observed as
     ``pixels`` x ``pixels`` frames when given (rendered headless, through EGL unless MUJOCO_GL says otherwise).
     With ``screens`` each step also returns every sub-environment's own rendering (``ScreenAfterStep``; MuJoCo's
     at ``pixels`` where given, else at gymnasium's default size). Each action is applied for ``action_repeat``
-    steps inside the time limit (``ActionRepeat``), before frames are rendered."""
-    if env_id == "CartPole-v1" and max_episode_steps is None and not screens and action_repeat == 1:
+    steps inside the time limit (``ActionRepeat``), before frames are rendered. ``vector``: gymnasium's ``sync`` (one
+    process) or ``async`` vector env (each environment in a subprocess). An environment of the generic suite is checked
+    at every step (``CheckedSteps``) and adapted to voidrl's networks (``for_the_agent``)."""
+    if env_id == "CartPole-v1" and max_episode_steps is None and not screens and action_repeat == 1 and vector == "sync":
         return GymVecEnv(SameStepCartPole(num_envs=num_envs, max_episode_steps=500))
-    wrappers = {"minatar": [MinAtarPixels], "minigrid": [MiniGridPlanes]}.get(suite, [])
+    wrappers = {"minatar": [MinAtarPixels], "minigrid": [MiniGridPlanes], GENERIC_SUITE: [for_the_agent]}.get(suite, [])
     rendering = {}
     if pixels is not None:
         wrappers = [RenderedFrames]
         rendering = {"width": pixels, "height": pixels}
     if action_repeat > 1:
         wrappers = [functools.partial(ActionRepeat, repeat=action_repeat), *wrappers]
+    if suite == GENERIC_SUITE:
+        wrappers = [CheckedSteps, *wrappers]
     if pixels is not None or screens:
         os.environ.setdefault("MUJOCO_GL", "egl")
         os.environ.setdefault("SDL_VIDEODRIVER", "dummy")  # pygame draws classic control's pictures without a display
         rendering["render_mode"] = "rgb_array"
     if screens:
         wrappers = [*wrappers, functools.partial(ScreenAfterStep, suite=suite)]
-    env = gym.make_vec(
-        env_id,
-        num_envs=num_envs,
-        vectorization_mode="sync",
-        vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP},
-        wrappers=wrappers,
-        **({"max_episode_steps": max_episode_steps} if max_episode_steps else {}),
-        **rendering,
-    )
-    return GymVecEnv(env, screens, action_repeat)
+    try:
+        env = gym.make_vec(
+            registered_spec(env_id) or env_id,  # a class or function given from Python is registered by its id
+            num_envs=num_envs,
+            vectorization_mode=vector,
+            vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP},
+            wrappers=wrappers,
+            **({"max_episode_steps": max_episode_steps} if max_episode_steps else {}),
+            **rendering,
+        )
+    except gym.error.DependencyNotInstalled as error:
+        if str(registered_spec(env_id).entry_point).startswith("gymnasium.envs.box2d"):
+            require("Box2D", "box2d", env_id)
+        raise ValueError(f"environment {env_id}: {str(error).splitlines()[0]}") from None
+    except Exception as error:
+        if suite != GENERIC_SUITE or isinstance(error, UnsupportedSpace):
+            raise
+        raise EnvironmentFailure(env_id, "its constructor", error) from error
+    return GymVecEnv(env, screens, action_repeat, env_id)

@@ -5,8 +5,9 @@ lists, tuples and string-keyed dicts. NumPy arrays, scalars and random states be
 reading them back checks their dtype and size, so no object is ever unpickled and a crafted state is refused.
 
 Saved here: classic control (gymnasium's state arrays and random generator) and MinAtar (each game's fields);
-wrappers whose state is known (time limits). Anything else raises ``NotSaveable`` naming what could not be saved,
-and the run's episodes then start anew when it resumes.
+wrappers whose state is known (time limits); any environment that offers its state through ``SAVES_EPISODES``'s two
+methods (with its gymnasium random generator, ``np_random``). Anything else raises ``NotSaveable`` naming what could not
+be saved, and the run's episodes then start anew when it resumes.
 """
 
 from __future__ import annotations
@@ -36,10 +37,25 @@ WRAPPER_FIELDS: dict[str, tuple[str, ...]] = {
     "PassiveEnvChecker": (),
     "ActionRepeat": (),
     "MinAtarPixels": (),
+    "CheckedSteps": (),
+    "ChannelsFirst": (),
+    "ZeroBasedDiscrete": (),
+    "FlattenObservation": (),
+    "ReshapeObservation": (),
+    "RescaleAction": (),
 }
 """The state of each gymnasium wrapper a training environment may have, by class name; a wrapper not listed is not saved."""
 CHECKS_DONE = {"PassiveEnvChecker": {"checked_reset": True, "checked_step": True, "checked_data_reuse": True}}
 """Set on loading: gymnasium's checks of a first reset and steps were made in the run that saved the episodes."""
+
+
+SAVES_EPISODES = ("episode_state", "load_episode_state")
+"""The protocol by which an environment of a user's offers its episode in progress, so that a resumed run continues it
+exactly: ``env.episode_state()`` returns plain data (numbers, strings, bytes, None, NumPy arrays, and lists, tuples and
+string-keyed dicts of these) and ``env.load_episode_state(state)`` takes it back on an environment built as that one
+was. voidrl keeps the environment's ``np_random`` beside it."""
+PROTOCOL_FIELDS = ("episode", "np_random")
+"""What a checkpoint keeps of an environment with ``SAVES_EPISODES``."""
 
 
 class NotSaveable(Exception):
@@ -140,6 +156,8 @@ def _core_state(env: gym.Env, where: str) -> dict[str, Any]:
     fields = CLASSIC_CONTROL_FIELDS.get(type(env))
     if fields is not None:
         return {**{name: getattr(env, name) for name in fields}, "np_random": env.np_random.bit_generator.state}
+    if all(callable(getattr(env, name, None)) for name in SAVES_EPISODES):
+        return {"episode": env.episode_state(), "np_random": env.np_random.bit_generator.state}
     game = getattr(env, "game", None)
     if type(env).__module__ == "minatar.gym" and game is not None:
         fields = {name: value for name, value in vars(game.env).items() if name != "random"}
@@ -157,6 +175,15 @@ def _load_core_state(env: gym.Env, state: Any, where: str) -> None:
             env.np_random.bit_generator.state = state["np_random"]
         except (TypeError, ValueError, KeyError, IndexError) as error:
             raise ValueError(f"{where}: a damaged random generator state ({error})") from None
+        return
+    if all(callable(getattr(env, name, None)) for name in SAVES_EPISODES):
+        if not isinstance(state, dict) or set(state) != set(PROTOCOL_FIELDS):
+            raise ValueError(f"{where}: not the state {type(env).__name__}.episode_state() saved")
+        try:
+            env.np_random.bit_generator.state = state["np_random"]
+        except (TypeError, ValueError, KeyError, IndexError) as error:
+            raise ValueError(f"{where}: a damaged random generator state ({error})") from None
+        env.load_episode_state(state["episode"])
         return
     if not isinstance(state, dict) or set(state) != {"random", "last_action", "game"}:
         raise ValueError(f"{where}: not the state of a {type(env).__name__}")

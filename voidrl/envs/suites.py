@@ -1,97 +1,205 @@
-"""Which environment ids there are: the suites, the task variants registered here, and the suite of an id."""
+"""Which environment ids there are: the suites, the task variants registered here, any Gymnasium id or environment a
+user brings, and the suite of an id.
+
+An id is one of
+- a suite's own id (``CartPole-v1``, ``HalfCheetah-v5``, ``MinAtar/Breakout-v1``, ``MiniGrid-DoorKey-5x5-v0``,
+  ``ALE/MsPacman-v5``) or one of voidrl's variants (``voidrl/CartPoleNoVelocity-v1``);
+- any other id in gymnasium's registry (``FrozenLake-v1``, a third-party package's ids once it is imported): the
+  ``gymnasium`` suite;
+- gymnasium's ``module:Env-vN`` form: ``module`` imported first (it registers ``Env-vN``), as ``gymnasium.make`` does;
+- ``module:qualname``, an environment class or a function returning one: what ``python_env_id`` names a class or
+  callable given from Python; registered with gymnasium under that id on first use.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import contextlib
+import importlib
+import re
+import warnings
+from collections.abc import Callable
+from typing import Any
 
 import gymnasium as gym
+from gymnasium.envs.registration import EnvSpec
 
-from voidrl.configs.choices import SUITES
+from voidrl.configs.choices import GENERIC_SUITE, SUITES
 from voidrl.envs.atari import all_rom_names, rom_name
+from voidrl.envs.variants import NAMESPACE, VARIANTS, Variant
+from voidrl.extras import MissingExtra, require
+
+__all__ = ["GENERIC_SUITE", "LIST_HINT", "UnknownEnvironment", "VARIANTS", "Variant", "env_id_of", "list_env_ids", "python_env_id",
+           "registered_spec", "suite_of"]
 
 LIST_HINT = "run `voidrl envs` to list the valid ids"
+VECTOR_ARGUMENTS = ("num_envs", "vectorization_mode", "vector_kwargs", "wrappers")
+"""What ``gymnasium.make_vec`` keeps in its spec's arguments beside the environment's own."""
+UNNAMED = "-unnamed"
+"""Marks the id of an environment given from Python that no import finds (a lambda, a local class, a partial)."""
+ENTRY_SUITES = {"gymnasium.envs.classic_control": "classic", "gymnasium.envs.mujoco": "mujoco", "minatar": "minatar",
+                "minigrid": "minigrid", "ale_py": "atari"}
+"""The suites of registered ids, by the module of their entry point."""
+UNLISTED_GYMNASIUM = ("gymnasium.envs.phys2d", "gymnasium.envs.tabular")
+"""gymnasium's JAX environments (functional, not ``gym.Env``): not listed."""
 
 
 class UnknownEnvironment(ValueError):
     pass
 
 
-@dataclass(frozen=True)
-class Variant:
-    """A registered task variant: a base id with another time limit and/or training reward."""
-
-    base: str
-    max_episode_steps: int | None = None
-    fall_penalty: bool = False
-    """Train on -1 per fall, 0 otherwise (reported returns stay the base task's)."""
-    observed: tuple[int, ...] | None = None
-    """Observation entries the agent sees (None: all)."""
+OPTIONAL_SUITES = (("ale_py", "atari", ("ALE/",)), ("minigrid", "minigrid", ("MiniGrid-", "BabyAI-")),
+                   ("minatar.gym", "minatar", ("MinAtar/",)))
+"""The suites whose packages register their ids with gymnasium: (module, extra, the prefixes of their ids)."""
 
 
-VARIANTS = {
-    # Leite's (2022) tasks.
-    "voidrl/InvertedPendulumFall-v5": Variant("InvertedPendulum-v5", fall_penalty=True),
-    "voidrl/HalfCheetah500-v5": Variant("HalfCheetah-v5", max_episode_steps=500),
-    # Partially observable: cart position and pole angle only, so velocities must be inferred from history.
-    "voidrl/CartPoleNoVelocity-v1": Variant("CartPole-v1", observed=(0, 2)),
-}
+def _register_optional_suites(env_id: str = "") -> None:
+    """Register the ids of the suites that are installed (ale_py and minigrid register theirs on import); ``env_id``
+    of a suite that is not installed is a ``MissingExtra`` naming its extra."""
+    for module, extra, prefixes in OPTIONAL_SUITES:
+        try:
+            package = require(module, extra, env_id)
+        except MissingExtra:
+            if env_id.startswith(prefixes):
+                raise
+            continue
+        if extra == "minatar" and "MinAtar/Breakout-v1" not in gym.registry:
+            package.register_envs()
 
 
-def _register_optional_suites() -> None:
-    import ale_py
+def _entry_module(spec: EnvSpec) -> str:
+    """The module an id's environment comes from."""
+    entry = spec.entry_point
+    return entry.partition(":")[0] if isinstance(entry, str) else getattr(entry, "__module__", None) or "python"
 
-    gym.register_envs(ale_py)
+
+def _entry_suite(spec: EnvSpec) -> str:
+    module = _entry_module(spec)
+    return next((suite for prefix, suite in ENTRY_SUITES.items() if module.startswith(prefix)), GENERIC_SUITE)
+
+
+def python_env_id(make: Callable[..., gym.Env], env_id: str | None = None) -> str:
+    """The id of an environment class or a function returning a ``gym.Env``: ``module:qualname`` (or ``env_id``),
+    registered with gymnasium under that id. A run's config.json and checkpoint keep the id; a later process finds the
+    class again by importing ``module`` where it is defined at module level, and is given it otherwise
+    (``voidrl.load(path, env=...)``)."""
+    if isinstance(make, type) and not issubclass(make, gym.Env):
+        raise ValueError(f"env: {make.__qualname__} is a class but not a gymnasium.Env; give a gymnasium.Env subclass, "
+                         "a function returning one, or an id")
+    if env_id is None:
+        named = getattr(make, "__qualname__", make) if hasattr(make, "__module__") else None
+        if isinstance(named, str) and "<" not in named:
+            env_id = f"{make.__module__}:{named}"
+        else:  # a lambda, a local class, a functools.partial (whose arguments are in no name): found by no import
+            inner = getattr(make, "func", make)
+            name = re.sub(r"[^\w.]+", "", getattr(inner, "__qualname__", type(make).__qualname__))
+            env_id = f"{getattr(inner, '__module__', 'python')}:{name}{UNNAMED}{id(make):x}"
+    spec = gym.registry.get(env_id)
+    if spec is None or spec.entry_point is not make:
+        with warnings.catch_warnings():  # gymnasium warns when an id is registered again: here, a redefined class
+            warnings.simplefilter("ignore")
+            gym.register(env_id, entry_point=make)
+    return env_id
+
+
+def env_id_of(env: Any) -> str:
+    """The id voidrl keeps for an environment given from Python: an id as it is; a ``gymnasium.Env`` class or a function
+    returning one by ``python_env_id`` (voidrl makes one instance per parallel environment and seeds each); a ready
+    ``gymnasium.vector.VectorEnv`` made by ``gymnasium.make_vec`` by the id of its spec (voidrl makes environments of its
+    own from that id, as it must for evaluation and resume: wrappers applied to the vector env are not seen). A
+    ``ValueError`` naming what was given otherwise."""
+    if isinstance(env, str):
+        return env
+    if isinstance(env, gym.vector.VectorEnv):
+        spec = env.spec
+        arguments = {} if spec is None else {name: value for name, value in spec.kwargs.items() if name not in VECTOR_ARGUMENTS}
+        if spec is None or arguments or spec.kwargs.get("wrappers"):
+            reason = ("has no spec (it was not made by gymnasium.make_vec)" if spec is None else
+                      f"was made with arguments {arguments}" if arguments else "was made with wrappers")
+            raise ValueError(f"env: this {type(env).__name__} {reason}; voidrl makes environments of its own, for evaluation "
+                             "and resume too: give the id, or a function that makes one environment")
+        module = _entry_module(spec)
+        own = module.startswith(("gymnasium.", *ENTRY_SUITES)) or spec.id in VARIANTS
+        return spec.id if own else f"{module}:{spec.id}"  # a later process imports the module that registers it
+    if isinstance(env, gym.Env):
+        raise ValueError(f"env: give the class {type(env).__qualname__} or a function that makes one environment, not an "
+                         "instance: voidrl makes one per parallel environment")
+    if callable(env):
+        return python_env_id(env)
+    raise ValueError(f"env must be an id, a gymnasium.Env class, a function returning a gymnasium.Env or a "
+                     f"gymnasium.vector.VectorEnv, got {type(env).__name__}")
+
+
+def registered_spec(env_id: str) -> EnvSpec | None:
+    """The gymnasium spec of ``env_id`` in any of the forms above (importing the module it names), or None where
+    gymnasium knows no such id; an ``UnknownEnvironment`` where the id names a module that cannot be imported, or that
+    has neither a registered id nor an environment of that name."""
+    if env_id in gym.registry:
+        return gym.registry[env_id]
+    module_name, colon, name = env_id.partition(":")
+    if not colon:
+        return None
     try:
-        import minigrid  # registers MiniGrid-* on import
-    except ImportError:
-        pass
-    else:
-        gym.register_envs(minigrid)
-    try:
-        from minatar.gym import register_envs
-    except ImportError:
-        return
-    if "MinAtar/Breakout-v1" not in gym.registry:
-        register_envs()
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise UnknownEnvironment(f"environment {env_id!r}: module {module_name!r} cannot be imported ({error})") from None
+    if name in gym.registry:
+        return gym.registry[name]
+    target = module
+    for part in name.split("."):
+        target = getattr(target, part, None)
+    if not callable(target) and UNNAMED in name:
+        raise UnknownEnvironment(f"environment {env_id!r} was given from Python as an object no import finds by its name (a "
+                                 "lambda, a local class or function, a functools.partial); give it again: voidrl.load(path, env=...)")
+    if not callable(target):
+        raise UnknownEnvironment(f"environment {env_id!r}: importing {module_name} registered no gymnasium id {name!r}, and "
+                                 f"it has no environment class or function of that name; {LIST_HINT}")
+    python_env_id(target)
+    return gym.registry[env_id]
 
 
 def suite_of(env_id: str) -> str:
-    """The suite an id belongs to; raises ``UnknownEnvironment`` naming the id otherwise."""
+    """The suite an id belongs to (``GENERIC_SUITE`` for an environment none of the suites ships); raises
+    ``UnknownEnvironment`` naming the id otherwise."""
     if env_id in VARIANTS:
         return suite_of(VARIANTS[env_id].base)
-    if env_id.startswith(("MinAtar/", "MiniGrid-")):
-        _register_optional_suites()
-        if env_id in gym.registry:
-            return "minatar" if env_id.startswith("MinAtar/") else "minigrid"
-    elif env_id in gym.registry:
-        entry = str(gym.registry[env_id].entry_point)
-        if "classic_control" in entry:
-            return "classic"
-        if "mujoco" in entry:
-            return "mujoco"
+    if env_id.startswith(("MinAtar/", "MiniGrid-", "BabyAI-")):
+        _register_optional_suites(env_id)
+    spec = registered_spec(env_id)
+    if spec is not None:
+        return _entry_suite(spec)
     if rom_name(env_id) is not None:
         return "atari"
-    raise UnknownEnvironment(f"unknown environment id {env_id!r}; {LIST_HINT}")
+    raise UnknownEnvironment(f"unknown environment id {env_id!r}; {LIST_HINT}, give a Gymnasium id (with 'module:' first where "
+                             "a module registers it), or pass an environment class or function from Python")
+
+
+def _group_of(env_id: str, spec: EnvSpec) -> str | None:
+    """Where ``voidrl envs`` lists an id: a suite, ``gymnasium/<family>`` for gymnasium's other environments, or the
+    package that registered it; None for an id not listed."""
+    module, suite = _entry_module(spec), _entry_suite(spec)
+    if (module.startswith(UNLISTED_GYMNASIUM) or env_id in VARIANTS or ":" in env_id
+            or (not isinstance(spec.entry_point, str) and module.startswith("gymnasium"))):  # gymnasium's stand-ins that only raise
+        return None
+    if suite in ("mujoco", "atari") and not env_id.endswith("-v5") or suite == "atari" and not env_id.startswith("ALE/"):
+        return None  # older versions of the same tasks
+    if suite != GENERIC_SUITE:
+        return suite
+    if module.startswith("gymnasium.envs."):
+        return f"{GENERIC_SUITE}/{module.split('.')[2]}"
+    return module.split(".")[0]
 
 
 def list_env_ids() -> dict[str, list[str]]:
-    """Valid ids per suite (Atari games listed by their ALE/...-v5 id)."""
+    """Valid ids per suite (Atari games listed by their ALE/...-v5 id), then voidrl's variants, gymnasium's other
+    environments by family and third-party ids by the package that registered them."""
     _register_optional_suites()
-    ids: dict[str, list[str]] = {suite: [] for suite in SUITES}
+    ids: dict[str, list[str]] = {suite: [] for suite in SUITES if suite != GENERIC_SUITE}
+    ids[NAMESPACE] = sorted(VARIANTS)
     for env_id, spec in gym.registry.items():
-        entry = str(spec.entry_point)
-        if "classic_control" in entry:
-            ids["classic"].append(env_id)
-        elif "mujoco" in entry and env_id.endswith("-v5"):
-            ids["mujoco"].append(env_id)
-        elif env_id.startswith("MinAtar/"):
-            ids["minatar"].append(env_id)
-        elif env_id.startswith("MiniGrid-"):
-            ids["minigrid"].append(env_id)
-        elif env_id.startswith("ALE/") and env_id.endswith("-v5"):
-            ids["atari"].append(env_id)
-    for env_id, variant in VARIANTS.items():
-        ids[suite_of(variant.base)].append(env_id)
+        group = _group_of(env_id, spec)
+        if group is not None:
+            ids.setdefault(group, []).append(env_id)
     if not ids["atari"]:
-        ids["atari"] = all_rom_names()
-    return {suite: sorted(names) for suite, names in ids.items()}
+        with contextlib.suppress(MissingExtra):  # without ale-py, no games
+            ids["atari"] = all_rom_names()
+    return {group: sorted(names) for group, names in ids.items()}

@@ -13,6 +13,7 @@ from typing import TextIO
 
 import numpy as np
 
+from voidrl.extras import require
 from voidrl.math.intervals import Interval, difference_interval, group_interval, t_quantile, uses_rliable, verdict
 
 def mean_and_interval(values: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -137,9 +138,9 @@ def curve(run_dir: str | Path, grid: np.ndarray, window: int = 100) -> np.ndarra
 
 
 def pyplot():
-    """``matplotlib.pyplot`` on the Agg backend (files only, no display needed)."""
-    import matplotlib
-
+    """``matplotlib.pyplot`` on the Agg backend (files only, no display needed); ``MissingExtra`` without the
+    ``analysis`` extra."""
+    matplotlib = require("matplotlib", "analysis", "a plot")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

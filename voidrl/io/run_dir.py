@@ -63,7 +63,7 @@ class RunDirLock:
             owner = handle.read().strip() or "unknown"
             handle.close()
             raise RunDirInUse(f"run directory {str(self.run_dir)!r} is in use by process {owner}, which is training in it; "
-                              "wait for it to end, or choose another --run-dir") from None
+                              "wait for it to end, or choose another run_dir") from None
         handle.seek(0)
         handle.truncate()
         handle.write(f"{os.getpid()}\n")

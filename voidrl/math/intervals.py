@@ -15,16 +15,17 @@ from typing import NamedTuple
 
 import numpy as np
 
+from voidrl.extras import require
+
 RLIABLE_MIN_SEEDS = 5
 BOOTSTRAP_REPS = 2_000
 """Bootstrap resamples per interval (rliable's default; arch resamples in Python, ~1 ms each)."""
 
 
 def t_quantile(probability: float, dof: float) -> float:
-    """Student-t quantile (scipy is imported here, not at start-up: it adds about a second to every command)."""
-    from scipy import stats
-
-    return stats.t.ppf(probability, dof)
+    """Student-t quantile (scipy is imported here, not at start-up: it adds about a second to every command; without
+    the ``analysis`` extra, a ``MissingExtra``)."""
+    return require("scipy.stats", "analysis", "a Student-t interval").t.ppf(probability, dof)
 
 
 class Interval(NamedTuple):

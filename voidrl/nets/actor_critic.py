@@ -16,6 +16,7 @@ from voidrl.nets.distributions import (
     Categorical,
     DiagonalGaussian,
     MixtureOfGaussians,
+    MultiCategorical,
     TanhGaussian,
     softplus_log_std,
     softplus_std_offset,
@@ -24,8 +25,11 @@ from voidrl.nets.recurrent import lstm_over_episodes, lstm_step, reset_schedule
 
 POLICY_HEAD_GAIN = 0.01
 """The last policy layer starts 100x smaller than the body's (Andrychowicz et al. 2021)."""
+MASKED_LOGIT = -1e9
+"""The logit of a choice a ``MultiDiscrete`` dimension does not have: probability exactly 0 in float32, and, unlike
+-inf, 0 x logit = 0 in entropies and KL divergences."""
 
-Distribution = Categorical | DiagonalGaussian | TanhGaussian | MixtureOfGaussians
+Distribution = Categorical | MultiCategorical | DiagonalGaussian | TanhGaussian | MixtureOfGaussians
 
 
 def _check_choice(argument: str, value: str, allowed: tuple[str, ...]) -> None:
@@ -88,14 +92,22 @@ class ActorCritic(nn.Module):
         self.critic_body = None if shared else make_body(critic_network or network, obs_shape, hidden_sizes)
         features = head_inputs or self.actor_body.out_features
         self.log_std = None
+        discrete = isinstance(action_space, (gym.spaces.Discrete, gym.spaces.MultiDiscrete))
+        if discrete and (continuous_policy != "gaussian" or std_parameterization != "log_std"):
+            raise ValueError(
+                f"continuous_policy={continuous_policy!r} and std_parameterization={std_parameterization!r} "
+                f"need a Box action space; discrete actions take the defaults ('gaussian', 'log_std')"
+            )
         if isinstance(action_space, gym.spaces.Discrete):
-            if continuous_policy != "gaussian" or std_parameterization != "log_std":
-                raise ValueError(
-                    f"continuous_policy={continuous_policy!r} and std_parameterization={std_parameterization!r} "
-                    f"need a Box action space; discrete actions take the defaults ('gaussian', 'log_std')"
-                )
             self.policy_kind = "categorical"
             self.policy_head = orthogonal_init(nn.Linear(features, int(action_space.n)), POLICY_HEAD_GAIN)
+        elif isinstance(action_space, gym.spaces.MultiDiscrete) and len(action_space.shape) == 1:
+            self.policy_kind = "multi_categorical"
+            choices = torch.as_tensor(action_space.nvec, dtype=torch.long)
+            self.choices_shape = (len(choices), int(choices.max()))
+            # [D, K]: True where dimension d has fewer than K choices
+            self.register_buffer("missing_choices", torch.arange(self.choices_shape[1]) >= choices.unsqueeze(1), persistent=False)
+            self.policy_head = orthogonal_init(nn.Linear(features, math.prod(self.choices_shape)), POLICY_HEAD_GAIN)
         elif isinstance(action_space, gym.spaces.Box) and len(action_space.shape) == 1:
             self.policy_kind = continuous_policy
             action_dim = action_space.shape[0]
@@ -133,6 +145,8 @@ class ActorCritic(nn.Module):
         """The action distribution the policy head's output ``out [..., head outputs]`` parameterises."""
         if self.policy_kind == "categorical":
             return Categorical(out)
+        if self.policy_kind == "multi_categorical":
+            return MultiCategorical(out.unflatten(-1, self.choices_shape).masked_fill(self.missing_choices, MASKED_LOGIT))
         if self.policy_kind == "mixture":
             return MixtureOfGaussians.from_head(out.unflatten(-1, self.mixture_shape))
         if self.log_std is None:

@@ -104,15 +104,20 @@ class APTBody(nn.Module):
         return self.fc(self.encoder(obs.float() * (1.0 / 255.0)))
 
 
+def auto_network(obs_shape: tuple[int, ...]) -> str:
+    """The body ``network auto`` builds: mlp for vectors, nature for frames of 36 pixels a side or more, minatar for
+    smaller frames."""
+    if len(obs_shape) == 1:
+        return "mlp"
+    if len(obs_shape) == 3:
+        return "nature" if min(obs_shape[1:]) >= 36 else "minatar"
+    raise ValueError(f"no default network for observations of shape {obs_shape}")
+
+
 def make_body(network: str, obs_shape: tuple[int, ...], hidden_sizes: tuple[int, ...]) -> nn.Module:
-    """Body by name; ``auto`` picks mlp for vectors, nature for 84x84 frames, minatar for small frames."""
+    """Body by name (``auto``: ``auto_network``)."""
     if network == "auto":
-        if len(obs_shape) == 1:
-            network = "mlp"
-        elif len(obs_shape) == 3:
-            network = "nature" if min(obs_shape[1:]) >= 36 else "minatar"
-        else:
-            raise ValueError(f"no default network for observations of shape {obs_shape}")
+        network = auto_network(obs_shape)
     if network == "mlp":
         return MLP(math.prod(obs_shape), hidden_sizes)
     if len(obs_shape) != 3:

@@ -1,7 +1,7 @@
 """Action distributions written out directly (no argument validation on the hot path).
 
 Every method works on a batch: parameters ``[B, ...]``, actions ``[B]``
-(categorical) or ``[B, A]`` (continuous), log-probabilities and entropies ``[B]``.
+(categorical) or ``[B, A]`` (multi-categorical, continuous), log-probabilities and entropies ``[B]``.
 """
 
 from __future__ import annotations
@@ -46,6 +46,21 @@ class Categorical:
         old = copy.copy(self)
         old.log_probs = self.log_probs.detach().clone()
         return old
+
+
+class MultiCategorical(Categorical):
+    """Independent categoricals, one per action dimension (a ``MultiDiscrete`` space): logits ``[B, D, K]``, K the
+    largest number of choices (a dimension's missing choices masked to probability 0), actions ``[B, D]``;
+    log-probabilities, entropies and KL divergences of the joint action, summed over the D dimensions: ``[B]``."""
+
+    def log_prob(self, actions: torch.Tensor) -> torch.Tensor:
+        return super().log_prob(actions).sum(-1)
+
+    def entropy(self) -> torch.Tensor:
+        return super().entropy().sum(-1)
+
+    def kl_from(self, old_log_probs: torch.Tensor) -> torch.Tensor:
+        return super().kl_from(old_log_probs).sum(-1)
 
 
 class DiagonalGaussian:

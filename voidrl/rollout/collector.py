@@ -12,9 +12,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+import gymnasium as gym
 import torch
 
 from voidrl.envs.base import Step, VecEnv
+from voidrl.envs.failure import EnvironmentFailure
 from voidrl.nets.actor_critic import ActorCritic, LSTMState
 from voidrl.nets.persistence import PersistentUniforms
 from voidrl.rollout.memory import Memory
@@ -240,7 +242,7 @@ class Collector:
             raise RuntimeError("Collector.reset must be called before make_storage")
         space = self.env.single_action_space
         return RolloutStorage(num_steps, self.env.num_envs, self.obs.shape[1:], self.obs.dtype, space.shape,
-                              torch.long if not space.shape else torch.float32, self.device,
+                              torch.float32 if isinstance(space, gym.spaces.Box) else torch.long, self.device,
                               state_shape=self.acting.state_shape)
 
     @torch.no_grad()
@@ -275,7 +277,10 @@ class Collector:
             storage.actions[t] = action
             action_cpu = action.cpu()
             env_started = time.perf_counter()
-            step = self.env.step(action_cpu)
+            try:
+                step = self.env.step(action_cpu)
+            except EnvironmentFailure as failure:
+                raise failure.at_step(start_step + t * steps_per_vector_step) from failure.error
             stats.env_seconds += time.perf_counter() - env_started
             storage.rewards[t] = step.reward
             storage.terminated[t] = step.terminated

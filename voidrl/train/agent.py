@@ -18,6 +18,8 @@ from voidrl.algos.algorithm import PolicyFamily
 from voidrl.config import TrainConfig
 from voidrl.envs import VecEnv, make_env, observation_normalizer, set_training
 from voidrl.envs.base import actions_to_numpy
+from voidrl.envs.gym_backend import UserSpaces
+from voidrl.envs.suites import GENERIC_SUITE, python_env_id, suite_of
 from voidrl.envs.wrappers import NormalizeObservation
 from voidrl.io.checkpoint import CheckpointError, load_run_checkpoint, save_checkpoint
 from voidrl.io.run_dir import check_writable_dir
@@ -47,6 +49,8 @@ class PolicyInterface(NamedTuple):
     action_space: gym.Space
     normalizer: NormalizeObservation | None
     """The run's observation normaliser, its statistics frozen; None where the run did not normalise observations."""
+    user_spaces: UserSpaces | None
+    """For an environment of the generic suite: how its own observations and actions map to the policy's."""
 
 
 class Agent:
@@ -66,14 +70,17 @@ class Agent:
         self.best_member = best_member
 
     @classmethod
-    def load(cls, path: str | os.PathLike, device: str = "cpu") -> Agent:
-        """From a training checkpoint or a file written by ``save``."""
+    def load(cls, path: str | os.PathLike, device: str = "cpu", env: Any = None) -> Agent:
+        """From a training checkpoint or a file written by ``save``; ``env``: the environment class or function of a run
+        on one given from Python, where this process cannot import it by the name the run kept."""
         payload = load_run_checkpoint(path)
         mismatch = (KeyError, TypeError, RuntimeError, AttributeError)
         try:
             config = TrainConfig.from_dict(payload["config"])
         except mismatch as error:
             raise CheckpointError(f"checkpoint {str(path)!r} holds no readable config ({type(error).__name__}: {error})") from None
+        if env is not None:
+            python_env_id(env, config.run.env)
         policy = build_policy_for(config, resolve_device(device))  # the environment's own errors (MUJOCO_GL...) say what is wrong
         try:
             policy.load_state_dict(payload["algorithm"]["policy"])
@@ -121,7 +128,8 @@ class Agent:
         """The spaces and the frozen observation normaliser of the run's environments (read once, from one)."""
         env = self.make_env(1)
         try:
-            return PolicyInterface(env.single_observation_space, env.single_action_space, observation_normalizer(env))
+            user_spaces = UserSpaces(self.config.run.env) if suite_of(self.config.run.env) == GENERIC_SUITE else None
+            return PolicyInterface(env.single_observation_space, env.single_action_space, observation_normalizer(env), user_spaces)
         finally:
             env.close()
 
@@ -165,6 +173,15 @@ class Agent:
         require_flag("deterministic", deterministic)
         self.check_evaluation(deterministic, None)
         obs_shape = tuple(self.interface.observation_space.shape)
+        user_spaces = self.interface.user_spaces
+        if user_spaces is not None and not (isinstance(obs, (np.ndarray, torch.Tensor)) and tuple(obs.shape[-len(obs_shape):]) == obs_shape):
+            try:
+                obs, single = user_spaces.observations(obs)
+                obs = obs[0] if single else obs
+            except (TypeError, ValueError, KeyError, IndexError) as error:
+                raise ValueError(f"obs must be observations of {self.config.run.env} ({user_spaces.observation_space}), one or a "
+                                 f"list, or the agent's [B, {', '.join(map(str, obs_shape))}]; got {type(obs).__name__} "
+                                 f"({type(error).__name__}: {error})") from None
         try:
             obs = torch.as_tensor(obs).cpu()  # where the normaliser keeps its statistics; act moves it to the policy
         except (TypeError, ValueError, RuntimeError):
@@ -194,6 +211,8 @@ class Agent:
                                                  size, torch.float32)
         actions, state = self.act_with(memory, batch), memory.state
         actions = actions_to_numpy(actions, self.interface.action_space)
+        if user_spaces is not None:
+            actions = np.stack([user_spaces.action(action) for action in actions])
         return (actions[0, ...] if single else actions), state
 
     def given_state(self, state: Any, batch: int) -> Any:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from voidrl.config import TrainConfig
+from voidrl.extras import require
 from voidrl.io.report import compare_runs
 from voidrl.train.allocator import pin_allocator_thresholds
 from voidrl.train.loop import CHECKPOINT_NAME, has_run_files
@@ -52,10 +53,17 @@ def comparison_runs(base: TrainConfig, seeds: int) -> list[TrainConfig]:
     return runs
 
 
+ANALYSIS_MODULES = ("matplotlib", "scipy", "rliable")
+"""What the table and the plot of a comparison import (the ``analysis`` extra)."""
+
+
 def preflight(configs: list[TrainConfig], init_checkpoint: dict[str, Any] | None = None) -> None:
-    """Build each run once on trial (nothing is written), so a bad option or a network that does not fit
-    fails before the first run starts. A checkpoint to start from that the pre-training is still to
-    write is left out of the trial; ``init_checkpoint`` is the loaded one they start from, if any."""
+    """Check that the analysis packages are installed, then build each run once on trial (nothing is written), so a
+    missing package, a bad option or a network that does not fit fails before the first run starts. A checkpoint to
+    start from that the pre-training is still to write is left out of the trial; ``init_checkpoint`` is the loaded one
+    they start from, if any."""
+    for module in ANALYSIS_MODULES:
+        require(module, "analysis", "voidrl compare")
     for config in configs:
         if config.run.init_from is not None and not Path(config.run.init_from).exists():
             config = copy.deepcopy(config)

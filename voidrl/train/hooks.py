@@ -2,18 +2,19 @@
 
 The order is the loop's: the collapse guard judges the update, evaluation adds its scores, the
 logs take every metric, the checkpoint records the state (and whether it was healthy), the
-progress bar shows the step.
+user's callbacks see the metrics, the progress bar shows the step.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from tqdm import tqdm
 
-from voidrl.config import RunConfig
+from voidrl.callbacks import Callback
+from voidrl.config import RunConfig, TrainConfig
 from voidrl.io.logger import RunLogger
 from voidrl.io.video import Video
 from voidrl.rollout.collector import RolloutStats
@@ -81,12 +82,12 @@ class EvaluationHook:
     """Greedy evaluation when due (``PeriodicEvaluator``); its scores join the update's metrics, and its
     recorded episode, where it records one, the update's videos."""
 
-    def __init__(self, evaluator: PeriodicEvaluator, agent: Callable[[int], Agent]):
+    def __init__(self, evaluator: PeriodicEvaluator, agent: Callable[[], Agent]):
         self.evaluator, self.agent = evaluator, agent
 
     def after_update(self, report: UpdateReport) -> None:
         if self.evaluator.due(report.step, final=report.final):
-            agent = self.agent(report.step)
+            agent = self.agent()
             report.metrics |= self.evaluator.evaluate(agent)
             if self.evaluator.records_video:
                 video = report.videos["eval/video"] = self.evaluator.record(agent)
@@ -131,3 +132,35 @@ class ProgressHook:
         if report.recent_episodes:
             recent = report.metrics["rollout/recent_return_mean"]
             self.bar.set_postfix_str(f"return(last {report.recent_episodes}) {recent:.1f}", refresh=False)
+
+
+class CallbackHook:
+    """The user's callbacks (``voidrl.callbacks.Callback``), checked against the run and given its agent (``agent``)
+    before the run writes anything. After each update every callback's ``on_rollout`` gets the ``rollout/`` metrics,
+    then every ``on_update`` the others but ``eval/``, then, where the run evaluated, every ``on_evaluation`` the
+    ``eval/`` ones; each call a copy of its own. The first call that returns False before the run's last update is
+    named in ``stop_reason``: the loop then stops the run as a stop signal would."""
+
+    def __init__(self, callbacks: Sequence[Callback], config: TrainConfig, agent: Callable[[], Agent]):
+        for callback in callbacks:
+            if not isinstance(callback, Callback):
+                raise TypeError(f"callbacks must be voidrl.callbacks.Callback objects, got {callback!r}")
+            callback.check_run(config)
+        for callback in callbacks:
+            callback.agent = agent
+        self.callbacks = list(callbacks)
+        self.stop_reason: str | None = None
+        """``Class.method`` of the first call that asked the run to stop; None while none has."""
+
+    def after_update(self, report: UpdateReport) -> None:
+        method_of_prefix = {"rollout/": "on_rollout", "eval/": "on_evaluation"}
+        calls: dict[str, dict[str, float]] = {"on_rollout": {}, "on_update": {}, "on_evaluation": {}}
+        for name, value in report.metrics.items():
+            calls[method_of_prefix.get(name[:name.find("/") + 1], "on_update")][name] = value
+        if not calls["on_evaluation"]:  # the run did not evaluate at this step
+            del calls["on_evaluation"]
+        for method, metrics in calls.items():
+            for callback in self.callbacks:
+                asks_to_stop = getattr(callback, method)(report.step, dict(metrics)) is False
+                if asks_to_stop and self.stop_reason is None and not report.final:
+                    self.stop_reason = f"{type(callback).__name__}.{method}"

@@ -16,7 +16,7 @@ import sys
 import time
 from collections import deque
 from pathlib import Path
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import torch
@@ -24,9 +24,11 @@ from tqdm import tqdm
 
 from voidrl.algos import ALGORITHMS
 from voidrl.algos.algorithm import KeepsReplay
+from voidrl.callbacks import Callback
 from voidrl.config import TrainConfig
 from voidrl.distributed import collective
 from voidrl.envs import make_env
+from voidrl.envs.failure import EnvironmentFailure
 from voidrl.envs.snapshot import NotSaveable
 from voidrl.intrinsic import REWARD_SOURCES
 from voidrl.io.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
@@ -39,8 +41,8 @@ from voidrl.rollout.diagnostics import identical_action_fraction
 from voidrl.seeding import env_seed, rank_seed, rng_state, seed_everything, set_rng_state, use_deterministic_kernels
 from voidrl.train.agent import Agent, resolve_device
 from voidrl.train.evaluation import PeriodicEvaluator
-from voidrl.train.hooks import CheckpointHook, CollapseGuard, EvaluationHook, Hook, LogHook, ProgressHook, UpdateReport
-from voidrl.train.signals import GracefulStop, RunStopped
+from voidrl.train.hooks import CallbackHook, CheckpointHook, CollapseGuard, EvaluationHook, Hook, LogHook, ProgressHook, UpdateReport
+from voidrl.train.signals import GracefulStop, RunAborted, RunStopped
 from voidrl.train.threads import busy_cpus_warning, default_threads, torch_threads
 
 CHECKPOINT_NAME = "checkpoint.pt"
@@ -95,12 +97,22 @@ def has_run_files(run_dir: Path) -> bool:
     return any((run_dir / name).exists() for name in RUN_FILES)
 
 
+TO_CONTINUE_IT = "pass resume=True (--resume) to continue it, or choose another run_dir"
+"""What a refusal of a directory holding a run says to do. Messages name an option by its field (the argument of
+``voidrl.train``, the flag with dashes), with the flag in parentheses where it is spelled otherwise."""
+
+
 def check_run_dir(config: TrainConfig, resume: bool) -> Path:
     """Refuse a directory that cannot be written, or one that holds a run unless resuming it."""
     run_dir = check_writable_dir(config.run_dir, "run_dir")
     if not resume and ((run_dir / CHECKPOINT_NAME).exists() or has_run_files(run_dir)):
-        raise RunDirError(f"run directory {str(run_dir)!r} already holds a run; pass --resume to continue it or choose another --run-dir")
+        raise RunDirError(f"run directory {str(run_dir)!r} already holds a run; {TO_CONTINUE_IT}")
     return run_dir
+
+
+def how_to_continue(run_dir: Path) -> str:
+    """How to go on with the stopped run in ``run_dir``, from the command line and from Python."""
+    return f"continue with --resume --run-dir {run_dir} (Python: resume=True, run_dir={str(run_dir)!r})"
 
 
 class Trainer:
@@ -144,6 +156,7 @@ class Trainer:
                             device=self.device)
         try:
             self._build_parts()
+            config.refuse_inert_options(self.env.single_action_space, self.env.single_observation_space.shape)
             if self.world_size > 1:
                 seed_everything(self.seed)
             if payload is not None:
@@ -238,7 +251,7 @@ class Trainer:
         another rank; a checkpoint of another number of processes is refused."""
         stored = int(payload.get("world_size", 1))
         if stored != self.world_size:
-            raise ValueError(f"--resume: the run in {str(self.run_dir)!r} was trained by {stored} process(es); resume it "
+            raise ValueError(f"resume: the run in {str(self.run_dir)!r} was trained by {stored} process(es); resume it "
                              f"with as many (torchrun --nproc-per-node {stored}), not {self.world_size}")
         return payload if self.rank == 0 else payload["rank_states"][self.rank - 1]
 
@@ -255,15 +268,17 @@ class Trainer:
         if healthy and self.config.run.collapse_entropy is not None:
             save_checkpoint(self.run_dir / HEALTHY_NAME, payload)
 
-    def train(self) -> Agent:
-        """Run until ``config.run.steps``; on SIGINT/SIGTERM write a checkpoint and raise ``RunStopped``."""
+    def train(self, callbacks: Sequence[Callback] = ()) -> Agent:
+        """Run until ``config.run.steps``, calling ``callbacks`` after each update; on SIGINT/SIGTERM write a checkpoint
+        and raise ``RunStopped``; when a callback asks to stop, write a checkpoint and return the agent."""
         env, run_dir = self.env, self.run_dir
         writes = self.rank == 0  # in a data-parallel run, rank 0 alone writes the run directory
         lock = RunDirLock(run_dir) if writes else None
         try:
+            calls = CallbackHook(callbacks, self.config, self.current_agent)  # checked before anything is written
             if lock is not None:
                 self.claim(lock)
-            return self._train(writes)
+            return self._train(writes, calls)
         finally:
             if lock is not None:
                 lock.release()
@@ -276,13 +291,13 @@ class Trainer:
         if not self.resume and ((self.run_dir / CHECKPOINT_NAME).exists() or has_run_files(self.run_dir)):
             lock.release()
             raise RunDirError(f"run directory {str(self.run_dir)!r} already holds a run (written since this one was checked); "
-                              "pass --resume to continue it or choose another --run-dir")
+                              + TO_CONTINUE_IT)
         removed = remove_stale_temporaries(self.run_dir)
         if removed:
             print(f"voidrl: removed {', '.join(removed)} from {self.run_dir} (left by a run stopped while writing)", file=sys.stderr)
 
-    def _train(self, writes: bool) -> Agent:
-        config, env, run_dir = self.config, self.env, self.run_dir
+    def _train(self, writes: bool, calls: CallbackHook) -> Agent:
+        config, run_dir = self.config, self.run_dir
         if self.resume and self.step == 0 and writes:
             print(f"voidrl: {run_dir} has no checkpoint"
                   + (" (its run stopped before the first one); starting the run over" if self.starts_over else " yet; starting the run"),
@@ -302,39 +317,52 @@ class Trainer:
         warning = busy_cpus_warning(self.threads) if writes else None
         if warning is not None:
             print(warning, file=sys.stderr)
+        shows_progress = sys.stderr.isatty() if config.run.progress is None else config.run.progress
         bar = tqdm(total=config.run.steps, initial=min(self.step, config.run.steps), unit="step",
-                   disable=not (config.run.progress and writes), dynamic_ncols=True, mininterval=1.0, file=sys.stderr)
+                   disable=not (shows_progress and writes), dynamic_ncols=True, mininterval=1.0, file=sys.stderr)
         try:
             with torch_threads(self.threads), GracefulStop() as stop:
                 try:
-                    self._loop(logger, bar, stop)
+                    self._loop(logger, bar, stop, calls)
                 except RuntimeError as error:  # reported while the stop handlers still hold off torchrun's SIGTERM
                     if not collective.is_group_failure(error):
                         raise
                     raise collective.report_group_failure(error) from None
+        except EnvironmentFailure as failure:
+            raise RunAborted(f"{failure}; the run stopped there with its last checkpoint kept; once the environment is mended, "
+                             f"{how_to_continue(run_dir)}") from failure.error
         except RunStopped as stopped:
             if not stopped.forced:
                 self.save(healthy=False)
             if writes:
                 bar.write(f"voidrl: stopped by {stopped.signal_name} at step {self.step}; "
                           + ("no new checkpoint (second signal); " if stopped.forced else "checkpoint written; ")
-                          + f"continue with --resume --run-dir {run_dir}", file=sys.stderr)
+                          + how_to_continue(run_dir), file=sys.stderr)
             raise
+        except CallbackStop as stopped:
+            self.save(healthy=False)
+            if writes:
+                bar.write(f"voidrl: {stopped} asked to stop at step {self.step}; checkpoint written; {how_to_continue(run_dir)}",
+                          file=sys.stderr)
         finally:
             bar.close()
             if logger is not None:
                 logger.close()
-        return Agent(config, self.algo.policy, env.state_dict(), self.step)
+        return self.current_agent()
 
-    def _loop(self, logger: RunLogger | None, bar: tqdm, stop: GracefulStop) -> None:
-        """Each update of ``train_updates`` counted and handed to the hooks (log, evaluation, checkpoint, progress),
-        until the step budget is spent."""
-        hooks = self._hooks(logger, bar)
+    def current_agent(self) -> Agent:
+        """The run's agent as it stands: the policy being trained, the normaliser statistics and step of now."""
+        return Agent(self.config, self.algo.policy, self.env.state_dict(), self.step)
+
+    def _loop(self, logger: RunLogger | None, bar: tqdm, stop: GracefulStop, calls: CallbackHook) -> None:
+        """Each update of ``train_updates`` counted and handed to the hooks (log, evaluation, checkpoint, callbacks,
+        progress), until the step budget is spent or a signal or callback stops the run."""
+        hooks = self._hooks(logger, bar, calls)
         updates = self.train_updates(stop)
         try:
             for stats, steps_taken, metrics in updates:
                 self._close_update(stats, steps_taken, metrics, hooks)
-                stop_everywhere(stop)  # a signal during the update: it has finished, stop now
+                stop_everywhere(stop, calls.stop_reason)  # a signal during the update, or a callback: stop now
         finally:
             updates.close()
 
@@ -408,7 +436,7 @@ class Trainer:
         for hook in hooks:
             hook.after_update(report)
 
-    def _hooks(self, logger: RunLogger | None, bar: tqdm) -> list[Hook]:
+    def _hooks(self, logger: RunLogger | None, bar: tqdm, calls: CallbackHook) -> list[Hook]:
         """The after-update hooks of this run, in order (a data-parallel rank other than 0 only takes part in
         the checkpoints)."""
         if logger is None:
@@ -418,8 +446,9 @@ class Trainer:
             hooks.append(self.collapse_guard)
             self.collapse_guard.write = lambda message: bar.write(message, file=sys.stderr)
         if self.evaluator is not None:
-            hooks.append(EvaluationHook(self.evaluator, lambda step: Agent(self.config, self.algo.policy, self.env.state_dict(), step)))
-        return [*hooks, LogHook(logger), CheckpointHook(self.config.run.checkpoint_every, self.save), ProgressHook(bar, self.config.run.steps)]
+            hooks.append(EvaluationHook(self.evaluator, self.current_agent))
+        return [*hooks, LogHook(logger), CheckpointHook(self.config.run.checkpoint_every, self.save), calls,
+                ProgressHook(bar, self.config.run.steps)]
 
     def restore_healthy(self) -> bool:
         """The collapse guard's restore: the learning state of ``healthy.pt``; the step goes on."""
@@ -430,8 +459,16 @@ class Trainer:
         return True
 
 
-def stop_everywhere(stop: GracefulStop) -> None:
+class CallbackStop(Exception):
+    """A callback asked the run to stop (one of its methods returned False); the message names the call."""
+
+
+def stop_everywhere(stop: GracefulStop, callback_stop: str | None = None) -> None:
     """``stop.check()`` for every process at once: in a data-parallel run a signal to any rank stops all of
-    them at the same point, so their checkpoint is of one state."""
-    if collective.any_process(stop.requested):
+    them at the same point, so their checkpoint is of one state. A callback's request to stop (``callback_stop``,
+    the call that made it, rank 0's) is shared the same way; the process that made it raises ``CallbackStop``
+    unless a signal came too."""
+    if collective.any_process(stop.requested or callback_stop is not None):
+        if stop.signum is None and callback_stop is not None:
+            raise CallbackStop(callback_stop)
         raise RunStopped(stop.signum or signal.SIGTERM)

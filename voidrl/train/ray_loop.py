@@ -17,7 +17,7 @@ from typing import Any
 from voidrl.config import TrainConfig
 from voidrl.distributed.engine import ActorWorker, Hosted, HostedClient, adopt_statistics, check_ray_address, import_ray, send_tensors_as_arrays, tensors
 from voidrl.rollout.collector import RolloutStats
-from voidrl.train.loop import Trainer, peak_rss_mb
+from voidrl.train.loop import Trainer, how_to_continue, peak_rss_mb
 from voidrl.train.signals import GracefulStop, RunAborted, RunStopped
 
 
@@ -105,7 +105,7 @@ class DistributedTrainer(Trainer):
         if not self.config.algo_config.save_replay:
             self.save(healthy=False)
             kept = f"the learner's state at step {self.step} is checkpointed"
-        raise RunAborted(f"the replay server died at step {self.step}; {kept}; continue with --resume --run-dir {self.run_dir}")
+        raise RunAborted(f"the replay server died at step {self.step}; {kept}; {how_to_continue(self.run_dir)}")
 
     def learn_from(self, workers: list[Any], stop: GracefulStop) -> Iterator[tuple[RolloutStats, int, dict[str, float]]]:
         ray, config, algo = self.ray, self.config, self.algo

@@ -17,6 +17,7 @@ from tqdm import tqdm
 from voidrl.configs.vae import VAE_NAME, VAEProbeConfig, VAETrainConfig
 from voidrl.envs.factory import route_mujoco_warnings
 from voidrl.envs.gym_backend import make_rendering_env
+from voidrl.extras import require
 from voidrl.io.checkpoint import CheckpointError
 from voidrl.io.report import pyplot
 from voidrl.math.probes import knn_probe_r2, linear_probe_r2, masked_mean_squared_error
@@ -52,7 +53,7 @@ def collect_frames(env_id: str, pixels: int, count: int, keep_probability: float
     starts while the frames from its episodes are at most ``policy_share`` of those kept so far: about that share of
     the frames, whatever the episodes' lengths."""
     rng = np.random.default_rng(seed)
-    route_mujoco_warnings()
+    route_mujoco_warnings(env_id)
     env, renderer = make_rendering_env(env_id, pixels)
     low, high = env.action_space.low, env.action_space.high
     data = env.unwrapped.data
@@ -110,9 +111,9 @@ def positions_skipped(env: gym.Env) -> int:
 def limb_angle_columns(env_id: str) -> dict[str, int]:
     """The limbs' joint angles among ``collect_frames``' positions: joint name -> column, for each hinge joint of a
     body that hangs from another body (the root's own hinge, a body's pitch against the world, is left out)."""
+    route_mujoco_warnings(env_id)  # first: without MuJoCo, the one-line error naming the extra
     import mujoco
 
-    route_mujoco_warnings()
     env = gym.make(env_id)
     try:
         model, skipped = env.unwrapped.model, positions_skipped(env)
@@ -139,6 +140,7 @@ def train_vae(config: VAETrainConfig) -> Path:
     """Collect frames, train, and write RUN_DIR/{vae.pt, losses.csv, config.json, training.png,
     reconstructions.png}; returns the path of vae.pt."""
     config.validate()
+    require("matplotlib", "analysis", "VAE training")  # the figures at the end: checked before minutes of work
     run_dir = Path(config.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "config.json").write_text(json.dumps(asdict(config), indent=2))
