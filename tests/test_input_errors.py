@@ -144,6 +144,7 @@ COMBINATIONS = [
     (["finetune", "ppo", "--from", "{pre}", "--init-parts", "aux_head"], "init_parts: this network has no aux_head"),
     (["finetune", "ppo", "--from", "missing.pt"], "'missing.pt' does not exist"),
     (["train", "ppg", "--env", "HalfCheetah-v5"], "ppg supports discrete action spaces only"),
+    (["train", "ppo", "--env", "ALE/Pong-v5", "--vector", "async"], "vector acts outside Atari only; ALE/Pong-v5 is an atari environment"),
     (["train", "ppo", "--env", "CartPole-v1", "--intrinsic", "apt"], "apt needs pixel observations"),
     (["train", "ppo", "--env", "CartPole-v1", "--preset", "atari"], "network 'nature' needs [C, H, W] observations"),
     (["train", "ppo", "--env", "MinAtar/Breakout-v1", "--network", "nature"], "too small for this network's convolutions"),

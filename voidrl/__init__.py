@@ -60,7 +60,8 @@ def train(algo: str, env: Any = None, steps: int | None = None, preset: str | No
 
     if isinstance(env, gym.vector.VectorEnv):
         options.setdefault("num_envs", env.num_envs)
-        options.setdefault("vector", "async" if isinstance(env, gym.vector.AsyncVectorEnv) else "sync")
+        if isinstance(env, gym.vector.AsyncVectorEnv):  # sync is the default, which an Atari run must keep
+            options.setdefault("vector", "async")
     given = ({} if env is None else {"env": env_id_of(env)}) | ({} if steps is None else {"steps": steps}) | options
     config = resume_config(algo, {"preset": preset, **given}) if resume else None
     if config is None:

@@ -65,6 +65,7 @@ class EnvConfig:
     acts_only: ClassVar[dict[str, Condition]] = {
         "episodic_life": Suites("on Atari games", "atari"),
         "action_repeat": Suites("outside Atari", *(suite for suite in SUITES if suite != "atari")),
+        "vector": Suites("outside Atari", *(suite for suite in SUITES if suite != "atari")),  # ALE steps its games in threads of its own
         "pixels": Suites("on MuJoCo tasks", "mujoco"),
         "vision": Suites("on MuJoCo tasks", "mujoco"),
         "vision_latent": IsSet("vision"),
