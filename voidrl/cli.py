@@ -684,7 +684,8 @@ def command_envs(_: argparse.Namespace) -> int:
     from voidrl.envs.suites import list_env_ids
 
     for suite, ids in list_env_ids().items():
-        print(f"{suite}: {' '.join(ids)}")
+        listed = " ".join(ids) if ids else f'(not installed: pip install "voidrl[{suite}]")'  # a suite's extra has its name
+        print(f"{suite}: {listed}")
     return 0
 
 
