@@ -235,3 +235,19 @@ def test_an_algorithm_that_cannot_act_in_a_space_is_refused_before_anything_is_w
         with pytest.raises(ValueError, match=message):
             voidrl.train(algo, env=functools.partial(user_envs.Thermostat), steps=20000, run_dir=str(tmp_path / algo), **options)
         assert not (tmp_path / algo).exists()
+
+
+def test_eval_with_video_and_export_work_on_a_class_given_from_python(tmp_path):
+    """gymnasium's TaxiEnv class as a user passes it: its own rgb_array screens in the video, its one-hot flattened
+    observation in the exported file."""
+    from gymnasium.envs.toy_text.taxi import TaxiEnv
+
+    voidrl.train("ppo", env=TaxiEnv, steps=256, max_episode_steps=20, run_dir=str(tmp_path / "run"), **SMALL)
+    checkpoint = str(tmp_path / "run" / "checkpoint.pt")
+    evaluated = run_cli("eval", "--checkpoint", checkpoint, "--episodes", "1", "--video", "video", cwd=tmp_path)
+    assert evaluated.returncode == 0, evaluated.stderr
+    videos = list((tmp_path / "video").iterdir())
+    assert len(videos) == 1 and videos[0].name.startswith("episode-000-return-") and videos[0].stat().st_size > 1000
+    exported = run_cli("export", "--checkpoint", checkpoint, "--format", "onnx", "--out", "policy.onnx", cwd=tmp_path)
+    assert exported.returncode == 0, exported.stderr
+    assert "obs [B, 500] float32 -> action [B] int64" in exported.stdout
