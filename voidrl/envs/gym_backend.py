@@ -140,7 +140,7 @@ class GymVecEnv(VecEnv):
         elif not hasattr(self.env, "envs"):
             raise NotSaveable("the environments run in subprocesses (--vector async), whose state is not read back")
         else:
-            envs = [env_state(env, f"environment {i} ({self.env.spec.id if self.env.spec else 'gymnasium'})")
+            envs = [env_state(env, f"environment {i} ({self.env_id})")
                     for i, env in enumerate(self.env.envs)]
         return {"tracker": self.tracker.state_dict(), "envs": envs}
 
@@ -283,7 +283,7 @@ def for_the_agent(env: gym.Env) -> gym.Env:
             raise UnsupportedSpace(f"observation space {obs_space} is not supported; voidrl takes {SUPPORTED_SPACES}") from None
     else:
         raise UnsupportedSpace(f"observation space {obs_space} is not supported; voidrl takes {SUPPORTED_SPACES}")
-    one_axis = len(action_space.shape or (0,)) == 1
+    one_axis = len(action_space.shape) == 1
     if isinstance(action_space, gym.spaces.Discrete) or isinstance(action_space, (gym.spaces.MultiDiscrete, gym.spaces.MultiBinary)) and one_axis:
         if isinstance(action_space, gym.spaces.MultiBinary) or np.any(action_space.start != 0):
             env = ZeroBasedDiscrete(env)

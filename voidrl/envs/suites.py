@@ -86,9 +86,9 @@ def python_env_id(make: Callable[..., gym.Env], env_id: str | None = None) -> st
         raise ValueError(f"env: {make.__qualname__} is a class but not a gymnasium.Env; give a gymnasium.Env subclass, "
                          "a function returning one, or an id")
     if env_id is None:
-        named = getattr(make, "__qualname__", make) if hasattr(make, "__module__") else None
-        if isinstance(named, str) and "<" not in named:
-            env_id = f"{make.__module__}:{named}"
+        qualname = getattr(make, "__qualname__", None)
+        if isinstance(qualname, str) and "<" not in qualname:
+            env_id = f"{make.__module__}:{qualname}"
         else:  # a lambda, a local class, a functools.partial (whose arguments are in no name): found by no import
             inner = getattr(make, "func", make)
             name = re.sub(r"[^\w.]+", "", getattr(inner, "__qualname__", type(make).__qualname__))
