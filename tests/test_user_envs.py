@@ -69,6 +69,10 @@ def test_any_gymnasium_id_and_the_module_forms_name_an_environment():
         suite_of("tests.user_envs:Nothing-v0")
     with pytest.raises(UnknownEnvironment, match="unknown environment id 'Nothing-v0'"):
         suite_of("Nothing-v0")
+    with pytest.raises(UnknownEnvironment, match=r"'Taxi-v3' \(gymnasium: .*Please use `Taxi-v4` instead"):
+        suite_of("Taxi-v3")  # gymnasium's word on an id it retired, or one a letter off
+    with pytest.raises(UnknownEnvironment, match=r"'FrozenLak-v1' \(gymnasium: .*Did you mean: `FrozenLake`"):
+        suite_of("FrozenLak-v1")
 
 
 def test_envs_groups_ids_by_where_they_come_from():

@@ -169,8 +169,21 @@ def suite_of(env_id: str) -> str:
         return _entry_suite(spec)
     if rom_name(env_id) is not None:
         return "atari"
-    raise UnknownEnvironment(f"unknown environment id {env_id!r}; {LIST_HINT}, give a Gymnasium id (with 'module:' first where "
-                             "a module registers it), or pass an environment class or function from Python")
+    raise UnknownEnvironment(f"unknown environment id {env_id!r}{_gymnasium_hint(env_id)}; {LIST_HINT}, give a Gymnasium id "
+                             "(with 'module:' first where a module registers it), or pass an environment class or function from "
+                             "Python")
+
+
+def _gymnasium_hint(env_id: str) -> str:
+    """Gymnasium's own word on an id it does not know, where it has one ("Please use `Taxi-v4` instead", "Did you mean:
+    `CartPole`?", the versions it has), as " (gymnasium: ...)"; empty where it only says the id does not exist."""
+    try:
+        gym.spec(env_id)
+    except gym.error.NameNotFound as error:
+        return f" (gymnasium: {error})" if "Did you mean" in str(error) else ""
+    except gym.error.Error as error:
+        return f" (gymnasium: {error})"
+    return ""
 
 
 def _group_of(env_id: str, spec: EnvSpec) -> str | None:
