@@ -447,3 +447,12 @@ def test_frames_can_come_from_a_trained_policy_that_plays_a_share_of_the_episode
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and message in err[0], err
     assert not (tmp_path / "vae").exists()
+
+
+@pytest.mark.parametrize("terminal", [False, True])
+def test_vae_frame_rendering_shows_its_bar_only_on_a_terminal_by_default(capsys, monkeypatch, terminal):
+    from voidrl.train.vae import collect_frames
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: terminal)
+    collect_frames("InvertedPendulum-v5", SIZE, 8, keep_probability=1.0, action_persistence=0.9, seed=0)
+    assert ("rendering frames" in capsys.readouterr().err) == terminal

@@ -11,6 +11,7 @@ import inspect
 import json
 import math
 import re
+import sys
 import textwrap
 import time
 import tomllib
@@ -29,6 +30,10 @@ from voidrl.configs.env import EnvConfig
 from voidrl.intrinsic import REWARD_SOURCES
 from voidrl.validation import require_non_negative, require_positive_integers
 
+
+def progress_shown(progress: bool | None) -> bool:
+    """Whether a ``progress`` option (True, False, or None: when stderr is a terminal) shows its bar."""
+    return sys.stderr.isatty() if progress is None else progress
 
 
 @dataclass

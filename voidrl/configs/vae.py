@@ -64,8 +64,9 @@ class VAETrainConfig:
     on the CPU either way, and vae.pt is written with CPU tensors."""
     torch_threads: int = 0
     """Torch intra-op CPU threads; 0 keeps torch's default."""
-    progress: bool = True
-    """Show progress bars."""
+    progress: bool | None = None
+    """Show progress bars (True or False); None shows them when stderr is a terminal, and not when it goes to a file,
+    a pipe or a Jupyter cell."""
 
     def shape(self) -> VAEShape:
         from voidrl.nets.vae import VAEShape
@@ -127,8 +128,9 @@ class VAEProbeConfig:
     """Write the figures as JSON to this file too; None prints them only."""
     torch_threads: int = 0
     """Torch intra-op CPU threads; 0 keeps torch's default."""
-    progress: bool = True
-    """Show progress bars."""
+    progress: bool | None = None
+    """Show progress bars (True or False); None shows them when stderr is a terminal, and not when it goes to a file,
+    a pipe or a Jupyter cell."""
 
     def validate(self) -> None:
         """A ValueError naming the first bad field; the VAE file is checked when it is loaded."""

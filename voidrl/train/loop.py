@@ -25,7 +25,7 @@ from tqdm import tqdm
 from voidrl.algos import ALGORITHMS
 from voidrl.algos.algorithm import KeepsReplay
 from voidrl.callbacks import Callback
-from voidrl.config import TrainConfig
+from voidrl.config import TrainConfig, progress_shown
 from voidrl.distributed import collective
 from voidrl.envs import make_env
 from voidrl.envs.failure import EnvironmentFailure
@@ -317,9 +317,8 @@ class Trainer:
         warning = busy_cpus_warning(self.threads) if writes else None
         if warning is not None:
             print(warning, file=sys.stderr)
-        shows_progress = sys.stderr.isatty() if config.run.progress is None else config.run.progress
         bar = tqdm(total=config.run.steps, initial=min(self.step, config.run.steps), unit="step",
-                   disable=not (shows_progress and writes), dynamic_ncols=True, mininterval=1.0, file=sys.stderr)
+                   disable=not (progress_shown(config.run.progress) and writes), dynamic_ncols=True, mininterval=1.0, file=sys.stderr)
         try:
             with torch_threads(self.threads), GracefulStop() as stop:
                 try:

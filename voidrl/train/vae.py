@@ -14,6 +14,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from voidrl.config import progress_shown
 from voidrl.configs.vae import VAE_NAME, VAEProbeConfig, VAETrainConfig
 from voidrl.envs.factory import route_mujoco_warnings
 from voidrl.envs.gym_backend import make_rendering_env
@@ -42,7 +43,7 @@ def load_frame_policy(path: str, env_id: str) -> Agent:
 
 
 def collect_frames(env_id: str, pixels: int, count: int, keep_probability: float, action_persistence: float, seed: int,
-                   progress: bool = True, body_masks: bool = False, policy: Agent | None = None,
+                   progress: bool | None = None, body_masks: bool = False, policy: Agent | None = None,
                    policy_share: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """``count`` frames ``[count, 3, S, S]`` uint8 of one MuJoCo env stepped with persistent random actions (each
     redrawn with probability ``1 - action_persistence``; a step's frame kept with ``keep_probability``), the
@@ -72,7 +73,7 @@ def collect_frames(env_id: str, pixels: int, count: int, keep_probability: float
         torch.manual_seed(seed)
         cleanup.callback(env.close)
         cleanup.callback(renderer.close)  # closed before the env
-        bar = cleanup.enter_context(tqdm(total=count, desc="rendering frames", unit="frame", disable=not progress))
+        bar = cleanup.enter_context(tqdm(total=count, desc="rendering frames", unit="frame", disable=not progress_shown(progress)))
         obs, _ = env.reset(seed=seed)
         driven = policy_plays()
         action, step = rng.normal(size=low.shape), 0
@@ -170,7 +171,7 @@ def train_vae(config: VAETrainConfig) -> Path:
             reference = vae.encode(drift_sample)[0]
         rows = []
         updates_per_epoch = -(-len(training) // config.batch_size)
-        bar = tqdm(total=config.epochs * updates_per_epoch, desc="training VAE", unit="update", disable=not config.progress)
+        bar = tqdm(total=config.epochs * updates_per_epoch, desc="training VAE", unit="update", disable=not progress_shown(config.progress))
         train_started = time.perf_counter()
         for epoch in range(config.epochs):
             order = torch.randperm(len(training), generator=generator).to(device)
