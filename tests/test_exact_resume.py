@@ -137,6 +137,8 @@ CASES = {
     "recurrent-ppo": (["train", "ppo", "--env", "CartPole-v1", "--memory", "lstm", "--lstm-size", "16", "--num-envs", "4",
                        "--num-steps", "32", "--steps", "768"], 70, 256),
     "ppg-minatar": (["train", "ppg", "--env", "MinAtar/Breakout-v1", "--preset", "minatar", "--steps", "1024", *SMALL_PPG], 70, 256),
+    "ppg-minatar-critic-warmup": (["train", "ppg", "--env", "MinAtar/Breakout-v1", "--preset", "minatar", "--steps", "1024",
+                                   "--critic-warmup-rollouts", "3", *SMALL_PPG], 70, 256),
     "apt-pretrain-minatar": (["pretrain", "ppg", "--env", "MinAtar/Breakout-v1", "--steps", "640", "--contrastive-start", "64",
                               "--contrastive-batch-size", "16", *SMALL_PPG], 70, 256),
     "r2d2-save-replay": (["train", "r2d2", "--env", "CartPole-v1", "--preset", "cartpole", "--steps", "1200", "--min-replay", "16",

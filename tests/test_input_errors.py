@@ -75,7 +75,7 @@ RANGES = {
     ("ppg", "aux_minibatch_size"): [0], ("ppg", "chunk_size"): [0], ("ppg", "critic_learning_rate"): [0.0],
     ("ppg", "critic_max_grad_norm"): [0.0], ("ppg", "aux_kl_stop"): [0.0], ("ppg", "beta_clone"): [-1.0],
     ("ppg", "critic_network"): ["resnet"], ("ppg", "hidden_sizes"): [(0,)], ("ppg", "adam_eps"): [0.0],
-    ("ppg", "entropy_coef"): [-0.01],
+    ("ppg", "entropy_coef"): [-0.01], ("ppg", "critic_warmup_rollouts"): [-1],
     ("reinforce", "episodes_per_env"): [0], ("reinforce", "value_coef"): [-1.0], ("reinforce", "max_grad_norm"): [0.0],
     ("a2c", "optimizer"): ["sgd"], ("a2c", "rmsprop_alpha"): [0.0, 1.0], ("a2c", "optimizer_eps"): [0.0],
     ("npg", "cg_iterations"): [0], ("npg", "cg_damping"): [-0.1], ("npg", "value_learning_rate"): [0.0],

@@ -1,14 +1,19 @@
-"""PPG: phases touch the right parameters, the auxiliary phase sees every stored rollout."""
+"""PPG: phases touch the right parameters, the auxiliary phase sees every stored rollout, a critic warm-up holds the policy."""
 
+import csv
 
 import gymnasium as gym
 import pytest
 import torch
 
+import voidrl
 from voidrl.algos import PPG, PPGConfig
+from voidrl.callbacks import Callback
+from voidrl.config import make_config
 from voidrl.io.checkpoint import load_checkpoint, save_checkpoint
 from voidrl.nets.actor_critic import first_step_inputs
 from voidrl.rollout.frames import gather_across
+from voidrl.train.loop import Trainer
 from tests.learning import assert_majority, mean_of_last, train_seeds
 from tests.test_ppo import random_rollout
 
@@ -145,3 +150,68 @@ def test_gradient_accumulation_takes_the_same_steps_in_every_phase():
     torch.manual_seed(0)
     untrained = snapshot(PPG(PPGConfig(num_steps=16), (5,), DISCRETE).policy.parameters())
     assert all(not torch.equal(a, b) for a, b in zip(whole_params, untrained))
+
+
+TINY_CARTPOLE = {"env": "CartPole-v1", "num_envs": 2, "num_steps": 16, "minibatch_size": 16, "policy_iterations": 1,
+                 "aux_minibatch_size": 16, "seed": 0, "progress": False}
+"""Updates of 2 envs x 16 steps, an auxiliary phase after each rollout it keeps."""
+STEPS_PER_UPDATE = 32
+
+
+class EachUpdate(Callback):
+    """The metrics and the actor's and critic's parameters after each update."""
+
+    def __init__(self):
+        self.metrics, self.actors, self.critics = [], [], []
+
+    def on_update(self, step, metrics):
+        policy = self.agent().policy
+        self.metrics.append(metrics)
+        self.actors.append(snapshot(policy.actor_parameters()))
+        self.critics.append(snapshot(policy.critic_parameters()))
+
+
+def same(params, others):
+    return all(torch.equal(a, b) for a, b in zip(params, others, strict=True))
+
+
+def test_critic_warmup_trains_the_critic_alone_for_its_rollouts(tmp_path):
+    """Not even the auxiliary phase, due after every rollout here, moves the policy during the warm-up; the first
+    one after it sees that rollout's states alone."""
+    config = make_config("ppg", steps=3 * STEPS_PER_UPDATE, critic_warmup_rollouts=2, run_dir=str(tmp_path / "run"), **TINY_CARTPOLE)
+    trainer = Trainer(config)
+    initial_actor, initial_critic = snapshot(trainer.algo.policy.actor_parameters()), snapshot(trainer.algo.policy.critic_parameters())
+    seen = EachUpdate()
+    trainer.train([seen])
+    assert same(seen.actors[0], initial_actor) and same(seen.actors[1], initial_actor)
+    assert not same(seen.critics[0], initial_critic) and not same(seen.critics[1], seen.critics[0])
+    assert not same(seen.actors[2], initial_actor)
+    assert [("train/policy_loss" in m, "aux/states" in m) for m in seen.metrics] == [(False, False), (False, False), (True, True)]
+    assert seen.metrics[2]["aux/states"] == STEPS_PER_UPDATE
+    with open(tmp_path / "run" / "metrics.csv", newline="") as handle:
+        assert [row["train/critic_warmup"] for row in csv.DictReader(handle)] == ["1", "1", "0"]
+
+
+def test_without_a_warmup_the_first_update_moves_the_policy_and_logs_no_warmup(tmp_path):
+    config = make_config("ppg", steps=STEPS_PER_UPDATE, critic_warmup_rollouts=0, run_dir=str(tmp_path / "run"), **TINY_CARTPOLE)
+    trainer = Trainer(config)
+    initial_actor = snapshot(trainer.algo.policy.actor_parameters())
+    seen = EachUpdate()
+    trainer.train([seen])
+    assert not same(seen.actors[0], initial_actor)
+    assert "train/policy_loss" in seen.metrics[0] and "train/critic_warmup" not in seen.metrics[0]
+
+
+def test_a_resumed_run_goes_on_counting_the_warmup(tmp_path):
+    options = {"critic_warmup_rollouts": 3, "run_dir": str(tmp_path / "run"), **TINY_CARTPOLE}
+    first, resumed = EachUpdate(), EachUpdate()
+    voidrl.train("ppg", steps=STEPS_PER_UPDATE, callbacks=[first], **options)
+    voidrl.train("ppg", steps=4 * STEPS_PER_UPDATE, resume=True, callbacks=[resumed], **options)
+    assert [m["train/critic_warmup"] for m in first.metrics + resumed.metrics] == [1.0, 1.0, 1.0, 0.0]
+    assert same(resumed.actors[0], first.actors[0]) and same(resumed.actors[1], first.actors[0])
+    assert not same(resumed.actors[2], first.actors[0])
+
+
+def test_a_negative_warmup_is_refused_by_name():
+    with pytest.raises(ValueError, match="critic_warmup_rollouts must be >= 0, got -1"):
+        PPGConfig(critic_warmup_rollouts=-1).validate()

@@ -5,7 +5,8 @@ network; the separate critic regresses the GAE returns. Auxiliary phase (every
 ``policy_iterations`` rollouts): ``aux_epochs`` passes over *all* states of those
 rollouts, training the policy's auxiliary value head on the critic's returns while a
 behaviour-cloning KL to pi_old (the policy at the start of the phase) keeps the
-policy in place, and training the critic again on the same data.
+policy in place, and training the critic again on the same data. A critic warm-up
+(``critic_warmup_rollouts``) makes a run's first rollouts train the critic alone.
 """
 
 from __future__ import annotations
@@ -131,6 +132,8 @@ class PPG(OnPolicyAlgorithm):
         self.actor = self.trained("actor_optimizer", self.policy.actor_parameters(), adam(config.learning_rate, config.adam_eps))
         self.critic = self.trained("critic_optimizer", self.policy.critic_parameters(), adam(config.critic_learning_rate, config.adam_eps))
         self.aux_buffer = AuxiliaryBuffer(config.unroll_length)
+        self.rollouts_learned = 0
+        """Rollouts this run has learned from (warm-up ones included): what ends the critic warm-up."""
 
     @staticmethod
     def make_policy(config: PPGConfig, obs_shape, action_space, device) -> ActorCritic:
@@ -149,8 +152,10 @@ class PPG(OnPolicyAlgorithm):
             targets = returns.unsqueeze(-1)
             head_weights = (1.0,)
         sequences = self.sequence_fields(rollout)
+        warming_up = self.rollouts_learned < cfg.critic_warmup_rollouts
+        self.rollouts_learned += 1
         started = time.perf_counter()
-        metrics = self.policy_phase({
+        metrics = {} if warming_up else self.policy_phase({
             "obs": rollout.obs, "actions": rollout.actions, "old_log_probs": rollout.log_probs, "advantages": advantages,
         } | sequences)
         policy_done = time.perf_counter()
@@ -159,6 +164,10 @@ class PPG(OnPolicyAlgorithm):
         metrics["train/explained_variance"] = explained_variance(rollout.values.reshape(-1), returns.reshape(-1)).item()
         metrics["time/policy_phase_seconds"] = policy_done - started
         metrics["time/critic_phase_seconds"] = critic_done - policy_done
+        if cfg.critic_warmup_rollouts:
+            metrics["train/critic_warmup"] = float(warming_up)
+        if warming_up:
+            return metrics
         self.aux_buffer.add(rollout.obs, targets, sequences)
         if len(self.aux_buffer) == cfg.policy_iterations:
             metrics |= self.auxiliary_phase(head_weights)
@@ -264,11 +273,12 @@ class PPG(OnPolicyAlgorithm):
         return metrics
 
     def state_dict(self) -> dict[str, Any]:
-        return super().state_dict() | {"aux_buffer": self.aux_buffer.state_dict()}
+        return super().state_dict() | {"aux_buffer": self.aux_buffer.state_dict(), "rollouts_learned": self.rollouts_learned}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         super().load_state_dict(state)
         self.aux_buffer.load_state_dict(state["aux_buffer"])
+        self.rollouts_learned = int(state.get("rollouts_learned", 0))  # a checkpoint from before the count: its run has no warm-up
 
 
 def _mean_metrics(history: list[dict[str, torch.Tensor]]) -> dict[str, float]:

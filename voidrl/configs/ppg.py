@@ -172,6 +172,11 @@ class PPGConfig(MemoryConfig):
     """E_aux: passes over the stored states in each auxiliary phase."""
     aux_minibatch_size: int = 256
     """Samples per gradient step in the auxiliary phase (memory lstm: steps, in whole sequences)."""
+    critic_warmup_rollouts: int = 0
+    """Rollouts at the start of a run that train the critic alone: the policy phase is skipped, so that a fresh
+    critic's first advantages (fine-tuning without the critic, as from a reward-free pre-training) cannot move the
+    loaded policy, and their states are kept out of the auxiliary phase, whose policy_iterations count from the first
+    rollout after. Logged as train/critic_warmup (1 during the warm-up, 0 after); 0 = none."""
     chunk_size: int | None = None
     """Gradient accumulation: every minibatch (policy, critic and auxiliary phases) goes forward and
     backward in chunks of at most this many samples before its one optimiser step. The same step with a
@@ -211,7 +216,7 @@ class PPGConfig(MemoryConfig):
         validate_fraction("clip", self.clip)
         validate_discounting(self)
         require_positive(self, ("adam_eps",))
-        require_non_negative(self, ("beta_clone", "entropy_coef"))
+        require_non_negative(self, ("beta_clone", "entropy_coef", "critic_warmup_rollouts"))
         validate_hidden_sizes(self.hidden_sizes)
         require_choice(self, "network", NETWORKS)
         if self.critic_network is not None:
