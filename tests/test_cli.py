@@ -269,6 +269,18 @@ def test_python_api_trains_acts_and_saves(tmp_path):
     assert len(again.evaluate(episodes=3)) == 3
 
 
+def test_a_sampled_evaluation_prints_the_same_returns_for_the_same_seed(tmp_path, capsys):
+    from tests.agents import untrained_agent
+
+    untrained_agent("ppo", "CartPole-v1").save(tmp_path / "agent.pt")
+    printed = []
+    for global_seed in (0, 1):  # whatever torch's generator holds, --seed seeds the sampled actions
+        torch.manual_seed(global_seed)
+        assert main(["eval", "--checkpoint", str(tmp_path / "agent.pt"), "--episodes", "4", "--num-envs", "2", "--sampled"]) == 0
+        printed.append(capsys.readouterr().out)
+    assert printed[0] == printed[1] and "(sampled actions)" in printed[0]
+
+
 @pytest.mark.parametrize("env,named,chosen,entropy", [
     ("MinAtar/Breakout-v1", None, "minatar-pretrain", 0.05),
     ("MinAtar/Breakout-v1", "minatar", "minatar", 0.01),

@@ -13,7 +13,9 @@ from voidrl.nets.actor_critic import CONTINUOUS_POLICIES, STD_PARAMETERIZATIONS,
 from voidrl.nets.distributions import (
     SOFTPLUS_MIN_STD,
     Categorical,
+    DiagonalGaussian,
     MixtureOfGaussians,
+    MultiCategorical,
     TanhGaussian,
     softplus_std_offset,
 )
@@ -266,6 +268,27 @@ def test_persistent_uniforms_state_dict_round_trip_reproduces_next_draws():
         PersistentUniforms(4, 3, 0.5).load_state_dict(persistent.state_dict())
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         PersistentUniforms(4, 3, 1.5)
+
+
+SAMPLED = {
+    "categorical": lambda: Categorical(torch.zeros(64, 5)),
+    "multi-categorical": lambda: MultiCategorical(torch.zeros(64, 3, 4)),
+    "gaussian": lambda: DiagonalGaussian(torch.zeros(64, 2), torch.zeros(2)),
+    "tanh-gaussian": lambda: TanhGaussian(torch.zeros(64, 2), torch.zeros(2), -torch.ones(2), torch.ones(2)),
+    "mixture": lambda: MixtureOfGaussians(torch.zeros(64, 2, 3), torch.tensor([-0.5, 0.0, 0.5]).expand(64, 2, 3),
+                                          torch.full((64, 2, 3), 0.1)),
+}
+
+
+@pytest.mark.parametrize("kind", SAMPLED)
+def test_samples_drawn_from_a_generator_follow_its_seed_and_leave_the_global_generator_alone(kind):
+    dist = SAMPLED[kind]()
+    global_state = torch.get_rng_state()
+    first = dist.sample(generator=torch.Generator().manual_seed(3))
+    assert torch.equal(torch.get_rng_state(), global_state)
+    torch.manual_seed(99)  # whatever the global generator holds
+    assert torch.equal(dist.sample(generator=torch.Generator().manual_seed(3)), first)
+    assert not torch.equal(dist.sample(generator=torch.Generator().manual_seed(4)), first)
 
 
 def test_persistent_uniforms_without_generator_follow_the_global_seed():

@@ -121,17 +121,20 @@ def test_coverage_keeps_the_environments_apart():
 def test_voidrl_explore_measures_a_random_policy_and_a_checkpoint_on_the_same_games(tmp_path):
     config = TrainConfig("ppo", run=RunConfig(env="ALE/MsPacman-v5"), env=EnvConfig(num_envs=2))
     Agent(config, build_policy_for(config, torch.device("cpu")), {}).save(tmp_path / "agent.pt")
-    outputs = {}
+    outputs, printed = {}, {}
     for name, source in (("random", ["--random", "ALE/MsPacman-v5"]), ("random-again", ["--random", "ALE/MsPacman-v5"]),
-                         ("agent", ["--checkpoint", "agent.pt"])):
+                         ("agent", ["--checkpoint", "agent.pt"]), ("agent-again", ["--checkpoint", "agent.pt"])):
         result = voidrl("explore", *source, "--episodes", "2", "--num-envs", "2", "--out", f"{name}.csv", cwd=tmp_path)
         assert result.returncode == 0, result.stderr
         assert "distinct positions" in result.stdout
+        printed[name] = result.stdout.replace(f"{name}.csv", "")
         with open(tmp_path / f"{name}.csv") as handle:
             outputs[name] = list(csv.DictReader(handle))
     assert len(outputs["random"]) == 2 and all(int(row["positions"]) > 10 for row in outputs["random"])
     assert outputs["random"] == outputs["random-again"]  # same seed, same games
     assert len(outputs["agent"]) == 2 and all(int(row["length"]) > 0 for row in outputs["agent"])
+    # the checkpoint's sampled actions are drawn from a generator the same --seed seeds: the same numbers again
+    assert outputs["agent"] == outputs["agent-again"] and printed["agent"] == printed["agent-again"]
 
 
 @pytest.mark.parametrize("args,message", [

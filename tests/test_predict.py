@@ -90,6 +90,67 @@ def test_a_recurrent_policy_carries_the_state_it_returns_as_act_with_does(algo, 
         assert action == expected_second[index]
 
 
+@pytest.mark.parametrize("algo,env,options", [
+    ("ppo", "CartPole-v1", {}),
+    ("a2c", "Pendulum-v1", {"continuous_policy": "tanh_gaussian"}),
+], ids=["categorical", "box"])
+def test_sampled_predictions_repeat_after_set_random_seed_whatever_torchs_generator_holds(algo, env, options):
+    agent = untrained_agent(algo, env, **options)
+    obs = random_observations(agent, 64)
+
+    def sampled(seed, global_seed):
+        torch.manual_seed(global_seed)
+        agent.set_random_seed(seed)
+        global_state = torch.get_rng_state()
+        actions = [agent.predict(obs, deterministic=False)[0] for _ in range(3)]
+        assert torch.equal(torch.get_rng_state(), global_state)  # predict draws from the agent's own generator
+        return actions
+
+    first = sampled(7, global_seed=0)
+    assert not np.array_equal(first[0], first[1])  # the stream goes on from call to call
+    for got, want in zip(sampled(7, global_seed=1), first):
+        np.testing.assert_array_equal(got, want)
+    assert not np.array_equal(sampled(8, global_seed=0)[0], first[0])
+    # an agent made anew (as Agent.load makes one) starts from the run's seed
+    agent.set_random_seed(agent.config.run.seed)
+    expected = agent.predict(obs, deterministic=False)[0]
+    made_anew = voidrl.Agent(agent.config, agent.policy, agent.env_state)
+    np.testing.assert_array_equal(made_anew.predict(obs, deterministic=False)[0], expected)
+    # greedy actions neither draw from it nor change
+    stream = agent.action_generator.get_state()
+    np.testing.assert_array_equal(agent.predict(obs)[0], agent.act(normalized(agent, obs)).numpy())
+    assert torch.equal(agent.action_generator.get_state(), stream)
+    with pytest.raises(ValueError) as error:
+        agent.set_random_seed("7")
+    assert one_line(error) == "seed must be an integer, got '7'"
+
+
+def test_a_sampled_evaluation_repeats_for_its_seed_whatever_torchs_generator_holds(monkeypatch):
+    agent = untrained_agent("ppo", "CartPole-v1")
+    played = []
+    act_with = agent.act_with
+
+    def recording(memory, obs):
+        actions = act_with(memory, obs)
+        played.append(actions)
+        return actions
+
+    monkeypatch.setattr(agent, "act_with", recording)
+
+    def evaluation(seed, global_seed, deterministic=False):
+        torch.manual_seed(global_seed)
+        played.clear()
+        returns = agent.evaluate(4, deterministic=deterministic, num_envs=2, seed=seed)
+        return returns, torch.cat(played).tolist()
+
+    stream = agent.action_generator.get_state()
+    returns, actions = evaluation(3, global_seed=0)
+    assert evaluation(3, global_seed=1) == (returns, actions)
+    assert evaluation(4, global_seed=0)[1] != actions
+    assert evaluation(3, global_seed=0, deterministic=True)[1] != actions  # sampling matters on this task
+    assert torch.equal(agent.action_generator.get_state(), stream)  # predict's stream is left alone
+
+
 def one_line(error):
     message = str(error.value)
     assert "\n" not in message

@@ -210,7 +210,8 @@ def add_eval_command(commands: Subcommands) -> None:
     evaluate.add_argument("--checkpoint", required=True, help="checkpoint file (RUN_DIR/checkpoint.pt)")
     evaluate.add_argument("--episodes", type=int, default=10, help="episodes to run (default: 10)")
     evaluate.add_argument("--sampled", action="store_true",
-                          help="sample actions instead of acting greedily (policy-gradient agents; Q-network agents act greedily)")
+                          help="sample actions, their draws seeded with --seed, instead of acting greedily (policy-gradient "
+                               "agents; Q-network agents act greedily)")
     evaluate.add_argument("--member", default=None, metavar="J|best",
                           help="ngu and agent57: the family member j to play, or best (the one whose training episodes in "
                                "the bandits' windows paid most); default: best for agent57, 0 (beta = 0) otherwise")
@@ -219,7 +220,8 @@ def add_eval_command(commands: Subcommands) -> None:
                           help="write each episode as DIR/episode-NNN-return-R.mp4 (ngu and agent57: ...-member-J.mp4), one "
                                "frame per step as the environment's own renderer draws it; the episodes are then played one "
                                "after another in one environment")
-    evaluate.add_argument("--seed", type=int, default=12345, help="environment seed (default: 12345)")
+    evaluate.add_argument("--seed", type=int, default=12345,
+                          help="environment seed, and with --sampled the seed of the actions' draws (default: 12345)")
     evaluate.add_argument("--device", default="cpu", help="torch device (default: cpu)")
 
 
@@ -230,7 +232,8 @@ def add_explore_command(commands: Subcommands) -> None:
         description="Play whole games with a checkpoint's policy or a uniform-random one and measure exploration: the game "
                     "score (which a reward-free policy never saw), the episode length, and coverage: the distinct positions of "
                     "the player per game, read from the emulator's RAM (known for Ms. Pac-Man). The same --seed gives every "
-                    "policy the same games' starts.")
+                    "policy the same games' starts, and seeds the random policy's and a checkpoint's sampled actions: the "
+                    "same command gives the same numbers.")
     explored = explore.add_mutually_exclusive_group(required=True)
     explored.add_argument("--checkpoint", help="checkpoint file (RUN_DIR/checkpoint.pt) whose policy plays")
     explored.add_argument("--random", metavar="ENV", help="a uniform-random policy plays this Atari game instead (e.g. ALE/MsPacman-v5)")
@@ -238,7 +241,8 @@ def add_explore_command(commands: Subcommands) -> None:
     explore.add_argument("--num-envs", type=int, default=None, help="parallel games (default: the run's, 16 with --random)")
     explore.add_argument("--greedy", action="store_true",
                          help="act on the policy's most likely action (default: sample, as the policy explored in training)")
-    explore.add_argument("--seed", type=int, default=0, help="game seed and the random policy's (default: 0)")
+    explore.add_argument("--seed", type=int, default=0,
+                         help="game seed, and the seed of the random policy's or the checkpoint's sampled actions (default: 0)")
     explore.add_argument("--out", metavar="FILE", default=None, help="also write one CSV row per game (env, score, length, "
                                                                       "positions)")
     explore.add_argument("--device", default="cpu", help="torch device (default: cpu)")

@@ -252,11 +252,12 @@ class ActorCritic(nn.Module):
 
     @torch.no_grad()
     def act(self, obs: torch.Tensor, state: LSTMState, episode_start: torch.Tensor, previous_reward: torch.Tensor | None = None,
-            deterministic: bool = False) -> tuple[torch.Tensor, LSTMState]:
+            deterministic: bool = False, generator: torch.Generator | None = None) -> tuple[torch.Tensor, LSTMState]:
         """``voidrl.rollout.memory.Memory``'s act: actions ``[B]`` or ``[B, A]`` for one step ``obs [B, ...]`` and the
-        next state (``previous_reward`` is not an input of an actor-critic)."""
+        next state (``previous_reward`` is not an input of an actor-critic): the distribution's mode with
+        ``deterministic``, else a sample drawn from ``generator`` (torch's global generator where None)."""
         dist, _, state = self(obs, state, episode_start)
-        return dist.mode() if deterministic else dist.sample(), state
+        return dist.mode() if deterministic else dist.sample(generator=generator), state
 
 
 class LSTMState(NamedTuple):

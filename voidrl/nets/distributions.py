@@ -16,17 +16,26 @@ LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 LOG_2 = math.log(2.0)
 
 
+def noise_like(like: torch.Tensor, generator: torch.Generator | None) -> torch.Tensor:
+    """An uninitialised tensor of ``like``'s shape and dtype for a sample's noise, to fill from ``generator`` and move to
+    ``like``'s device: on ``generator``'s device, so that a CPU generator's draws do not depend on where the policy runs
+    (as ``voidrl.math.elbo.reparameterize`` draws); ``torch.empty_like(like)`` without one (torch's global generator)."""
+    if generator is None:
+        return torch.empty_like(like)
+    return torch.empty(like.shape, dtype=like.dtype, device=generator.device)
+
+
 class Categorical:
     def __init__(self, logits: torch.Tensor):
         self.log_probs = logits.log_softmax(-1)  # one kernel: logits - logsumexp took 8 of a step's 140 us on a CPU
 
-    def sample(self) -> torch.Tensor:
+    def sample(self, generator: torch.Generator | None = None) -> torch.Tensor:
         """``[B]`` actions: argmax of p / Exp(1) noise, what ``torch.multinomial(p, 1)`` computes (the same draws from the
         same generator state) without its per-call validity checks, in a third of its time for 8 x 2 on a CPU
         (benchmarks/bench_recurrent_parts.py); a collector checks its rollout's log-probabilities once instead
-        (``PolicySampling.finish``)."""
+        (``PolicySampling.finish``). The noise comes from ``generator`` (``noise_like``), else torch's global generator."""
         probs = self.log_probs.exp()
-        return (probs / torch.empty_like(probs).exponential_()).argmax(-1)
+        return (probs / noise_like(probs, generator).exponential_(generator=generator).to(probs.device)).argmax(-1)
 
     def mode(self) -> torch.Tensor:
         return self.log_probs.argmax(-1)
@@ -70,8 +79,9 @@ class DiagonalGaussian:
         self.mean = mean
         self.log_std = log_std.expand_as(mean)
 
-    def sample(self) -> torch.Tensor:
-        return self.mean + self.log_std.exp() * torch.randn_like(self.mean)
+    def sample(self, generator: torch.Generator | None = None) -> torch.Tensor:
+        """Actions ``[B, A]``, the standard normal noise from ``generator`` (``noise_like``), else torch's global generator."""
+        return self.mean + self.log_std.exp() * noise_like(self.mean, generator).normal_(generator=generator).to(self.mean.device)
 
     def mode(self) -> torch.Tensor:
         return self.mean
@@ -120,11 +130,13 @@ class TanhGaussian:
         """sum over coordinates of log |da/du| = log(half_range (1 - tanh(u)^2)), ``[B]``."""
         return (self.half_range.log() + _squash_log_derivative(pre_squash)).sum(-1)
 
-    def _base_sample(self) -> torch.Tensor:
-        return self.mean + self.log_std.exp() * torch.randn_like(self.mean)
+    def _base_sample(self, generator: torch.Generator | None = None) -> torch.Tensor:
+        """u ``[B, A]``, the standard normal noise from ``generator`` (``noise_like``), else torch's global generator."""
+        return self.mean + self.log_std.exp() * noise_like(self.mean, generator).normal_(generator=generator).to(self.mean.device)
 
-    def sample(self) -> torch.Tensor:
-        return self._squash(self._base_sample())
+    def sample(self, generator: torch.Generator | None = None) -> torch.Tensor:
+        """Actions ``[B, A]``, u drawn with ``generator`` (``_base_sample``)."""
+        return self._squash(self._base_sample(generator))
 
     def mode(self) -> torch.Tensor:
         """The squashed mean (not the density's maximum, which moves towards the bounds for wide u)."""
@@ -205,14 +217,17 @@ class MixtureOfGaussians:
         """``values [B, A, M]`` at mode indices ``modes [B, A]`` -> ``[B, A]``."""
         return values.gather(-1, modes.unsqueeze(-1)).squeeze(-1)
 
-    def sample(self, uniforms: torch.Tensor | None = None) -> torch.Tensor:
-        """Actions ``[B, A]`` by inverse CDF from ``uniforms [B, A, 2]`` in [0, 1) on this device (fresh when None).
+    def sample(self, uniforms: torch.Tensor | None = None, generator: torch.Generator | None = None) -> torch.Tensor:
+        """Actions ``[B, A]`` by inverse CDF from ``uniforms [B, A, 2]`` in [0, 1) on this device; where None, fresh ones
+        drawn from ``generator`` (on its device, then moved to this one, as ``noise_like``), else torch's global generator.
 
         ``uniforms[..., 0]`` picks the first mode k with u < cumsum(weights)_k; ``uniforms[..., 1]``
         is the Gaussian quantile level, clamped into the open interval so the quantile stays finite.
         """
         if uniforms is None:
-            uniforms = torch.rand(*self.means.shape[:-1], 2, dtype=self.means.dtype, device=self.means.device)
+            where = self.means.device if generator is None else generator.device
+            uniforms = torch.rand(*self.means.shape[:-1], 2, generator=generator, dtype=self.means.dtype, device=where)
+            uniforms = uniforms.to(self.means.device)
         cumulative = self.log_weights.exp().cumsum(-1)
         num_modes = cumulative.shape[-1]
         modes = (uniforms[..., :1] >= cumulative).sum(-1).clamp_max(num_modes - 1)

@@ -59,6 +59,9 @@ class Agent:
 
     ``best_member``: for a policy family trained with bandits (Agent57), the member j whose training
     episodes in the bandits' windows brought the highest mean task return; otherwise None.
+
+    Sampled actions (``deterministic=False``) never draw from torch's global generator: ``evaluate`` draws from a
+    generator of its own seeded with its ``seed``, ``predict``, ``act`` and ``memory`` from ``action_generator``.
     """
 
     def __init__(self, config: TrainConfig, policy: ActorCritic, env_state: dict[str, Any], step: int = 0,
@@ -68,6 +71,18 @@ class Agent:
         self.env_state = env_state
         self.step = step
         self.best_member = best_member
+        self.action_generator = torch.Generator().manual_seed(config.run.seed)
+        """The CPU generator that ``predict``, ``act`` and ``memory`` draw sampled actions from, its stream going on
+        from call to call: seeded with the run's seed (``config.run.seed``) when the agent is made or loaded, so a
+        loaded agent's sampled actions repeat; ``set_random_seed`` reseeds it."""
+
+    def set_random_seed(self, seed: int) -> None:
+        """Reseed ``action_generator``, as Stable-Baselines3's ``set_random_seed`` seeds what its ``predict`` samples
+        from: the sampled actions of ``predict``, ``act`` and ``memory`` that follow repeat for the same ``seed`` and the
+        same observations (torch's global generator is left alone)."""
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+            raise ValueError(f"seed must be an integer, got {seed!r}")
+        self.action_generator.manual_seed(int(seed))
 
     @classmethod
     def load(cls, path: str | os.PathLike, device: str = "cpu", env: Any = None) -> Agent:
@@ -139,12 +154,15 @@ class Agent:
         not ``act``."""
         return any(part.numel() for part in self.policy.initial_state(1) if isinstance(part, torch.Tensor))
 
-    def memory(self, num_envs: int, deterministic: bool = True, member: int | None = None) -> Memory:
+    def memory(self, num_envs: int, deterministic: bool = True, member: int | None = None,
+               generator: torch.Generator | None = None) -> Memory:
         """The policy's state for ``num_envs`` environments at their episodes' start, to act with (``act_with``):
-        greedy or sampled (an actor-critic), following family member j = ``member`` (NGU, Agent57)."""
+        greedy or sampled (an actor-critic), following family member j = ``member`` (NGU, Agent57). Sampled actions
+        are drawn from ``generator`` (default: the agent's ``action_generator``)."""
         act = functools.partial(self.policy.act, member=member) if member is not None else self.policy.act
         if isinstance(self.policy, ActorCritic):
-            act = functools.partial(act, deterministic=deterministic)
+            act = functools.partial(act, deterministic=deterministic,
+                                    generator=self.action_generator if generator is None else generator)
         return Memory(self.policy.initial_state(num_envs), num_envs, act)
 
     def predict(self, obs: np.ndarray | torch.Tensor, state: Any = None, episode_start: Any = None, deterministic: bool = True,
@@ -169,6 +187,12 @@ class Agent:
         observation. ``previous_reward`` (a scalar or ``[B]``; default 0) is the reward each environment received last,
         0 where an episode begins: the R2D2 family's networks read it, the others ignore it. A policy family (NGU,
         Agent57) follows the member ``voidrl eval`` plays by default (``best_member``, else j = 0).
+
+        ``deterministic`` (the default) acts on the distribution's mode. With ``deterministic=False`` the actions are
+        sampled from the agent's own ``action_generator``, not from torch's global generator (which Stable-Baselines3's
+        ``predict`` draws from and its ``set_random_seed`` seeds): the generator is seeded with the run's seed when the
+        agent is made or loaded, its stream goes on from call to call, and ``set_random_seed(seed)`` reseeds it, after
+        which the same calls give the same actions.
         """
         require_flag("deterministic", deterministic)
         self.check_evaluation(deterministic, None)
@@ -245,8 +269,8 @@ class Agent:
     def act(self, obs: torch.Tensor, deterministic: bool = True) -> torch.Tensor:
         """A feed-forward policy's actions ``[B]`` or ``[B, A]`` (on the CPU) for a batch ``obs [B, *obs_shape]`` (a
         tensor or an array) as ``make_env``'s environments give it, normalised where the run normalised observations:
-        the distribution's mode with ``deterministic``, else a sample. A policy that carries a state acts with
-        ``act_with``."""
+        the distribution's mode with ``deterministic``, else a sample drawn from ``action_generator``. A policy that
+        carries a state acts with ``act_with``."""
         if self.carries_state:
             raise ValueError(f"act takes no state; this {self.config.algo} policy carries one from step to step: act with "
                              "act_with(agent.memory(B), obs) or predict(obs, state)")
@@ -297,6 +321,9 @@ class Agent:
         """Returns of ``episodes`` whole episodes, split evenly over the environments.
 
         Each environment contributes a fixed quota, so short episodes are not over-represented.
+        ``seed`` seeds the environments (environment i with ``seed + i``) and, with ``deterministic=False``, a CPU
+        generator of this call's own that the sampled actions are drawn from, so the same call gives the same
+        returns whatever torch's global generator holds (``action_generator`` is left alone).
         A Q-network agent acts greedily (``deterministic`` must be True); a policy family (NGU, Agent57)
         follows member j = ``member`` (default 0, beta = 0). With a ``recorder`` the episodes are played one
         after another in one environment (``num_envs`` None or 1), whose screen after each step goes to it: an
@@ -312,11 +339,12 @@ class Agent:
         self.check_evaluation(deterministic, member)
         num_envs = 1 if recorder is not None else min(num_envs or self.config.env.num_envs, episodes)
         quota = [episodes // num_envs + (i < episodes % num_envs) for i in range(num_envs)]
+        action_draws = torch.Generator().manual_seed(seed)
         env = self.make_env(num_envs, screens=recorder is not None)
         if recorder is not None:
             recorder.start(env.screen_fps)
         returns: list[float] = []
-        memory = self.memory(num_envs, deterministic, member)
+        memory = self.memory(num_envs, deterministic, member, action_draws)
         try:
             obs = env.reset(seed)
             while len(returns) < episodes:

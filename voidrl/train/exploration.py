@@ -108,7 +108,8 @@ def explore_random(env_id: str, episodes: int, num_envs: int, seed: int, max_epi
 
 def explore_agent(agent: Agent, episodes: int, num_envs: int | None, seed: int, deterministic: bool) -> list[EpisodeExploration]:
     """``measure_exploration`` of a trained ``agent`` on its own environment's settings (whole games); sampled
-    actions unless ``deterministic`` (a Q-network agent acts greedily either way)."""
+    actions unless ``deterministic`` (a Q-network agent acts greedily either way), drawn from a generator seeded
+    with ``seed``, as ``random_actor``'s, so that the same call gives the same games."""
     from voidrl.algos import ALGORITHMS
 
     check_atari(agent.config.run.env)
@@ -116,7 +117,7 @@ def explore_agent(agent: Agent, episodes: int, num_envs: int | None, seed: int, 
     num_envs = min(num_envs or agent.config.env.num_envs, episodes)
     env = agent.make_env(num_envs, ram=True)
     try:
-        memory = agent.memory(num_envs, deterministic, agent.evaluation_member(None))
+        memory = agent.memory(num_envs, deterministic, agent.evaluation_member(None), torch.Generator().manual_seed(seed))
         return measure_exploration(env, lambda obs: agent.act_with(memory, obs), episodes, seed,
                                    position_addresses(agent.config.run.env), memory.after_step)
     finally:

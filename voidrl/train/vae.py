@@ -49,10 +49,10 @@ def collect_frames(env_id: str, pixels: int, count: int, keep_probability: float
     redrawn with probability ``1 - action_persistence``; a step's frame kept with ``keep_probability``), the
     joint positions ``[count, P]`` each frame shows (the positions of the env's observation: ``qpos`` without the
     root's coordinates the task leaves out, ``positions_skipped``), and with ``body_masks`` where each frame shows
-    the body (``[count, S, S]`` bool, ``FrameRenderer.body_mask``; else None). With ``policy``, its sampled actions (torch's
-    generator seeded with ``seed`` for the collection), each held for its run's action repeat, play every episode that
-    starts while the frames from its episodes are at most ``policy_share`` of those kept so far: about that share of
-    the frames, whatever the episodes' lengths."""
+    the body (``[count, S, S]`` bool, ``FrameRenderer.body_mask``; else None). With ``policy``, its sampled actions
+    (drawn from its ``action_generator``, reseeded here with ``seed``: ``Agent.set_random_seed``), each held for its
+    run's action repeat, play every episode that starts while the frames from its episodes are at most
+    ``policy_share`` of those kept so far: about that share of the frames, whatever the episodes' lengths."""
     rng = np.random.default_rng(seed)
     route_mujoco_warnings(env_id)
     env, renderer = make_rendering_env(env_id, pixels)
@@ -69,8 +69,9 @@ def collect_frames(env_id: str, pixels: int, count: int, keep_probability: float
         """Whether the episode starting now goes to the policy: while its frames are at most its share of those kept."""
         return policy is not None and policy_share > 0 and from_policy <= policy_share * kept
 
-    with torch.random.fork_rng(), contextlib.ExitStack() as cleanup:
-        torch.manual_seed(seed)
+    if policy is not None:
+        policy.set_random_seed(seed)
+    with contextlib.ExitStack() as cleanup:
         cleanup.callback(env.close)
         cleanup.callback(renderer.close)  # closed before the env
         bar = cleanup.enter_context(tqdm(total=count, desc="rendering frames", unit="frame", disable=not progress_shown(progress)))
