@@ -43,9 +43,10 @@ LN_18 = math.log(18)
 ANCHORS = [
     # (method, budget, score) as the papers report them
     ("uniform-random policy (Atari-100k tables)", "-", 307.3),
-    ("published PPG attempt, after 62.5M reward-free APT steps", "100k agent steps", 450.0),
-    ("published PPG attempt, after 62.5M reward-free APT steps", "10M agent steps, 5 runs", 1212.9),
-    ("published PPG attempt, from scratch", "10M agent steps, 5 runs", 1441.3),
+    ("published PPG attempt (Müller 2022, section 6.2: 'only yields around 450' at APT's 100k), after 62.5M "
+     "reward-free APT steps", "100k agent steps", 450.0),
+    ("published PPG attempt (Müller 2022, section 6.2), after 62.5M reward-free APT steps", "10M agent steps, 5 runs", 1212.9),
+    ("published PPG attempt (Müller 2022, section 6.2), from scratch", "10M agent steps, 5 runs", 1441.3),
     ("APT (off-policy, DrQ), after pre-training", "100k agent steps", 2827.1),
     ("SimPLe", "100k agent steps", 1480.0),
     ("CURL", "100k agent steps", 1465.5),
