@@ -104,6 +104,17 @@ def test_an_unnamed_environment_is_given_again_to_load(tmp_path):
     assert len(voidrl.load(str(tmp_path / "run" / "checkpoint.pt"), env=user_envs.Corridor).evaluate(episodes=2)) == 2
 
 
+def test_ray_actors_refuse_an_environment_their_processes_cannot_import_before_anything_is_written(tmp_path):
+    class ScriptCorridor(user_envs.Corridor):
+        """As a class defined in the script being run."""
+
+    ScriptCorridor.__module__, ScriptCorridor.__qualname__ = "__main__", "ScriptCorridor"
+    for env in (lambda: user_envs.Corridor(), ScriptCorridor):
+        with pytest.raises(ValueError, match="needs actors 0: Ray actors make their environments in processes of their own"):
+            voidrl.train("a3c", env=env, steps=256, actors=2, run_dir=str(tmp_path / "run"), progress=False)
+        assert not (tmp_path / "run").exists()
+
+
 def test_a_ready_vector_env_gives_its_id_size_and_mode_and_an_instance_is_refused(tmp_path):
     vector = gym.make_vec("tests.user_envs:UserCorridor-v0", num_envs=2, vectorization_mode="sync")
     agent = voidrl.train("ppo", env=vector, steps=128, run_dir=str(tmp_path / "run"), num_steps=64, progress=False)

@@ -213,7 +213,10 @@ class TrainConfig:
 
     def validate_remote_actors(self) -> None:
         """What Ray actors cannot do: each would keep normalisation statistics of its own, and none runs a
-        reward plug-in (the algorithm's config refuses the rest in its ``check_run``)."""
+        reward plug-in, and none finds an environment given from Python that no import names (the algorithm's config
+        refuses the rest in its ``check_run``)."""
+        from voidrl.envs.suites import found_by_other_processes
+
         remote = sorted(name for name in ALGORITHMS if ALGORITHMS.config_class(name).remote_actors)
         if self.algo not in remote:
             raise ValueError(f"actors > 0 needs an algorithm with remote actors ({', '.join(remote)}), not {self.algo}")
@@ -222,6 +225,10 @@ class TrainConfig:
         for name in ("normalize_observation", "normalize_reward"):
             if getattr(self.env, name):
                 raise ValueError(f"{name} needs actors 0: each Ray actor would keep statistics of its own")
+        if not found_by_other_processes(self.run.env):
+            raise ValueError(f"env {self.run.env!r} needs actors 0: Ray actors make their environments in processes of "
+                             "their own, which find one by importing its module; define the class or function in a module "
+                             "(not in the script being run, not a lambda, local class or functools.partial), or register an id")
 
     @property
     def run_dir(self) -> str:

@@ -129,6 +129,13 @@ def env_id_of(env: Any) -> str:
                      f"gymnasium.vector.VectorEnv, got {type(env).__name__}")
 
 
+def found_by_other_processes(env_id: str) -> bool:
+    """Whether a process that did not make the environment can: False for an object given from Python that no import
+    finds by its name (``-unnamed``) and for one defined in the script being run (``__main__:``), whose ``__main__``
+    is another in a Ray actor."""
+    return UNNAMED not in env_id and not env_id.startswith("__main__:")
+
+
 def registered_spec(env_id: str) -> EnvSpec | None:
     """The gymnasium spec of ``env_id`` in any of the forms above (importing the module it names), or None where
     gymnasium knows no such id; an ``UnknownEnvironment`` where the id names a module that cannot be imported, or that
