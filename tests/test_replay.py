@@ -117,3 +117,49 @@ def test_the_rate_limiter_gives_the_batches_insertions_earned_and_says_when_none
     second, more = replay.sample_due()
     assert not more and replay.due_credit() == pytest.approx(0.25)
     assert replay.sample_due() is None
+
+
+def test_the_dataset_hands_over_each_batch_the_replay_allows_and_asks_it_no_more_than_it_must():
+    from voidrl.replay.dataset import ReplayDataset
+    from voidrl.replay.rate_limiter import SamplesPerInsert
+
+    replays = [SequenceReplay(32, limiter=SamplesPerInsert(samples_per_insert=3.0, batch_size=4, min_size=4)) for _ in range(2)]
+    replay, twin = replays
+    asked = []
+    sample_due = replay.sample_due
+    replay.sample_due = lambda: asked.append(True) or sample_due()
+    dataset = ReplayDataset(replay)
+    assert not dataset.ready() and len(asked) == 1  # empty: nothing earned
+    for each in replays:
+        each.add(frame_stack_sequences(3))
+        each.add(frame_stack_sequences(3, seed=1))  # 2.25 batches earned
+    batches = []
+    while dataset.ready():
+        batches.append(next(dataset))
+    assert len(batches) == 2 and len(asked) == 3  # the second batch came with "no more": not asked again
+    assert [batch.keys.tolist() for batch in batches] == [twin.sample(4).keys.tolist() for _ in range(2)]
+    with pytest.raises(RuntimeError, match="no batch is due"):
+        next(dataset)
+    assert len(asked) == 4
+
+
+def test_a_hosted_replay_calls_each_method_of_the_replay_it_stands_for():
+    from types import SimpleNamespace
+
+    from voidrl.distributed.engine import HostedReplay
+    from voidrl.replay.rate_limiter import SamplesPerInsert
+
+    replay = SequenceReplay(32, limiter=SamplesPerInsert(samples_per_insert=3.0, batch_size=4, min_size=4))
+    server = SimpleNamespace(call=SimpleNamespace(remote=lambda name, *args: getattr(replay, name)(*args)))
+    hosted = HostedReplay(server, SimpleNamespace(get=lambda answer: answer))  # Ray's calls, made at once in this process
+    hosted.add(frame_stack_sequences(6))
+    assert len(hosted) == len(replay) == 6 and hosted.due_credit() == replay.due_credit() == pytest.approx(4.5)
+    batch, more = hosted.sample_due()
+    hosted.update_priorities(batch.keys, np.full(4, 7.0))
+    assert more and replay.max_priority == 7.0 and hosted.sample(2).keys.shape == (2, 2)
+    hosted.set_due_credit(0.5)
+    assert replay.due_credit() == 0.5 and hosted.snapshot(2)["first"] == 2
+    copy = SequenceReplay(32)
+    copy.load_state_dict(hosted.state_dict())
+    hosted.load_state_dict(copy.state_dict())
+    assert len(copy) == 6 and copy.added == replay.added

@@ -1,6 +1,6 @@
-"""An off-policy agent written here from the roles alone (actor core, adder, rate-limited replay, learner, builder)
-trains through the command line in one process and on two Ray actors, without a line of shared code knowing it:
-a recurrent (GRU) one-step Q-learner."""
+"""An off-policy agent written here from the roles alone (actor core, adder, rate-limited replay and its dataset,
+learner, builder) trains through the command line in one process and on two Ray actors, without a line of shared
+code knowing it: a recurrent (GRU) one-step Q-learner."""
 
 from __future__ import annotations
 
@@ -108,13 +108,8 @@ class RecurrentQ(SequenceLearner):
     builder_class = RecurrentQBuilder
 
     def __init__(self, config: RecurrentQConfig, obs_shape, action_space: gym.Space, device="cpu"):
-        self.config, self.num_steps = config, config.num_steps
-        self.builder = self.builder_class(config, obs_shape, action_space)
-        self.policy = self.builder.make_policy(device)
+        super().__init__(config, obs_shape, action_space, device)  # the builder's roles: policy, replay, dataset, actor
         self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=3e-3)
-        self.replay = self.builder.make_replay()
-        self.actor = self.make_local_actor()
-        self.updates = 0
 
     def learn(self, batch):
         (hidden,) = batch.start_state

@@ -5,7 +5,8 @@ the reward plug-in add its rewards, and calls ``update``. An on-policy algorithm
 that rollout and forgets it; a ``ReplayLearner`` acts through ``act`` with a recurrent state of
 its own, keeps what it wants of each chunk in ``observe`` (a replay memory) and takes the
 gradient steps the experience so far allows in ``train_steps``. A ``SequenceLearner`` does this with
-the roles of ``voidrl.algos.roles``: its builder's actor, adder and rate-limited replay, its own ``learn``.
+the roles of ``voidrl.algos.roles``: its builder's networks, actor, adder, rate-limited replay and dataset, its own
+``learn``.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from voidrl.algos.algorithm import Algorithm, KeepsReplay, RemoteActors
 from voidrl.algos.roles import Actor, RecurrentActing, SequenceBuilder
 from voidrl.envs.base import Step
 from voidrl.nets.persistence import PersistentUniforms
-from voidrl.replay import SequenceBatch
+from voidrl.replay import Replay, SequenceBatch
+from voidrl.replay.dataset import ReplayDataset
 from voidrl.replay.store import ReplayStore, observation_bytes_per_sequence
 from voidrl.rollout.storage import RolloutStorage
 
@@ -74,29 +76,34 @@ class ReplayLearner(Algorithm):
 
 
 class SequenceLearner(ReplayLearner, RemoteActors, KeepsReplay):
-    """A recurrent learner fed by the roles its ``builder_class`` makes: in this process one ``Actor`` (``actor``) writes
-    into ``replay``; with Ray actors each writes into the same replay, served to them, and sends what else it has in
-    ``deliver``'s result (``receive``). ``train_steps`` takes every batch the replay's rate limiter allows through
-    ``learn``, the one gradient step a subclass writes.
+    """A recurrent learner fed by the roles its ``builder_class`` makes (``SequenceBuilder.make_learner_roles``): in
+    this process one ``Actor`` (``actor``) writes into ``replay``; with Ray actors each writes into the same replay,
+    served to them, and sends what else it has in ``deliver``'s result (``receive``). ``train_steps`` takes a
+    ``step`` while the ``dataset`` has a batch the replay's rate limiter allows; ``learn`` is the one gradient step a
+    subclass writes. Its config has ``num_steps``, ``min_replay``, ``sequence_length``, ``batch_size``,
+    ``replay_capacity`` and ``save_replay``.
 
-    A subclass's ``__init__`` makes ``builder``, ``policy``, ``replay`` and ``actor`` (``make_local_actor``) and sets ``updates``;
-    its config has ``min_replay``, ``sequence_length``, ``batch_size``, ``save_replay``.
+    Args:
+        config: the agent's config; obs_shape, action_space: one environment's; device: where the learner trains.
     """
 
     builder_class: ClassVar[type[SequenceBuilder]]
     builder: SequenceBuilder
+    target: nn.Module | None
+    """The target network (None: the learner bootstraps without one)."""
     actor: Actor
-    replay: Any
-    """The replay (``SequenceReplay`` with a rate limiter), or a Ray actor's handle on it while actors write into it."""
+    replay: Replay
+    """The replay, or a Ray actor's handle on it while actors write into it."""
+    dataset: ReplayDataset
+    """The batches of ``replay`` its rate limiter allows."""
     updates: int
     """Gradient steps taken."""
 
-    @classmethod
-    def make_policy(cls, config: Any, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str) -> nn.Module:
-        return cls.builder_class(config, obs_shape, action_space).make_policy(device)
-
-    def make_local_actor(self) -> Actor:
-        """The actor of this process (``--actors 0``): every environment, acting with the learner's own network."""
+    def __init__(self, config: Any, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str = "cpu"):
+        self.config, self.num_steps, self.device = config, config.num_steps, torch.device(device)
+        self.builder = self.builder_class(config, obs_shape, action_space)
+        self.policy, self.target, self.replay, self.dataset, self.actor = self.builder.make_learner_roles(device)
+        self.updates = 0
         self.replay_lost = False
         """Loaded from a checkpoint without its replay into an empty one; warned about once new data arrives."""
         self.replay_store: ReplayStore | None = None
@@ -104,11 +111,18 @@ class SequenceLearner(ReplayLearner, RemoteActors, KeepsReplay):
         self.actor_states: dict[int, dict[str, Any]] = {}
         """The latest state each Ray actor delivered (its bandits), by index: checkpointed, handed back on resume."""
         self.actor_metrics: dict[str, float] = {}
-        return Actor(self.builder.make_core(self.policy, 0, None), self.builder.make_adder(), self.replay)
+
+    @classmethod
+    def make_policy(cls, config: Any, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str) -> nn.Module:
+        return cls.builder_class(config, obs_shape, action_space).make_policy(device)
 
     @abstractmethod
     def learn(self, batch: SequenceBatch) -> dict[str, float]:
         """One gradient step on ``batch``; its metrics (``train/...``). Updates the batch's priorities."""
+
+    def step(self) -> dict[str, float]:
+        """One gradient step on the dataset's next batch (Acme's ``Learner.step``); its metrics."""
+        return self.learn(next(self.dataset))
 
     def initial_state(self, num_envs: int) -> Any:
         return self.actor.core.initial_state(num_envs)
@@ -133,13 +147,10 @@ class SequenceLearner(ReplayLearner, RemoteActors, KeepsReplay):
                           f"before is lost; resume is exact only with --save-replay", stacklevel=2)
         totals: dict[str, float] = {}
         count = 0
-        due = self.replay.sample_due()
-        while due is not None:
-            batch, more = due
-            for name, value in self.learn(batch).items():
+        while self.dataset.ready():
+            for name, value in self.step().items():
                 totals[name] = totals.get(name, 0.0) + value
             count += 1
-            due = self.replay.sample_due() if more else None
         metrics = {name: value / count for name, value in totals.items()}
         metrics.update({"train/replay_size": float(len(self.replay)), "train/updates": float(self.updates)})
         return metrics | self.actor_metrics
@@ -160,11 +171,12 @@ class SequenceLearner(ReplayLearner, RemoteActors, KeepsReplay):
             return self.actor_states.get(index)
         return self.actor.core.state_dict() if index == 0 else None
 
-    def shared_replay(self) -> Any:
+    def shared_replay(self) -> Replay:
         return self.replay
 
-    def use_replay(self, replay: Any) -> None:
+    def use_replay(self, replay: Replay) -> None:
         self.replay = self.actor.replay = replay
+        self.dataset = self.builder.make_dataset(replay)
 
     def keep_replay_in(self, directory: Path, observation_space: gym.Space) -> ReplayStore | None:
         """With ``save_replay``: keep the replay in ``directory`` (the run's), beside the checkpoints; the store, or None."""

@@ -76,13 +76,18 @@ class EpsilonGreedyCore(ActorCore):
 
 
 class R2D2Builder(SequenceBuilder):
-    """R2D2's parts: its Q-network, an epsilon-greedy core, sequences of ``sequence_length`` every ``sequence_period``
-    steps, a prioritised replay replayed ``samples_per_insert`` times."""
+    """R2D2's parts: its Q-network and the learner's target copy of it, an epsilon-greedy core, sequences of
+    ``sequence_length`` every ``sequence_period`` steps, a prioritised replay replayed ``samples_per_insert`` times."""
 
     def make_policy(self, device: torch.device | str) -> RecurrentQNetwork:
         cfg = self.config
         return RecurrentQNetwork(self.obs_shape, self.action_space.n, cfg.network, cfg.hidden_sizes, cfg.lstm_size, cfg.head_size,
                                  cfg.memory).to(device)
+
+    def make_target(self, policy: RecurrentQNetwork, device: torch.device | str) -> RecurrentQNetwork:
+        target = self.make_policy(device).requires_grad_(False)
+        target.load_state_dict(policy.state_dict())
+        return target
 
     def make_core(self, policy: RecurrentQNetwork, first_env: int, total_envs: int | None) -> EpsilonGreedyCore:
         return EpsilonGreedyCore(policy, self.config, first_env, total_envs)
@@ -104,15 +109,8 @@ class R2D2(SequenceLearner):
         config.validate()
         if not isinstance(action_space, gym.spaces.Discrete):
             raise ValueError(f"{type(self).__name__.lower()} needs a discrete action space, got {action_space}")
-        self.config, self.num_steps, self.device = config, config.num_steps, torch.device(device)
-        self.builder = self.builder_class(config, obs_shape, action_space)
-        self.policy = self.builder.make_policy(device)
-        self.target = self.builder.make_policy(device).requires_grad_(False)
-        self.target.load_state_dict(self.policy.state_dict())
+        super().__init__(config, obs_shape, action_space, device)
         self.parameters = TrainedParameters(self.q_parameters(), adam(config.learning_rate, config.adam_eps))
-        self.replay = self.builder.make_replay()
-        self.actor = self.make_local_actor()
-        self.updates = 0
 
     def q_parameters(self) -> Iterator[nn.Parameter]:
         """What the TD loss trains."""

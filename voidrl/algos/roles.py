@@ -1,18 +1,20 @@
 """The roles of an off-policy agent, after DeepMind Acme's split: an actor core chooses actions and says what
-to record, an adder cuts the steps into sequences, a replay stores them and rations their sampling, a learner
-takes one gradient step at a time, and a builder per agent makes them all.
+to record, an adder cuts the steps into sequences, a replay stores them and rations their sampling, a dataset
+iterator hands the learner the batches the replay allows, a learner takes one gradient step per batch, and a
+builder per agent makes them all.
 
-One builder serves both kinds of run: with ``--actors 0`` the learner makes one ``Actor`` in its own process and
-the loop's collector drives it; with ``--actors N`` every Ray actor makes its own from the same builder
-(``voidrl.distributed.engine``) and writes into the replay the learner samples. Whatever an actor hands the
-learner besides the replay's sequences travels in its ``deliver`` result.
+One builder serves both kinds of run. The learner asks it for its roles (``SequenceBuilder.make_learner_roles``):
+its networks, the replay, the dataset over it and one ``Actor`` writing into it, which the loop's collector drives
+with ``--actors 0``; with ``--actors N`` the replay moves into a Ray actor, and the learner and every Ray actor's
+``Actor`` (``make_actor``) use a handle on it (``voidrl.distributed.engine.HostedReplay``). Whatever an actor hands
+the learner besides the replay's sequences travels in its ``deliver`` result.
 """
 
 from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, NamedTuple, Protocol
 
 import gymnasium as gym
 import torch
@@ -21,6 +23,8 @@ from torch import nn
 from voidrl.envs.base import Step
 from voidrl.envs.snapshot import NotSaveable
 from voidrl.replay.adder import SequenceAdder, StepRecord
+from voidrl.replay.base import Replay
+from voidrl.replay.dataset import ReplayDataset
 from voidrl.rollout.memory import Memory
 from voidrl.rollout.storage import RolloutStorage
 
@@ -115,17 +119,11 @@ class ActorCore(ABC):
         pass
 
 
-class ReplayClient(Protocol):
-    """What an actor needs of a replay: the replay itself, or a Ray actor's handle on it."""
-
-    def add(self, sequences: list[Any]) -> None: ...
-
-
 class Actor:
     """An actor core, its adder and the replay they write into: what the collector drives, in the learner's process
     or in a Ray actor alike."""
 
-    def __init__(self, core: ActorCore, adder: SequenceAdder, replay: ReplayClient):
+    def __init__(self, core: ActorCore, adder: SequenceAdder, replay: Replay):
         self.core, self.adder, self.replay = core, adder, replay
 
     @property
@@ -180,21 +178,49 @@ class Builder(ABC):
     def __init__(self, config: Any, obs_shape: tuple[int, ...], action_space: gym.Space):
         self.config, self.obs_shape, self.action_space = config, obs_shape, action_space
 
-    def make_replay(self) -> Any | None:
+    def make_replay(self) -> Replay | None:
         """The replay the actors write into and the learner samples (None: the actors send the learner everything)."""
         return None
 
     @abstractmethod
-    def make_actor(self, index: int, num_actors: int, num_envs: int, replay: ReplayClient | None) -> RemoteActor:
+    def make_actor(self, index: int, num_actors: int, num_envs: int, replay: Replay | None) -> RemoteActor:
         """Ray actor ``index`` of ``num_actors``, each stepping ``num_envs`` environments, with its own acting network."""
 
 
+class LearnerRoles(NamedTuple):
+    """What a sequence learner's process holds of its agent's roles (``SequenceBuilder.make_learner_roles``)."""
+
+    policy: nn.Module
+    """The online network: what the learner trains and its own actor acts with."""
+    target: nn.Module | None
+    """The learner's target network, a frozen copy of ``policy`` (None: the learner has none)."""
+    replay: Replay
+    """The replay its actors write into."""
+    dataset: ReplayDataset
+    """The batches of ``replay`` its rate limiter allows: what the learner's step takes."""
+    actor: Actor
+    """The actor of the learner's process (``--actors 0``): every environment, acting with ``policy``."""
+
+
 class SequenceBuilder(Builder):
-    """The builder of a recurrent Q agent: a replay of sequences, an actor core and a ``SequenceAdder`` per actor."""
+    """The builder of a recurrent Q agent: its networks, a rate-limited replay of sequences and the dataset over it,
+    an actor core and a ``SequenceAdder`` per actor."""
 
     @abstractmethod
     def make_policy(self, device: torch.device | str) -> nn.Module:
         """The acting network (the learner's online network is one too)."""
+
+    def make_target(self, policy: nn.Module, device: torch.device | str) -> nn.Module | None:
+        """The learner's target network, starting as a frozen copy of ``policy`` (None here: the learner has none)."""
+        return None
+
+    @abstractmethod
+    def make_replay(self) -> Replay:
+        """The replay, with its rate limiter."""
+
+    def make_dataset(self, replay: Replay) -> ReplayDataset:
+        """The learner's dataset iterator over ``replay`` (the replay itself, or a Ray actor's handle on it)."""
+        return ReplayDataset(replay)
 
     @abstractmethod
     def make_core(self, policy: nn.Module, first_env: int, total_envs: int | None) -> ActorCore:
@@ -203,6 +229,15 @@ class SequenceBuilder(Builder):
     @abstractmethod
     def make_adder(self) -> SequenceAdder: ...
 
-    def make_actor(self, index: int, num_actors: int, num_envs: int, replay: ReplayClient | None) -> Actor:
+    def make_learner_roles(self, device: torch.device | str) -> LearnerRoles:
+        """The roles of the learner's process, made in this order (the order of their random draws): the online
+        network, the target network, the replay, the dataset over it and the actor writing into it."""
+        policy = self.make_policy(device)
+        target = self.make_target(policy, device)
+        replay = self.make_replay()
+        actor = Actor(self.make_core(policy, 0, None), self.make_adder(), replay)
+        return LearnerRoles(policy, target, replay, self.make_dataset(replay), actor)
+
+    def make_actor(self, index: int, num_actors: int, num_envs: int, replay: Replay | None) -> Actor:
         core = self.make_core(self.make_policy("cpu"), index * num_envs, num_actors * num_envs)
         return Actor(core, self.make_adder(), replay)

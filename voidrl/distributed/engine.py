@@ -6,7 +6,8 @@ driver, takes what each delivers as soon as it arrives (``Algorithm.receive``) a
 weights with the request for its next chunk. Nothing here knows an agent:
 
 - where the agent has a replay (``Algorithm.shared_replay``: R2D2, NGU, Agent57), it moves into one more Ray actor
-  (``Hosted``) for the run; actors write their sequences into it and the learner samples it;
+  (``Hosted``) for the run; actors write their sequences into it and the learner samples it, each through a
+  ``HostedReplay``;
 - whatever else an actor hands over (a gradient for A3C; bandit states and reward statistics for NGU's family)
   travels in its delivery;
 - an actor whose builder ``waits_for_weights`` (A3C) acts again only with the weights its delivery led to; the
@@ -31,6 +32,7 @@ from torch import nn
 from voidrl.algos.roles import Builder
 from voidrl.config import TrainConfig
 from voidrl.envs import make_env
+from voidrl.replay import Replay, Sequence, SequenceBatch
 from voidrl.rollout import Collector
 from voidrl.seeding import env_seed, seed_everything
 
@@ -95,7 +97,7 @@ def send_tensors_as_arrays(ray: Any) -> None:
 
 
 class Hosted:
-    """Any object as a Ray actor (the run's replay): its methods called by name."""
+    """Any object as a Ray actor (the run's replay): its methods called by name (``HostedReplay`` calls them)."""
 
     def __init__(self, hosted: Any):
         import ray
@@ -111,19 +113,45 @@ class Hosted:
         return self.hosted
 
 
-class HostedClient:
-    """A handle on a ``Hosted`` object with its methods (and ``len``), each a Ray call that waits for its answer."""
+class HostedReplay(Replay):
+    """A handle on the replay a ``Hosted`` Ray actor holds: each method a Ray call that waits for its answer."""
 
     def __init__(self, server: Any, ray: Any):
         self.server, self.ray = server, ray
 
-    def __len__(self) -> int:
-        return self.ray.get(self.server.call.remote("__len__"))
+    def call(self, name: str, *args: Any) -> Any:
+        """The hosted replay's method ``name`` called with ``args``, its answer."""
+        return self.ray.get(self.server.call.remote(name, *args))
 
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return lambda *args: self.ray.get(self.server.call.remote(name, *args))
+    def __len__(self) -> int:
+        return self.call("__len__")
+
+    def add(self, sequences: list[Sequence]) -> None:
+        self.call("add", sequences)
+
+    def sample(self, batch_size: int) -> SequenceBatch:
+        return self.call("sample", batch_size)
+
+    def sample_due(self) -> tuple[SequenceBatch, bool] | None:
+        return self.call("sample_due")
+
+    def update_priorities(self, keys: torch.Tensor, priorities: np.ndarray | torch.Tensor) -> None:
+        self.call("update_priorities", keys, priorities)
+
+    def due_credit(self) -> float:
+        return self.call("due_credit")
+
+    def set_due_credit(self, credit: float) -> None:
+        self.call("set_due_credit", credit)
+
+    def state_dict(self) -> dict[str, Any]:
+        return self.call("state_dict")
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.call("load_state_dict", state)
+
+    def snapshot(self, since: int) -> dict[str, Any]:
+        return self.call("snapshot", since)
 
 
 def tensors(module: nn.Module) -> dict[str, torch.Tensor]:
@@ -164,7 +192,7 @@ class ActorWorker:
         self.env = make_env(run.env, config.env, gamma=config.algo_config.gamma)
         space = self.env.single_action_space
         builder = builder_class(config.algo_config, self.env.single_observation_space.shape, space)
-        self.actor = builder.make_actor(index, num_actors, self.env.num_envs, None if replay is None else HostedClient(replay, ray))
+        self.actor = builder.make_actor(index, num_actors, self.env.num_envs, None if replay is None else HostedReplay(replay, ray))
         if state is not None:
             self.actor.load_state_dict(state)
         self.collector = Collector(self.env, self.actor.acting(self.env.num_envs))

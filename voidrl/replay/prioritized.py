@@ -9,12 +9,13 @@ its stacks form one chain.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from typing import Any
 
 import numpy as np
 import torch
 
+from voidrl.replay.base import Replay, SequenceBatch
 from voidrl.replay.rate_limiter import SamplesPerInsert
 from voidrl.replay.sequences import Sequence
 from voidrl.replay.sum_tree import SumTree, importance_weights
@@ -23,26 +24,7 @@ from voidrl.rollout.frames import Store, compact_copy, load_store, store_state
 _STEP_FIELDS = ("actions", "rewards", "behaviour_probs", "terminated", "truncated", "mask")
 
 
-@dataclass
-class SequenceBatch(Sequence):
-    """``B`` sampled sequences, time-major: every field of ``Sequence`` with a batch axis, after the time axis for the
-    per-step fields (``obs [L + 1, B, ...]``, ``actions``, ``rewards``, ``behaviour_probs``, ``terminated``,
-    ``truncated``, ``mask`` ``[L, B, ...]``) and first for the others (``start_state`` tensors and
-    ``previous_action`` ``[B, ...]``, ``previous_reward [B]``, ``starts_episode [B]`` bool); and what sampling adds."""
-
-    weights: torch.Tensor
-    """``[B]`` importance weights, at most 1."""
-    keys: torch.Tensor
-    """``[B, 2]`` (slot, insertion number): what ``update_priorities`` takes back."""
-
-    def to(self, device: torch.device) -> SequenceBatch:
-        """The batch on ``device`` (``keys`` stay where the replay is)."""
-        moved = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "keys"}
-        moved = {name: tuple(t.to(device) for t in value) if isinstance(value, tuple) else value.to(device) for name, value in moved.items()}
-        return SequenceBatch(**moved, keys=self.keys)
-
-
-class SequenceReplay:
+class SequenceReplay(Replay):
     """Args:
         capacity: sequences kept; priority_exponent: alpha (0.9 in R2D2); importance_exponent: beta (0.6);
         limiter: how often ``sample_due`` gives a batch (None: ``sample`` only).
@@ -86,7 +68,6 @@ class SequenceReplay:
         return self.sample(self.limiter.batch_size), self.limiter.credit >= 1.0
 
     def due_credit(self) -> float:
-        """The batches earned and not yet sampled (the limiter's state, which a checkpoint keeps)."""
         return self.limiter.credit
 
     def set_due_credit(self, credit: float) -> None:

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from voidrl.config import TrainConfig
-from voidrl.distributed.engine import ActorWorker, Hosted, HostedClient, adopt_statistics, check_ray_address, import_ray, send_tensors_as_arrays, tensors
+from voidrl.distributed.engine import ActorWorker, Hosted, HostedReplay, adopt_statistics, check_ray_address, import_ray, send_tensors_as_arrays, tensors
 from voidrl.rollout.collector import RolloutStats
 from voidrl.train.loop import Trainer, how_to_continue, peak_rss_mb
 from voidrl.train.signals import GracefulStop, RunAborted, RunStopped
@@ -63,7 +63,7 @@ class DistributedTrainer(Trainer):
         try:
             if local_replay is not None:
                 server = ray.remote(Hosted).remote(local_replay)
-                algo.use_replay(HostedClient(server, ray))
+                algo.use_replay(HostedReplay(server, ray))
             worker_class = ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=-1)(ActorWorker)
             workers = [worker_class.remote(config, algo.builder_class, i, config.run.actors, self.update, server, algo.remote_actor_state(i))
                        for i in range(config.run.actors)]
