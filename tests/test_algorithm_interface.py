@@ -5,8 +5,8 @@ import inspect
 
 import pytest
 
-from voidrl.algos import ALGORITHMS
 from voidrl.algos.algorithm import Algorithm, KeepsReplay, PolicyFamily, RemoteActors
+from voidrl.registry import ALGORITHMS
 
 
 def test_the_loops_calls_are_abstract():

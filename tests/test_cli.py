@@ -84,7 +84,7 @@ def test_version_is_the_packages(capsys):
 @pytest.mark.parametrize("command", ["train", "pretrain"])
 def test_help_names_its_sources_by_author_and_year(capsys, command):
     """"the thesis" or "the notebook" tells a user nothing; Müller (2022) and Leite (2022) are in the README's and the site's sources."""
-    from voidrl.algos import ALGORITHMS
+    from voidrl.registry import ALGORITHMS
 
     for algo in sorted(ALGORITHMS):
         with pytest.raises(SystemExit):
@@ -94,7 +94,7 @@ def test_help_names_its_sources_by_author_and_year(capsys, command):
 
 
 def test_help_lists_the_collapse_guard_only_where_a_policy_has_an_entropy(capsys):
-    from voidrl.algos import ALGORITHMS
+    from voidrl.registry import ALGORITHMS
 
     for algo in sorted(ALGORITHMS):
         with pytest.raises(SystemExit):
@@ -119,8 +119,8 @@ def test_help_lists_the_options_of_the_chosen_reward_plugin_only(capsys, argv, a
 
 
 def test_preset_help_is_built_from_the_presets_an_algorithm_has(capsys):
-    from voidrl.algos import ALGORITHMS
     from voidrl.config import algorithm_presets, default_presets_text
+    from voidrl.registry import ALGORITHMS
 
     assert default_presets_text("train", "a2c") == "cartpole on CartPole-v1; pendulum on voidrl/InvertedPendulumFall-v5"
     assert default_presets_text("pretrain", "ppg").startswith("pretrain on atari tasks; minatar-pretrain on minatar tasks")
@@ -330,7 +330,7 @@ def test_configs_saved_with_a_boolean_progress_still_load():
 
 @pytest.mark.parametrize("shell", ["bash", "zsh"])
 def test_the_completion_script_knows_every_command_and_algorithm(capsys, shell):
-    from voidrl.algos import ALGORITHMS
+    from voidrl.registry import ALGORITHMS
 
     assert main(["completion", shell]) == 0
     script = capsys.readouterr().out

@@ -7,19 +7,19 @@ import re
 import pytest
 import torch
 
-from voidrl.algos import ALGORITHMS
 from voidrl.algos.algorithm import RemoteActors
 from voidrl.cli import main
-from voidrl.config import RunConfig, algorithm_presets, check_preset, make_config
+from voidrl.config import algorithm_presets, check_preset, make_config
 from voidrl.algos.ngu import NGU
-from voidrl.configs import ALGORITHM_CLASSES, CONFIGS, REWARD_CONFIGS, REWARD_SOURCE_CLASSES
 from voidrl.configs.choices import NETWORKS
 from voidrl.configs.conditions import conditions_of
 from voidrl.configs.env import EnvConfig
+from voidrl.configs.run import RunConfig
 from voidrl.configs.search import check_search_space
-from voidrl.intrinsic import REWARD_SOURCES
 from voidrl.nets.bodies import make_body
-from voidrl.registry import Registry
+from voidrl.registry import (ALGORITHM_CLASSES, ALGORITHMS, CONFIGS, REWARD_CONFIGS, REWARD_SOURCE_CLASSES, REWARD_SOURCES, Registry,
+                             import_attribute)
+from voidrl.train.preflight import preflight
 
 
 def test_each_name_has_its_class_and_config():
@@ -27,7 +27,7 @@ def test_each_name_has_its_class_and_config():
     assert REWARD_CONFIGS.keys() == REWARD_SOURCE_CLASSES.keys() == REWARD_SOURCES.keys()
     for registry, configs in ((ALGORITHMS, CONFIGS), (REWARD_SOURCES, REWARD_CONFIGS)):
         for name in registry:
-            assert registry[name].config_class is configs[name] is registry.config_class(name)
+            assert registry[name].config_class is import_attribute(configs[name]) is registry.config_class(name)
 
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
@@ -103,13 +103,13 @@ def test_a_preset_file_takes_the_place_of_a_named_preset(capsys):
 
 
 def test_ppo_ppg_and_a2c_declare_a_search_space_and_a3c_inherits_a2cs():
-    assert {name for name, config in CONFIGS.items() if config.search_space} == {"a2c", "a3c", "ppg", "ppo"}
-    assert CONFIGS["a3c"].search_space is CONFIGS["a2c"].search_space
+    assert {name for name in CONFIGS if ALGORITHMS.config_class(name).search_space} == {"a2c", "a3c", "ppg", "ppo"}
+    assert ALGORITHMS.config_class("a3c").search_space is ALGORITHMS.config_class("a2c").search_space
 
 
 @pytest.mark.parametrize("algo", ["a2c", "a3c", "ppg", "ppo"])
 def test_every_search_space_names_options_of_its_config_with_values_it_accepts(algo):
-    check_search_space(CONFIGS[algo])
+    check_search_space(ALGORITHMS.config_class(algo))
 
 
 @pytest.mark.parametrize("space,fragment", [
@@ -124,12 +124,13 @@ def test_every_search_space_names_options_of_its_config_with_values_it_accepts(a
     ({"epochs": ("float", 1.0, 20.0)}, "epochs = 1.0 is refused (epochs must be an int"),
 ])
 def test_a_bad_search_space_is_refused_naming_the_option(space, fragment):
-    bad = type("BadConfig", (CONFIGS["ppo"],), {"search_space": space})
+    bad = type("BadConfig", (ALGORITHMS.config_class("ppo"),), {"search_space": space})
     with pytest.raises(ValueError, match=re.escape(fragment)):
         check_search_space(bad)
 
 
-@pytest.mark.parametrize("config_class", [*CONFIGS.values(), *REWARD_CONFIGS.values(), RunConfig, EnvConfig], ids=lambda cls: cls.__name__)
+@pytest.mark.parametrize("config_class", [*map(import_attribute, (*CONFIGS.values(), *REWARD_CONFIGS.values())), RunConfig, EnvConfig],
+                         ids=lambda cls: cls.__name__)
 def test_every_condition_is_declared_for_a_field_of_its_config(config_class):
     fields = {field.name for field in dataclasses.fields(config_class)}
     assert conditions_of(config_class).keys() <= fields
@@ -137,7 +138,7 @@ def test_every_condition_is_declared_for_a_field_of_its_config(config_class):
 
 def test_an_option_that_cannot_act_is_refused_when_given_and_left_alone_when_a_preset_sets_it():
     minigrid = {"env": "MiniGrid-Empty-5x5-v0", "preset": "minigrid"}
-    make_config("ppo", **minigrid).validate()  # the preset's sequence_length, for --memory lstm, on a feed-forward run
+    preflight(make_config("ppo", **minigrid))  # the preset's sequence_length, for --memory lstm, on a feed-forward run
     with pytest.raises(ValueError, match="^sequence_length acts with memory lstm only; this run has memory none: leave it out$"):
-        make_config("ppo", **minigrid, sequence_length=128).validate()
-    make_config("ppo", **minigrid, sequence_length=128, memory="lstm").validate()
+        preflight(make_config("ppo", **minigrid, sequence_length=128))
+    preflight(make_config("ppo", **minigrid, sequence_length=128, memory="lstm"))

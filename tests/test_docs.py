@@ -60,8 +60,7 @@ def dotted(cls: type) -> str:
 
 
 def test_the_reference_names_every_algorithm_and_plugin_with_its_config():
-    from voidrl.algos import ALGORITHMS
-    from voidrl.intrinsic import REWARD_SOURCES
+    from voidrl.registry import ALGORITHMS, REWARD_SOURCES
 
     classes = [cls for registry in (ALGORITHMS, REWARD_SOURCES) for name in registry
                for cls in (registry[name], registry.config_class(name)) if cls.__module__.startswith("voidrl.")]

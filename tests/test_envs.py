@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from voidrl.envs import EnvConfig, UnknownEnvironment, list_env_ids, make_env, suite_of
+from voidrl.train.preflight import check_task_fit
 
 
 def run_random(env, steps, seed=0):
@@ -276,9 +277,9 @@ def test_videos_of_repeated_actions_play_in_real_time():
 
 def test_action_repeat_is_refused_on_atari_which_already_skips_frames():
     with pytest.raises(ValueError, match="action_repeat must be 1 on Atari, which already repeats each action for 4 frames, got 4"):
-        EnvConfig(action_repeat=4).validate("ALE/Pong-v5")
+        check_task_fit(EnvConfig(action_repeat=4), "ALE/Pong-v5", suite_of("ALE/Pong-v5"))
     with pytest.raises(ValueError, match="action_repeat must be a positive integer, got 0"):
-        EnvConfig(action_repeat=0).validate("HalfCheetah-v5")
+        EnvConfig(action_repeat=0).validate()
 
 
 def test_previous_action_reward_appends_the_step_that_led_to_each_observation_and_zeros_where_an_episode_begins():

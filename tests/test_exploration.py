@@ -7,8 +7,9 @@ import pytest
 import torch
 
 from tests.cli_helpers import voidrl
-from voidrl.config import RunConfig, TrainConfig
+from voidrl.config import TrainConfig
 from voidrl.configs.env import EnvConfig
+from voidrl.configs.run import RunConfig
 from voidrl.envs import make_env
 from voidrl.envs.atari import PLAYER_POSITION_RAM
 from voidrl.envs.base import Step, VecEnv

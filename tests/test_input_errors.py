@@ -11,12 +11,13 @@ import pytest
 import torch
 
 import voidrl
-from voidrl.algos import ALGORITHMS
 from voidrl.cli import main
-from voidrl.config import RunConfig, field_type, make_config
+from voidrl.config import field_type, make_config
+from voidrl.configs.run import RunConfig
 from voidrl.envs.factory import EnvConfig
-from voidrl.intrinsic import REWARD_SOURCES
+from voidrl.registry import ALGORITHMS, REWARD_SOURCES
 from voidrl.train.loop import Trainer
+from voidrl.train.preflight import preflight
 
 SHARED_SECTIONS = (RunConfig, EnvConfig, *(source.config_class for source in REWARD_SOURCES.values()))
 
@@ -124,7 +125,7 @@ def test_values_outside_a_fields_range_are_refused_by_name(algo, name):
         if name == "init_parts":
             options["init_from"] = "pre.pt"
         with pytest.raises(ValueError, match=name if name != "env" else "unknown environment id"):
-            make_config(algo, **options).validate()
+            preflight(make_config(algo, **options))
 
 
 def test_the_range_table_covers_every_field():

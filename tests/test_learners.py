@@ -11,12 +11,12 @@ import pytest
 import torch
 from torch import nn
 
-from voidrl.algos import ALGORITHMS
 from voidrl.algos.learner import ReplayLearner
 from voidrl.cli import main
 from voidrl.configs.base import AlgorithmConfig
 from voidrl.io.checkpoint import load_checkpoint
 from voidrl.nets.actor_critic import LSTMState
+from voidrl.registry import ALGORITHMS
 
 
 @dataclass

@@ -11,8 +11,8 @@ import pytest
 import torch
 
 from voidrl.cli import main
-from voidrl.intrinsic import REWARD_SOURCES
 from voidrl.io.checkpoint import load_checkpoint
+from voidrl.registry import REWARD_SOURCES
 
 
 @dataclass

@@ -12,12 +12,12 @@ import pytest
 import torch
 from torch import nn
 
-from voidrl.algos import ALGORITHMS
 from voidrl.algos.learner import SequenceLearner
 from voidrl.algos.roles import ActorCore, SequenceBuilder
 from voidrl.cli import main
 from voidrl.configs.base import AlgorithmConfig
 from voidrl.io.checkpoint import load_checkpoint
+from voidrl.registry import ALGORITHMS
 from voidrl.replay import SequenceReplay
 from voidrl.replay.adder import SequenceAdder, StepRecord
 from voidrl.replay.rate_limiter import SamplesPerInsert

@@ -1,5 +1,6 @@
 """The architecture a reviewer can check: voidrl's modules import each other without a cycle (imports inside
-functions included; those under ``if TYPE_CHECKING``, for annotations only, left out), and the Ray side
+functions included, and even those under ``if TYPE_CHECKING``, for annotations only), the configuration sits at the
+bottom (``voidrl/config.py`` and ``voidrl/configs/`` import nothing above them), and the Ray side
 (``voidrl/distributed``) never imports the training loop."""
 
 import ast
@@ -15,15 +16,16 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def import_graph() -> dict[str, set[str]]:
-    """Module -> the voidrl modules it imports anywhere in its body (``from package import module`` counts the module)."""
+def import_graph(type_only: bool = False) -> dict[str, set[str]]:
+    """Module -> the voidrl modules it imports anywhere in its body (``from package import module`` counts the module);
+    with ``type_only`` also those imported under ``if TYPE_CHECKING`` (for annotations only)."""
     modules = {module_name(path): path for path in ROOT.rglob("*.py")}
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         imported = set()
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
-            if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            if not type_only and isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
                 node.body = []  # cleared before the walk that collects the imports
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
@@ -63,12 +65,50 @@ def test_the_finder_sees_a_cycle():
     assert find_cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) is None
 
 
+def without_own_packages(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """``graph`` less each module's imports of the packages it lies in: a package's __init__ re-exports its modules, and
+    a module importing its own package's __init__ is not a cycle we mean."""
+    return {module: {target for target in targets if not module.startswith(target + ".")} for module, targets in graph.items()}
+
+
 def test_no_import_cycle_between_voidrl_modules():
     graph = import_graph()
     assert len(graph) > 50 and "voidrl.train.loop" in graph["voidrl.train.runs"]
-    # A package's __init__ re-exports its modules; a module importing its own package's __init__ is not a cycle we mean.
-    within = {module: {target for target in targets if not module.startswith(target + ".")} for module, targets in graph.items()}
-    assert find_cycle(within) is None
+    assert find_cycle(without_own_packages(graph)) is None
+
+
+def test_no_import_cycle_even_through_imports_for_annotations():
+    graph = import_graph(type_only=True)
+    assert "voidrl.algos.roles" in graph["voidrl.algos.algorithm"]  # under TYPE_CHECKING only
+    assert find_cycle(without_own_packages(graph)) is None
+
+
+CONFIGURATION = ("voidrl.config", "voidrl.configs")
+"""The configuration: the run's options, every algorithm's, plug-in's and environment's, and their presets."""
+BENEATH_THE_CONFIGURATION = ("voidrl.registry", "voidrl.validation")
+"""What the configuration may import besides itself: the registry of names (classes imported on first use) and the
+field checks, which import no other voidrl module."""
+
+
+STILL_REACHING_UP = {"voidrl.config": ["voidrl.envs.suites"]}
+"""The one import above the configuration left, inside ``default_preset``: ``make_config`` applies the preset of the
+environment's suite, which only the environments know; it goes when ``make_config`` and the presets' resolution move
+above the configuration (``benchmarks/bench_pixels.py`` imports ``make_config`` from ``voidrl.config``)."""
+
+
+def test_the_configuration_imports_nothing_above_it():
+    """Imports inside functions and for annotations only included: checks that need the layers above run in
+    ``voidrl.train.preflight``."""
+    graph = import_graph(type_only=True)
+    allowed = (*CONFIGURATION, *BENEATH_THE_CONFIGURATION)
+
+    def is_allowed(module: str) -> bool:
+        return module in allowed or module.startswith(tuple(f"{name}." for name in allowed))
+
+    bottom = [module for module in graph if is_allowed(module)]
+    assert {"voidrl.config", "voidrl.configs.ppo", "voidrl.registry", "voidrl.validation"} <= set(bottom)
+    reaching_up = {module: sorted(target for target in graph[module] if not is_allowed(target)) for module in bottom}
+    assert reaching_up == {module: STILL_REACHING_UP.get(module, []) for module in bottom}
 
 
 def test_the_ray_side_imports_nothing_from_the_training_loop():

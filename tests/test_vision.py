@@ -12,6 +12,7 @@ import pytest
 import torch
 
 import voidrl
+from voidrl.algos.base import build_policy
 from voidrl.cli import main
 from voidrl.config import make_config
 from voidrl.envs import EnvConfig, make_env
@@ -128,7 +129,7 @@ def test_frame_stacks_shift_and_restart_at_episode_boundaries():
 def test_the_pixel_presets_cnn_reads_stacks_of_64_and_96_pixel_frames(size, flat):
     """mujoco-pixels' Nature CNN on 3 stacked RGB frames: 64 px leaves 4x4 maps for its fc layer, 96 px 8x8."""
     config = make_config("ppo", "mujoco-pixels", env="HalfCheetah-v5", pixels=size)
-    policy = config.algo_config.build_policy((9, size, size), gym.spaces.Box(-1, 1, (6,)), "cpu")
+    policy = build_policy(config.algo_config, (9, size, size), gym.spaces.Box(-1, 1, (6,)), "cpu")
     body = policy.actor_body
     assert policy.critic_body is None and body.fc[0].in_features == flat
     assert body(torch.zeros(2, 9, size, size, dtype=torch.uint8)).shape == (2, 512)

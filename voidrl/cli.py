@@ -20,17 +20,17 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import voidrl
-from voidrl.algos import ALGORITHMS
-from voidrl.config import (PRETRAIN_PRESETS, RENAMED_FIELDS, RENAMED_PRESETS, RunConfig, TrainConfig, algorithm_presets, check_field_types, field_docs, field_type,
+from voidrl.config import (PRETRAIN_PRESETS, RENAMED_FIELDS, RENAMED_PRESETS, TrainConfig, algorithm_presets, check_field_types, field_docs, field_type,
                            default_presets_text, make_config, plugin_options)
 from voidrl.configs.choices import EXPORT_FORMATS, WEIGHTS_FORMAT
 from voidrl.configs.env import EnvConfig
 from voidrl.configs.policy import MEMORY_OPTIONS, MemoryConfig
+from voidrl.configs.run import RunConfig
 from voidrl.configs.tune import TuneConfig
 from voidrl.configs.vae import VAEProbeConfig, VAETrainConfig
 from voidrl.distributed import launched_by_torchrun
 from voidrl.envs.failure import EnvironmentFailure, user_traceback
-from voidrl.intrinsic import REWARD_SOURCES
+from voidrl.registry import ALGORITHMS, REWARD_SOURCES
 from voidrl.train.signals import RunAborted, RunStopped, hold_stop_signals
 
 USAGE_ERROR = 2
@@ -630,13 +630,16 @@ def command_plot(args: argparse.Namespace) -> int:
 def command_vae(args: argparse.Namespace) -> int:
     from voidrl.io.run_dir import check_writable_dir
     from voidrl.nets.vae import load_vae
-    from voidrl.train.vae import load_frame_policy, probe_vae, train_vae
+    from voidrl.train.vae import check_vae_training, load_frame_policy, probe_vae, train_vae
 
     options = {name: value for name, value in vars(args).items() if name not in ("command", "vae_command")}
     with usage_errors():
         config = (VAETrainConfig if args.vae_command == "train" else VAEProbeConfig)(**options)
         check_field_types(config)
-        config.validate()
+        if args.vae_command == "train":
+            check_vae_training(config)
+        else:
+            config.validate()
         env_id = load_vae(config.vision)[1] if args.vae_command == "probe" else config.env  # a bad file: a usage error, now
         if config.policy is not None:
             load_frame_policy(config.policy, env_id)

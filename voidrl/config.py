@@ -1,6 +1,8 @@
-"""Run configuration: one dataclass per concern, documented field by field, plus presets (the algorithms', plug-ins'
-and environments' own options are ``voidrl.configs``'). Imports no torch or gymnasium: the command line builds its
-options from here; only ``TrainConfig.validate`` and the environment's default preset import them, on first use."""
+"""Run configuration: ``TrainConfig`` gathers a run's options (the run's, the environment's, the algorithm's and the
+reward plug-in's own, each a dataclass of ``voidrl.configs``), plus presets. Imports no torch or gymnasium, and nothing
+above the configuration but the environment's suite for its default preset: the command line builds its options from
+here, and ``TrainConfig.validate`` checks what the options alone tell; what needs the environment, a network or a file
+``voidrl.train.preflight`` checks."""
 
 from __future__ import annotations
 
@@ -21,94 +23,19 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
-from voidrl.algos import ALGORITHMS
 from voidrl.configs.base import AlgorithmConfig
-from voidrl.configs.conditions import Condition, IsSet, Positive, RunFacts, Unless, inert_options
+from voidrl.configs.conditions import RunFacts, inert_options
 from voidrl.configs.env import EnvConfig
-from voidrl.intrinsic import REWARD_SOURCES
+from voidrl.configs.run import RunConfig
+from voidrl.registry import ALGORITHMS, REWARD_SOURCES
 from voidrl.validation import require_non_negative, require_positive_integers
 
 
 def progress_shown(progress: bool | None) -> bool:
     """Whether a ``progress`` option (True, False, or None: when stderr is a terminal) shows its bar."""
     return sys.stderr.isatty() if progress is None else progress
-
-
-@dataclass
-class RunConfig:
-    """What to train on, for how long, and where results go."""
-
-    env: str = "CartPole-v1"
-    """Environment id (``voidrl envs`` lists them)."""
-    steps: int = 100_000
-    """Environment steps to train for, counted over all parallel environments (with --action-repeat N, N per
-    agent decision)."""
-    seed: int = 0
-    """Seed for torch, numpy, python and the environments."""
-    device: str = "cpu"
-    """Torch device for networks and rollouts: cpu, cuda, cuda:N, or auto (cuda when available)."""
-    deterministic_kernels: bool = True
-    """On cuda, have torch choose deterministic GPU kernels (torch.use_deterministic_algorithms, cuDNN's deterministic
-    convolutions, cuBLAS with a fixed workspace) so the same seed gives the same run; an operation that has none
-    warns once and runs as before. False lets torch pick faster kernels that add atomically. No effect on the CPU."""
-    run_dir: str | None = None
-    """Directory for logs and checkpoints; default runs/<algo>-<env>-seed<seed>-<start time>."""
-    checkpoint_every: int = 20
-    """Write a checkpoint every this many updates (and always at the end)."""
-    torch_threads: int = 0
-    """Torch intra-op CPU threads for the whole run; 0 chooses once from the network and the CPUs this process may
-    use (1 for an MLP, every CPU for a CNN), and config.json records the count (it changes floating-point sums)."""
-    progress: bool | None = None
-    """Show a progress bar with steps/s and ETA (True or False); None shows it when stderr is a terminal, and not when
-    it goes to a file, a pipe or a Jupyter cell."""
-    wandb: bool = False
-    """Also log to Weights & Biases (needs the wandb package)."""
-    intrinsic: str | None = None
-    """Intrinsic-reward plug-in whose rewards join the task's in training: apt, or none."""
-    collapse_entropy: float | None = None
-    """Policy-collapse guard: warn when train/entropy stays below this for collapse_patience updates;
-    None disables."""
-    collapse_patience: int = 5
-    """Consecutive low-entropy updates that count as a collapse."""
-    collapse_restore: bool = False
-    """On a collapse, reload the last checkpoint written while the entropy was healthy (healthy.pt)
-    and go on from the current step."""
-    init_from: str | None = None
-    """Checkpoint whose networks start this run (fine-tuning); none = fresh initialisation."""
-    init_parts: tuple[str, ...] | None = None
-    """With init_from: which parts to load (policy_body, policy_head, aux_head, critic from the saved
-    policy; apt_encoder: the saved run's APT encoder into an apt policy body); the rest is freshly
-    initialised, so leaving out the heads re-initialises them. None = every part of the saved policy
-    this run's network has (PPG's aux_head only for PPG), but not critic and aux_head when the saved run
-    was reward-free pre-training (they learned intrinsic values)."""
-    eval_every: int | None = None
-    """Greedy evaluation every this many environment steps, checked after each update, and once at the
-    end; scores go to evaluations.csv, the best agent to best.pt; None disables. Counted in environment
-    steps, not training episodes: the unit of --steps, the same for every algorithm."""
-    eval_episodes: int = 10
-    """Whole episodes per evaluation, split evenly over the parallel environments."""
-    eval_video: bool = False
-    """With eval_every: each evaluation also plays one greedy episode in one environment and shows it in
-    TensorBoard's Images tab (eval/video: an animated GIF of the environment's own rendering, one frame per
-    step, at most 256 pixels a side; its return is eval/video_return). The episode's frames are held in memory
-    until it ends (an Atari game: 100 kB a step)."""
-    actors: int = 0
-    """Ray actors that act, each with num_envs environments, and feed the learner in this process: r2d2's
-    write sequences into its replay, a3c's send gradients of their own rollouts; 0 acts in this
-    process, without Ray. With actors the run is not reproducible: the learner takes their deliveries in the
-    order they arrive."""
-    ray_address: str | None = None
-    """With actors > 0: the Ray cluster to join (the address `ray start --head` prints); None starts Ray on
-    this machine."""
-
-    acts_only: ClassVar[dict[str, Condition]] = {
-        "deterministic_kernels": Unless("device", "cpu"),
-        **{name: IsSet("collapse_entropy") for name in ("collapse_patience", "collapse_restore")},
-        **{name: IsSet("eval_every") for name in ("eval_episodes", "eval_video")},
-        "ray_address": Positive("actors"),
-    }
 
 
 @dataclass
@@ -143,12 +70,10 @@ class TrainConfig:
         """Raise ``ValueError`` naming the first bad field; cheap (no I/O), runs before any training.
 
         Checks every field's type (finite numbers only), each one's range, and the combinations of
-        options that cannot work together; the fit to the environment's spaces is checked when the
-        run is built (``Trainer``), still before anything is written.
+        options that cannot work together; what needs the environment, a network or an installed package
+        (``voidrl.train.preflight``) and the fit to the environment's spaces are checked when the run is built
+        (``Trainer``), still before anything is written.
         """
-        from voidrl.envs.suites import suite_of
-        from voidrl.nets.parts import validate_parts
-
         for section in self.sections().values():
             check_field_types(section)
         require_positive_integers(self.run, ("steps", "checkpoint_every", "collapse_patience", "eval_every", "eval_episodes"))
@@ -157,8 +82,7 @@ class TrainConfig:
         if not (self.intrinsic_config is None if expected is None else isinstance(self.intrinsic_config, expected)):
             raise ValueError(f"intrinsic_config must be {'None' if expected is None else expected.__name__} with intrinsic "
                              f"{self.run.intrinsic}, got {type(self.intrinsic_config).__name__}")
-        suite_of(self.run.env)
-        self.env.validate(self.run.env)
+        self.env.validate()
         self.algo_config.validate()
         if self.intrinsic_config is not None:
             self.intrinsic_config.validate()
@@ -170,12 +94,8 @@ class TrainConfig:
                              "with extrinsic_coef 0); leave it out, or give the task reward a weight")
         if self.run.wandb and importlib.util.find_spec("wandb") is None:
             raise ValueError("wandb needs the wandb package: pip install 'voidrl[wandb]'")
-        if self.run.eval_video:
-            from voidrl.io.video import check_video_packages
-
-            if self.run.eval_every is None:
-                raise ValueError("eval_video needs eval_every (it records one episode at each evaluation)")
-            check_video_packages("eval_video", mp4=False)
+        if self.run.eval_video and self.run.eval_every is None:
+            raise ValueError("eval_video needs eval_every (it records one episode at each evaluation)")
         if self.run.collapse_entropy is not None and self.algo_config.acts_greedily:
             watched = ", ".join(name for name in ALGORITHMS if not ALGORITHMS.config_class(name).acts_greedily)
             raise ValueError(f"collapse_entropy: {self.algo} acts greedily on Q-values and has no policy entropy to watch; "
@@ -186,37 +106,30 @@ class TrainConfig:
             raise ValueError("ray_address needs actors > 0 (--actors N)")
         if self.run.actors:
             self.validate_remote_actors()
-        self.algo_config.check_run(self)
+        self.algo_config.check_run(self.run)
         if self.run.steps < self.steps_per_update and getattr(self.algo_config, "episodes_per_env", None) is None:
             raise ValueError(
                 f"steps {self.run.steps} is less than one update's rollout: {self.algo} collects num_envs {self.env.num_envs} x "
                 f"num_steps {self.algo_config.num_steps}{f' x action_repeat {self.env.action_repeat}' if self.env.action_repeat > 1 else ''}"
                 f" = {self.steps_per_update} environment steps before it learns; give steps {self.steps_per_update} or more, "
                 "or a smaller num_envs or num_steps")
-        if self.run.init_parts is not None:
-            if self.run.init_from is None:
-                raise ValueError("init_parts needs init_from (--from CHECKPOINT)")
-            validate_parts(self.run.init_parts)
-        self.refuse_inert_options()
+        if self.run.init_parts is not None and self.run.init_from is None:
+            raise ValueError("init_parts needs init_from (--from CHECKPOINT)")
 
-    def refuse_inert_options(self, action_space: Any = None, obs_shape: tuple[int, ...] | None = None) -> None:
-        """A one-line ValueError naming the options the user gave (``given_options``) that cannot act on this run, by
-        the ``acts_only`` conditions of its sections' configs; those on the environment's spaces are told once it is
-        built (``Trainer`` passes ``action_space`` and ``obs_shape``)."""
-        from voidrl.envs.suites import suite_of
-
+    def refuse_inert_options(self, suite: str, action_space: Any = None, obs_shape: tuple[int, ...] | None = None) -> None:
+        """A one-line ValueError naming the options the user gave (``given_options``) that cannot act on this run in
+        ``suite`` (its environment's), by the ``acts_only`` conditions of its sections' configs; those on the
+        environment's spaces are told once it is built (``Trainer`` passes ``action_space`` and ``obs_shape``)."""
         options = {f.name: getattr(section, f.name) for section in self.sections().values() for f in dataclasses.fields(section)}
-        run = RunFacts(options, self.run.env, suite_of(self.run.env), action_space, obs_shape)
+        run = RunFacts(options, self.run.env, suite, action_space, obs_shape)
         refusal = inert_options(self.sections().values(), self.given_options, run)
         if refusal is not None:
             raise ValueError(refusal)
 
     def validate_remote_actors(self) -> None:
         """What Ray actors cannot do: each would keep normalisation statistics of its own, and none runs a
-        reward plug-in, and none finds an environment given from Python that no import names (the algorithm's config
-        refuses the rest in its ``check_run``)."""
-        from voidrl.envs.suites import found_by_other_processes
-
+        reward plug-in (the algorithm's config refuses the rest in its ``check_run``, and ``voidrl.train.preflight``
+        an environment given from Python that their processes cannot find)."""
         remote = sorted(name for name in ALGORITHMS if ALGORITHMS.config_class(name).remote_actors)
         if self.algo not in remote:
             raise ValueError(f"actors > 0 needs an algorithm with remote actors ({', '.join(remote)}), not {self.algo}")
@@ -225,10 +138,6 @@ class TrainConfig:
         for name in ("normalize_observation", "normalize_reward"):
             if getattr(self.env, name):
                 raise ValueError(f"{name} needs actors 0: each Ray actor would keep statistics of its own")
-        if not found_by_other_processes(self.run.env):
-            raise ValueError(f"env {self.run.env!r} needs actors 0: Ray actors make their environments in processes of "
-                             "their own, which find one by importing its module; define the class or function in a module "
-                             "(not in the script being run, not a lambda, local class or functools.partial), or register an id")
 
     @property
     def run_dir(self) -> str:

@@ -12,12 +12,21 @@ from voidrl.algos.algorithm import Algorithm
 from voidrl.configs.policy import PolicyConfig
 from voidrl.distributed import collective
 from voidrl.math import generalized_advantage_estimate, non_episodic_gae, standardize
-from voidrl.nets.actor_critic import ActorCritic, LSTMState
+from voidrl.nets.actor_critic import ActorCritic, LSTMState, build_actor_critic
 from voidrl.nets.flat import TrainedParameters
 from voidrl.nets.persistence import PersistentUniforms
 from voidrl.rollout.collector import PolicySampling
 from voidrl.rollout.minibatches import STATE_FIELDS, shuffled_sequence_minibatches
 from voidrl.rollout.storage import RolloutStorage
+
+
+def build_policy(config: PolicyConfig, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str,
+                 intrinsic_value: bool = False) -> ActorCritic:
+    """The acting network ``config`` describes, on ``device``; ``intrinsic_value`` adds a second value head."""
+    return build_actor_critic(obs_shape, action_space, config.memory, config.lstm_size, config.network, config.hidden_sizes,
+                              config.shared, config.init_log_std, continuous_policy=config.continuous_policy,
+                              std_parameterization=config.std_parameterization, mixture_modes=config.mixture_modes,
+                              intrinsic_value=intrinsic_value).to(device)
 
 
 class OnPolicyAlgorithm(Algorithm):
@@ -39,7 +48,7 @@ class OnPolicyAlgorithm(Algorithm):
     @staticmethod
     def make_policy(config: Any, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str) -> ActorCritic:
         """The untrained network this algorithm acts with (also used to load saved agents)."""
-        return config.build_policy(obs_shape, action_space, device)
+        return build_policy(config, obs_shape, action_space, device)
 
     def trained(self, name: str, parameters: Iterable[torch.nn.Parameter],
                 make_optimizer: Callable[[torch.nn.Parameter], torch.optim.Optimizer]) -> TrainedParameters:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gymnasium as gym
 import torch
 
-from voidrl.algos.base import OnPolicyAlgorithm, rollout_gae, standardize_advantages, two_head_gae
+from voidrl.algos.base import OnPolicyAlgorithm, build_policy, rollout_gae, standardize_advantages, two_head_gae
 from voidrl.configs.ppo import PPOConfig
 from voidrl.distributed.collective import global_mean
 from voidrl.math import (
@@ -28,7 +28,7 @@ class PPO(OnPolicyAlgorithm):
 
     @staticmethod
     def make_policy(config: PPOConfig, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str) -> ActorCritic:
-        return config.build_policy(obs_shape, action_space, device, intrinsic_value=config.intrinsic_gamma is not None)
+        return build_policy(config, obs_shape, action_space, device, intrinsic_value=config.intrinsic_gamma is not None)
 
     def update(self, rollout: RolloutStorage, progress: float) -> dict[str, float]:
         cfg = self.config

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from voidrl.configs.a2c import A2CConfig
-
-if TYPE_CHECKING:
-    from voidrl.config import TrainConfig
+from voidrl.configs.run import RunConfig
 
 
 PRESETS: dict[str, dict[str, dict[str, Any]]] = {
@@ -38,6 +36,6 @@ class A3CConfig(A2CConfig):
     max_grad_norm: float | None = 40.0
     """Clip each gradient's global norm to this when the holder applies it; None disables."""
 
-    def check_run(self, config: TrainConfig) -> None:
-        if config.run.actors and self.action_persistence:
+    def check_run(self, run: RunConfig) -> None:
+        if run.actors and self.action_persistence:
             raise ValueError("action_persistence needs actors 0: Ray actors sample fresh noise every step")

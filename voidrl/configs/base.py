@@ -3,12 +3,10 @@ the command line and ``TrainConfig`` need without importing the algorithm (and t
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from voidrl.configs.conditions import Condition
-
-if TYPE_CHECKING:
-    from voidrl.config import TrainConfig
+from voidrl.configs.run import RunConfig
 
 
 class AlgorithmConfig:
@@ -40,5 +38,5 @@ class AlgorithmConfig:
         """Raise ``ValueError`` naming the first field out of its range."""
         raise NotImplementedError
 
-    def check_run(self, config: TrainConfig) -> None:
+    def check_run(self, run: RunConfig) -> None:
         """Refuse, with a one-line ``ValueError``, a run its algorithm cannot do (``TrainConfig.validate`` asks)."""

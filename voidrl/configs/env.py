@@ -10,6 +10,7 @@ from voidrl.configs.conditions import Condition, IsSet, Suites, VectorObservatio
 from voidrl.validation import require_choice, require_each, require_positive, require_positive_integers
 
 LATENTS = ("mean", "sample")
+VISION_KINDS = ("vae",)
 VECTOR_MODES = ("sync", "async")
 
 
@@ -73,11 +74,9 @@ class EnvConfig:
         "previous_action_reward": VectorObservations(),
     }
 
-    def validate(self, env_id: str) -> None:
-        """The environment options' ranges and combinations, for ``env_id``; a ValueError naming the field."""
-        from voidrl.envs.suites import VARIANTS, Variant, suite_of
-        from voidrl.envs.vision import parse_vision
-
+    def validate(self) -> None:
+        """The environment options' ranges and combinations; a ValueError naming the field. Their fit to the task
+        (its suite, its variant) ``voidrl.train.preflight`` checks."""
         require_positive_integers(self, ("num_envs", "max_episode_steps", "action_repeat", "frame_stack", "vision_finetune_every"))
         require_positive(self, ("reward_scale", "reward_clip"))
         require_each(self, ("pixels",), lambda size: size >= 16, "be at least 16 (pixels a side)")
@@ -87,13 +86,15 @@ class EnvConfig:
             parse_vision(self.vision)
         elif self.vision_finetune_every is not None or self.vision_latent != "mean":
             raise ValueError("vision_latent and vision_finetune_every need --vision vae:PATH")
-        if self.action_repeat > 1 and suite_of(env_id) == "atari":
-            raise ValueError(f"action_repeat must be 1 on Atari, which already repeats each action for 4 frames, got {self.action_repeat}")
-        visual = self.pixels is not None or self.vision is not None
-        if visual and suite_of(env_id) != "mujoco":
-            raise ValueError(f"pixels and vision render MuJoCo tasks; {env_id} is a {suite_of(env_id)} task")
-        if visual and VARIANTS.get(env_id, Variant(env_id)).observed is not None:
-            raise ValueError(f"pixels and vision replace the state that {env_id} hides entries of; use its base task")
         if self.pixels is not None and self.vision is None and self.normalize_observation:
             raise ValueError("normalize_observation standardises state vectors, not frames: pass --no-normalize-observation "
                              "with --pixels (pixel networks scale frames to [0, 1]), or use ppo's --preset mujoco-pixels")
+
+
+def parse_vision(spec: str) -> tuple[str, str]:
+    """``"vae:PATH"`` -> ``("vae", PATH)``; a ValueError naming the accepted form otherwise."""
+    kind, colon, path = spec.partition(":")
+    if kind not in VISION_KINDS or not colon or not path:
+        raise ValueError(f"vision must look like {' or '.join(k + ':PATH' for k in VISION_KINDS)} (a file written by "
+                         f"`voidrl vae train`), got {spec!r}")
+    return kind, path

@@ -4,18 +4,13 @@ discount checks every config shares."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from voidrl.configs.base import AlgorithmConfig
 from voidrl.configs.choices import CONTINUOUS_POLICIES, MEMORIES, NETWORKS, STD_PARAMETERIZATIONS
 from voidrl.configs.conditions import AllOf, BoxActions, Choice, MlpBody
+from voidrl.registry import CONFIGS, import_attribute
 from voidrl.validation import require_choice, require_positive_integers, validate_fraction, validate_hidden_sizes
-
-if TYPE_CHECKING:
-    import gymnasium as gym
-    import torch
-
-    from voidrl.nets.actor_critic import ActorCritic
 
 
 MEMORY_OPTIONS = ("memory", "lstm_size", "sequence_length", "refresh_states")
@@ -68,10 +63,8 @@ class MemoryConfig(AlgorithmConfig):
                 raise ValueError("refresh_states recomputes an LSTM's states: it needs memory lstm, not memory none")
             return
         if not self.takes_memory:
-            from voidrl.configs import CONFIGS
-
             algo = type(self).__name__.removesuffix("Config").lower()
-            recurrent = ", ".join(name for name, config in CONFIGS.items() if issubclass(config, MemoryConfig) and config.takes_memory)
+            recurrent = ", ".join(name for name, config in memory_configs().items() if config.takes_memory)
             raise ValueError(f"memory {self.memory} is available for {recurrent}; {algo} is feed-forward (memory none)")
         uneven = [f"{name} ({getattr(self, name)})" for name in whole_sequences
                   if getattr(self, name) is not None and getattr(self, name) % self.sequence_length]
@@ -81,10 +74,8 @@ class MemoryConfig(AlgorithmConfig):
         if getattr(self, "intrinsic_gamma", None) is not None:
             raise ValueError(f"memory {self.memory} has no intrinsic value head; leave intrinsic_gamma unset")
         if self.refresh_states and not self.minibatch_epochs:
-            from voidrl.configs import CONFIGS
-
             algo = type(self).__name__.removesuffix("Config").lower()
-            several = ", ".join(name for name, config in CONFIGS.items() if issubclass(config, MemoryConfig) and config.minibatch_epochs)
+            several = ", ".join(name for name, config in memory_configs().items() if config.minibatch_epochs)
             raise ValueError(f"refresh_states is for {several} (several gradient steps per rollout); {algo} takes one "
                              "gradient step per rollout, from the states its own parameters computed")
 
@@ -136,14 +127,11 @@ class PolicyConfig(MemoryConfig):
         if self.action_persistence and self.continuous_policy != "mixture":
             raise ValueError("action_persistence needs continuous_policy mixture")
 
-    def build_policy(self, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str,
-                     intrinsic_value: bool = False) -> ActorCritic:
-        from voidrl.nets.actor_critic import build_actor_critic
 
-        return build_actor_critic(obs_shape, action_space, self.memory, self.lstm_size, self.network, self.hidden_sizes,
-                                  self.shared, self.init_log_std, continuous_policy=self.continuous_policy,
-                                  std_parameterization=self.std_parameterization, mixture_modes=self.mixture_modes,
-                                  intrinsic_value=intrinsic_value).to(device)
+def memory_configs() -> dict[str, type[MemoryConfig]]:
+    """Algorithm name -> its config class, for the algorithms whose configs have ``memory`` (in the registry's order)."""
+    configs = {name: import_attribute(path) for name, path in CONFIGS.items()}
+    return {name: config for name, config in configs.items() if issubclass(config, MemoryConfig)}
 
 
 def validate_discounting(config: Any) -> None:

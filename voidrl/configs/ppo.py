@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from voidrl.configs.conditions import IsSet
 from voidrl.configs.policy import PolicyConfig, validate_discounting
+from voidrl.configs.run import RunConfig
 from voidrl.validation import require_non_negative, require_positive, require_positive_integers, validate_fraction
-
-if TYPE_CHECKING:
-    from voidrl.config import TrainConfig
 
 
 ATARI: dict[str, dict[str, Any]] = {
@@ -169,6 +167,6 @@ class PPOConfig(PolicyConfig):
         if self.memory != "none" and self.action_persistence:
             raise ValueError(f"action_persistence needs a feed-forward policy (memory none), not memory {self.memory}")
 
-    def check_run(self, config: TrainConfig) -> None:
-        if self.intrinsic_gamma is not None and config.run.intrinsic is None:
+    def check_run(self, run: RunConfig) -> None:
+        if self.intrinsic_gamma is not None and run.intrinsic is None:
             raise ValueError("intrinsic_gamma needs a reward plug-in (--intrinsic), whose rewards its value head learns")

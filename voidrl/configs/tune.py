@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from voidrl.registry import ALGORITHMS
 from voidrl.validation import require_non_negative, require_positive_integers
 
 STUDY_SETTINGS = ("algo", "env", "preset", "steps", "seed", "eval_every", "eval_episodes")
@@ -55,8 +56,6 @@ class TuneConfig:
     def validate(self) -> None:
         """Raise ``ValueError`` naming the first bad field; an algorithm without a search space is refused, naming
         those with one."""
-        from voidrl.algos import ALGORITHMS
-
         tuned = sorted(name for name in ALGORITHMS if ALGORITHMS.config_class(name).search_space)
         if self.algo not in tuned:
             raise ValueError(f"{self.algo} has no search space; tune one of {', '.join(tuned)}")

@@ -4,13 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from voidrl.configs.choices import LIKELIHOODS
 from voidrl.validation import require_choice, require_non_negative, require_positive, require_positive_integers, validate_fraction
-
-if TYPE_CHECKING:
-    from voidrl.nets.vae import VAEShape
 
 VAE_NAME = "vae.pt"
 
@@ -68,17 +64,10 @@ class VAETrainConfig:
     """Show progress bars (True or False); None shows them when stderr is a terminal, and not when it goes to a file,
     a pipe or a Jupyter cell."""
 
-    def shape(self) -> VAEShape:
-        from voidrl.nets.vae import VAEShape
-
-        return VAEShape(self.pixels, self.latent_size, self.likelihood, self.gaussian_std, self.encoder_kernel)
-
     def validate(self) -> None:
-        """A ValueError naming the first bad field; no I/O beyond the run directory check."""
-        from voidrl.envs.suites import suite_of
-        from voidrl.io.run_dir import check_writable_dir
-        from voidrl.train.agent import resolve_device
-
+        """A ValueError naming the first bad field, no I/O; what needs the environment, torch or the run directory
+        (the VAE's shape, the device, the task's suite, the directory) ``voidrl.train.vae.check_vae_training``
+        checks."""
         if not self.run_dir:
             raise ValueError("run_dir is required (--run-dir DIR)")
         require_positive_integers(self, ("frames", "epochs", "batch_size", "latent_size"))
@@ -88,16 +77,9 @@ class VAETrainConfig:
         validate_fraction("validation_fraction", self.validation_fraction, high=0.5)
         if self.torch_threads < 0:
             raise ValueError(f"torch_threads must be >= 0, got {self.torch_threads}")
-        self.shape().validate()
-        resolve_device(self.device)
-        if suite_of(self.env) != "mujoco":
-            raise ValueError(f"env must be a MuJoCo task (rendered frames), got {self.env!r} ({suite_of(self.env)})")
         if self.frames - max(1, int(self.frames * self.validation_fraction)) < 1:
             raise ValueError(f"frames must leave at least one training frame beside the held-out "
                              f"{self.validation_fraction:g} of them, got {self.frames}")
-        check_writable_dir(self.run_dir, "run_dir")
-        if (Path(self.run_dir) / VAE_NAME).exists():
-            raise ValueError(f"run_dir {self.run_dir!r} already holds {VAE_NAME}; choose another --run-dir")
 
 
 @dataclass

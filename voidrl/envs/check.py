@@ -17,12 +17,11 @@ import numpy as np
 import torch
 from gymnasium.utils.env_checker import check_env
 
-from voidrl.algos import ALGORITHMS
 from voidrl.configs.env import EnvConfig
 from voidrl.envs.factory import make_env
 from voidrl.envs.suites import registered_spec, suite_of
-from voidrl.intrinsic import REWARD_SOURCES
 from voidrl.nets.bodies import auto_network
+from voidrl.registry import ALGORITHMS, REWARD_SOURCES
 
 
 ANSI_COLOUR = re.compile(r"\x1b\[[0-9;]*m")

@@ -7,12 +7,12 @@ from dataclasses import replace
 
 import torch
 
-from voidrl.configs.env import EnvConfig
+from voidrl.configs.env import EnvConfig, parse_vision
 from voidrl.envs.atari import AtariVecEnv, rom_name
 from voidrl.envs.base import VecEnv
 from voidrl.envs.gym_backend import make_gym_vec_env
 from voidrl.envs.suites import VARIANTS, Variant, suite_of
-from voidrl.envs.vision import VAEVision, parse_vision
+from voidrl.envs.vision import VAEVision
 from voidrl.nets.vae import load_vae
 from voidrl.envs.wrappers import (FallPenalty, FrameStack, KeepObservationEntries, NormalizeObservation, NormalizeReward, PreviousActionReward,
                                   TransformReward)

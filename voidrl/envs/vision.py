@@ -14,19 +14,9 @@ from voidrl.envs.wrappers import VecEnvWrapper
 from voidrl.math.elbo import reparameterize
 from voidrl.nets.vae import VAE, VisionFileError
 
-VISION_KINDS = ("vae",)
 FINETUNE_BATCH = 64
 FINETUNE_MEMORY = 2048
 FINETUNE_LEARNING_RATE = 1e-4
-
-
-def parse_vision(spec: str) -> tuple[str, str]:
-    """``"vae:PATH"`` -> ``("vae", PATH)``; a ValueError naming the accepted form otherwise."""
-    kind, colon, path = spec.partition(":")
-    if kind not in VISION_KINDS or not colon or not path:
-        raise ValueError(f"vision must look like {' or '.join(k + ':PATH' for k in VISION_KINDS)} (a file written by "
-                         f"`voidrl vae train`), got {spec!r}")
-    return kind, path
 
 
 class VAEVision(VecEnvWrapper):

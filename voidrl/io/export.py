@@ -36,6 +36,7 @@ from voidrl.io.checkpoint import write_atomically
 from voidrl.math.running_stats import standardize
 from voidrl.nets.actor_critic import ActorCritic, Distribution, LSTMState
 from voidrl.nets.distributions import Categorical, MixtureOfGaussians
+from voidrl.registry import ALGORITHMS
 
 if TYPE_CHECKING:
     from voidrl.train.agent import Agent, PolicyInterface
@@ -112,8 +113,6 @@ def acting_policy(agent: Agent) -> ActingPolicy:
     """``agent``'s acting policy as a module of its own (a copy of the policy on the CPU, its parameters frozen, so that its
     outputs need no ``torch.no_grad``); a ValueError for an agent that acts on Q-values."""
     if not isinstance(agent.policy, ActorCritic):
-        from voidrl.algos import ALGORITHMS
-
         exported = ", ".join(name for name in sorted(ALGORITHMS) if not ALGORITHMS.config_class(name).acts_greedily)
         raise ValueError(f"export writes the policies of {exported}; {agent.config.algo} acts greedily on a recurrent "
                          "Q-network that reads its previous action and reward (act with voidrl's Agent.predict)")

@@ -13,7 +13,6 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from voidrl.algos import ALGORITHMS
 from voidrl.algos.algorithm import PolicyFamily
 from voidrl.config import TrainConfig
 from voidrl.envs import VecEnv, make_env, observation_normalizer, set_training
@@ -25,6 +24,7 @@ from voidrl.io.checkpoint import CheckpointError, load_run_checkpoint, save_chec
 from voidrl.io.run_dir import check_writable_dir
 from voidrl.io.video import EpisodeRecorder
 from voidrl.nets.actor_critic import ActorCritic
+from voidrl.registry import ALGORITHMS
 from voidrl.rollout.memory import Memory
 
 

@@ -23,6 +23,7 @@ from voidrl.envs import make_env
 from voidrl.envs.atari import PLAYER_POSITION_RAM, rom_name
 from voidrl.envs.base import Step, VecEnv
 from voidrl.envs.suites import suite_of
+from voidrl.registry import ALGORITHMS
 from voidrl.train.agent import Agent
 
 
@@ -110,8 +111,6 @@ def explore_agent(agent: Agent, episodes: int, num_envs: int | None, seed: int, 
     """``measure_exploration`` of a trained ``agent`` on its own environment's settings (whole games); sampled
     actions unless ``deterministic`` (a Q-network agent acts greedily either way), drawn from a generator seeded
     with ``seed``, as ``random_actor``'s, so that the same call gives the same games."""
-    from voidrl.algos import ALGORITHMS
-
     check_atari(agent.config.run.env)
     deterministic = deterministic or ALGORITHMS.config_class(agent.config.algo).acts_greedily
     num_envs = min(num_envs or agent.config.env.num_envs, episodes)

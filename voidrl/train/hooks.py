@@ -14,7 +14,8 @@ from typing import Any, Protocol
 from tqdm import tqdm
 
 from voidrl.callbacks import Callback
-from voidrl.config import RunConfig, TrainConfig
+from voidrl.config import TrainConfig
+from voidrl.configs.run import RunConfig
 from voidrl.io.logger import RunLogger
 from voidrl.io.video import Video
 from voidrl.rollout.collector import RolloutStats

@@ -22,7 +22,6 @@ from typing import Any
 import torch
 from tqdm import tqdm
 
-from voidrl.algos import ALGORITHMS
 from voidrl.algos.algorithm import KeepsReplay
 from voidrl.callbacks import Callback
 from voidrl.config import TrainConfig, progress_shown
@@ -30,11 +29,12 @@ from voidrl.distributed import collective
 from voidrl.envs import make_env
 from voidrl.envs.failure import EnvironmentFailure
 from voidrl.envs.snapshot import NotSaveable
-from voidrl.intrinsic import REWARD_SOURCES
+from voidrl.envs.suites import suite_of
 from voidrl.io.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from voidrl.io.logger import RunLogger
 from voidrl.io.run_dir import RunDirError, RunDirLock, check_writable_dir, remove_stale_temporaries
 from voidrl.nets.parts import load_parts
+from voidrl.registry import ALGORITHMS, REWARD_SOURCES
 from voidrl.rollout import Collector
 from voidrl.rollout.collector import RolloutStats
 from voidrl.rollout.diagnostics import identical_action_fraction
@@ -42,6 +42,7 @@ from voidrl.seeding import env_seed, rank_seed, rng_state, seed_everything, set_
 from voidrl.train.agent import Agent, resolve_device
 from voidrl.train.evaluation import PeriodicEvaluator
 from voidrl.train.hooks import CallbackHook, CheckpointHook, CollapseGuard, EvaluationHook, Hook, LogHook, ProgressHook, UpdateReport
+from voidrl.train.preflight import preflight
 from voidrl.train.signals import GracefulStop, RunAborted, RunStopped
 from voidrl.train.threads import busy_cpus_warning, default_threads, torch_threads
 
@@ -124,7 +125,7 @@ class Trainer:
     """
 
     def __init__(self, config: TrainConfig, resume: bool = False, init_checkpoint: dict[str, Any] | None = None):
-        config.validate()
+        preflight(config)
         self.config = config
         self.device = collective.local_device(resolve_device(config.run.device))
         use_deterministic_kernels(self.device, config.run.deterministic_kernels)
@@ -156,7 +157,7 @@ class Trainer:
                             device=self.device)
         try:
             self._build_parts()
-            config.refuse_inert_options(self.env.single_action_space, self.env.single_observation_space.shape)
+            config.refuse_inert_options(suite_of(config.run.env), self.env.single_action_space, self.env.single_observation_space.shape)
             if self.world_size > 1:
                 seed_everything(self.seed)
             if payload is not None:

@@ -18,11 +18,13 @@ from voidrl.config import progress_shown
 from voidrl.configs.vae import VAE_NAME, VAEProbeConfig, VAETrainConfig
 from voidrl.envs.factory import route_mujoco_warnings
 from voidrl.envs.gym_backend import make_rendering_env
+from voidrl.envs.suites import suite_of
 from voidrl.extras import require
 from voidrl.io.checkpoint import CheckpointError
 from voidrl.io.report import pyplot
+from voidrl.io.run_dir import check_writable_dir
 from voidrl.math.probes import knn_probe_r2, linear_probe_r2, masked_mean_squared_error
-from voidrl.nets.vae import VAE, load_vae, save_vae
+from voidrl.nets.vae import VAE, VAEShape, load_vae, save_vae
 from voidrl.train.agent import Agent, resolve_device
 from voidrl.seeding import seed_everything
 from voidrl.train.threads import torch_threads
@@ -138,10 +140,29 @@ def validation_loss(vae: VAE, frames: torch.Tensor, batch_size: int, generator: 
     return sum(losses) / len(frames)
 
 
+def vae_shape(config: VAETrainConfig) -> VAEShape:
+    """The VAE that ``config`` trains."""
+    return VAEShape(config.pixels, config.latent_size, config.likelihood, config.gaussian_std, config.encoder_kernel)
+
+
+def check_vae_training(config: VAETrainConfig) -> None:
+    """``config.validate()``, then what needs more than the config: the VAE's shape, the device, a MuJoCo task, and a
+    run directory that can be written and holds no VAE yet; a ValueError naming the field, before anything is
+    written."""
+    config.validate()
+    vae_shape(config).validate()
+    resolve_device(config.device)
+    if suite_of(config.env) != "mujoco":
+        raise ValueError(f"env must be a MuJoCo task (rendered frames), got {config.env!r} ({suite_of(config.env)})")
+    check_writable_dir(config.run_dir, "run_dir")
+    if (Path(config.run_dir) / VAE_NAME).exists():
+        raise ValueError(f"run_dir {config.run_dir!r} already holds {VAE_NAME}; choose another --run-dir")
+
+
 def train_vae(config: VAETrainConfig) -> Path:
     """Collect frames, train, and write RUN_DIR/{vae.pt, losses.csv, config.json, training.png,
     reconstructions.png}; returns the path of vae.pt."""
-    config.validate()
+    check_vae_training(config)
     require("matplotlib", "analysis", "VAE training")  # the figures at the end: checked before minutes of work
     run_dir = Path(config.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -166,7 +187,7 @@ def train_vae(config: VAETrainConfig) -> Path:
     training_body = torch.from_numpy(body)[shuffle][held_out:].to(device) if weighted else None
     drift_sample = training[:10]  # Leite's (2022) fixed sample whose latents are watched
     with torch_threads(threads):
-        vae = VAE(config.shape()).to(device)
+        vae = VAE(vae_shape(config)).to(device)
         optimizer = torch.optim.Adam(vae.parameters(), lr=config.learning_rate)
         with torch.no_grad():
             reference = vae.encode(drift_sample)[0]
