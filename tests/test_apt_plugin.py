@@ -96,9 +96,9 @@ def test_training_rewards_weigh_task_and_intrinsic_rewards():
     plugin = APTReward(APTConfig(extrinsic_coef=0.5, intrinsic_coef=2.0), OBS)
     rewards, _ = plugin.intrinsic_rewards(storage)
     storage.intrinsic_rewards.copy_(rewards)
-    storage.reward_weights = plugin.reward_weights
+    storage.reward_coefs = plugin.reward_coefs
     torch.testing.assert_close(storage.training_rewards(), 0.5 * storage.rewards + 2.0 * rewards)
-    storage.reward_weights = (1.0, 0.0)
+    storage.reward_coefs = (1.0, 0.0)
     assert torch.equal(storage.training_rewards(), storage.rewards)
 
 

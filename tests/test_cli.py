@@ -156,7 +156,7 @@ def test_each_command_lists_the_options_its_algorithm_and_its_allowed_plug_ins_t
         options[algo] = set(capsys.readouterr().out.split())
     assert "--num-policies" in options["ngu"] and "--num-policies" not in options["r2d2"]
     assert "--contrastive-batch-size" in options["r2d2"]  # r2d2 takes --intrinsic apt
-    assert "--contrastive-batch-size" not in options["ngu"] and "--intrinsic-coef" not in options["ngu"]  # ngu has its own
+    assert "--contrastive-batch-size" not in options["ngu"] and "--extrinsic-coef" not in options["ngu"]  # ngu has its own
     assert "--actors" in options["ngu"] and "--actors" not in options["ppo"] and "--ray-address" not in options["ppo"]
     assert {"--memory", "--lstm-size", "--sequence-length"} <= options["ppo"]  # reinforce refuses a recurrent policy
     assert not {"--memory", "--lstm-size", "--sequence-length"} & options["reinforce"]

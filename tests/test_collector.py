@@ -39,16 +39,16 @@ def test_bootstrap_values_follow_termination_truncation_and_cut():
         for t, step in enumerate(env.steps):
             for n in range(3):
                 if step.terminated[n]:
-                    assert storage.next_values[t, n] == 0.0
+                    assert storage.next_values[t, n] == 0.0  # [H = 1]
                 elif step.truncated[n]:
-                    expected = policy.value(step.final_obs[n : n + 1], policy.initial_state(1))[0]
-                    reset_value = policy.value(step.obs[n : n + 1], policy.initial_state(1))[0]
+                    expected = policy.bootstrap_values(step.final_obs[n : n + 1], policy.initial_state(1))[0]
+                    reset_value = policy.bootstrap_values(step.obs[n : n + 1], policy.initial_state(1))[0]
                     torch.testing.assert_close(storage.next_values[t, n], expected)
                     assert expected != reset_value
                 elif t + 1 < storage.num_steps:
                     assert storage.next_values[t, n] == storage.values[t + 1, n]
                 else:
-                    torch.testing.assert_close(storage.next_values[t, n], policy.value(collector.obs[n : n + 1], policy.initial_state(1))[0])
+                    torch.testing.assert_close(storage.next_values[t, n], policy.bootstrap_values(collector.obs[n : n + 1], policy.initial_state(1))[0])
     assert storage.truncated.sum() >= 3 and storage.terminated.sum() >= 3
 
 
@@ -63,7 +63,7 @@ def test_storage_layout_and_episode_steps():
     with torch.no_grad():
         dist, values, _ = policy(*first_step_inputs(policy, storage.obs[3]))
     torch.testing.assert_close(storage.log_probs[3], dist.log_prob(storage.actions[3]))
-    torch.testing.assert_close(storage.values[3], values)
+    torch.testing.assert_close(storage.values[3, :, 0], values)
 
 
 def test_atari_rollout_stays_uint8():

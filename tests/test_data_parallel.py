@@ -37,12 +37,12 @@ FRAMES = (2, 12, 12)
 def env_slice(storage: RolloutStorage, envs: slice) -> RolloutStorage:
     """The rollout of environments ``envs`` alone, as a rank that stepped only those would hold it."""
     part = RolloutStorage(storage.num_steps, len(range(storage.num_envs)[envs]), storage.obs.shape[2:], storage.obs.dtype,
-                          storage.actions.shape[2:], storage.actions.dtype, state_shape=storage.lstm_hidden.shape[2:])
-    for name in ("obs", "actions", "log_probs", "values", "next_values", "rewards", "intrinsic_rewards", "intrinsic_values",
+                          storage.actions.shape[2:], storage.actions.dtype, state_shape=storage.lstm_hidden.shape[2:],
+                          value_heads=storage.value_heads)
+    for name in ("obs", "actions", "log_probs", "values", "next_values", "rewards", "intrinsic_rewards",
                  "terminated", "truncated", "valid", "lstm_hidden", "lstm_cell", "episode_starts"):
         getattr(part, name).copy_(getattr(storage, name)[:, envs])
     part.last_obs.copy_(storage.last_obs[envs])
-    part.intrinsic_bootstrap.copy_(storage.intrinsic_bootstrap[envs])
     return part
 
 

@@ -101,7 +101,7 @@ RANGES = {
     ("r2d2", "priority_eta"): [0.0, 1.1], ("r2d2", "epsilon_base"): [0.0, 1.1], ("r2d2", "epsilon_alpha"): [0.0],
     ("r2d2", "lstm_size"): [0], ("r2d2", "head_size"): [0], ("r2d2", "memory"): ["gru"], ("r2d2", "td_target"): ["vtrace"], ("r2d2", "trace_lambda"): [-0.1, 1.1],
     ("ppg", "intrinsic_gamma"): [0.0, 1.0],
-    ("ngu", "num_policies"): [0], ("ngu", "intrinsic_weight"): [-0.1], ("ngu", "gamma_min"): [0.0, 0.999],
+    ("ngu", "num_policies"): [0], ("ngu", "intrinsic_coef"): [-0.1], ("ngu", "gamma_min"): [0.0, 0.999],
     ("ngu", "controllable_embedding_size"): [0], ("ngu", "episodic_neighbours"): [0], ("ngu", "kernel_eps"): [0.0],
     ("ngu", "pseudo_count"): [0.0], ("ngu", "cluster_distance"): [-0.1], ("ngu", "max_similarity"): [0.0],
     ("ngu", "max_modulation"): [0.5], ("ngu", "episodic_memory"): [0], ("ngu", "rnd_embedding_size"): [0],

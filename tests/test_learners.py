@@ -41,7 +41,7 @@ class GreedyQ(nn.Linear):
     def initial_state(self, batch: int) -> LSTMState:
         return LSTMState(torch.zeros(batch, 0, 0), torch.zeros(batch, 0, 0))
 
-    def act(self, obs, state, episode_start, previous_reward):
+    def act(self, obs, state, episode_starts, previous_reward):
         return self(obs).argmax(-1), state
 
 
@@ -65,8 +65,8 @@ class ToyQ(ReplayLearner):
     def initial_state(self, num_envs):
         return torch.zeros(num_envs, dtype=torch.long)
 
-    def act(self, obs, state, episode_start, previous_reward):
-        state = torch.where(episode_start, 0, state) + 1
+    def act(self, obs, state, episode_starts, previous_reward):
+        state = torch.where(episode_starts, 0, state) + 1
         self.longest_episode = max(self.longest_episode, int(state.max()))
         explore = torch.rand(len(obs)) < 0.1
         return torch.where(explore, torch.randint(self.policy.out_features, (len(obs),)), self.policy(obs).argmax(-1)), state

@@ -300,7 +300,7 @@ def test_ngu_and_agent57_train_evaluate_and_resume_with_their_bandits(tmp_path, 
         member = 0 if bandits is None else best_arm([bandit["history"] for bandit in bandits], arms=8)
         assert f"member j = {member}: beta" in capsys.readouterr().out
         assert main(["eval", "--checkpoint", checkpoint_path, "--episodes", "1", "--member", "7"]) == 0
-        assert "member j = 7: beta 0.3" in capsys.readouterr().out  # the last member, beta = intrinsic_weight
+        assert "member j = 7: beta 0.3" in capsys.readouterr().out  # the last member, beta = intrinsic_coef
         for extra, message in [(["--member", "8"], "--member must be best or an integer in 0..7, got '8'"),
                                (["--sampled"], f"--sampled applies to policy-gradient agents; {algo} acts greedily")]:
             assert main(["eval", "--checkpoint", checkpoint_path, *extra]) == 2
@@ -324,3 +324,17 @@ def test_bad_ngu_options_are_one_line_errors(tmp_path, capsys, extra, message):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0], err
     assert not (tmp_path / "bad").exists()
+
+
+def test_the_intrinsic_coef_keeps_its_old_name_as_a_flag_and_in_stored_configs(tmp_path, capsys):
+    """beta was ``intrinsic_weight`` before the reward coefficients took one name (``extrinsic_coef``, ``intrinsic_coef``)."""
+    import voidrl
+    from voidrl.config import TrainConfig
+
+    stored = voidrl.make_config("ngu", env="MiniGrid-Empty-5x5-v0").to_dict()
+    stored["algo_config"].pop("intrinsic_coef")
+    stored["algo_config"]["intrinsic_weight"] = 0.2  # a config.json written before the rename
+    assert TrainConfig.from_dict(stored).algo_config.intrinsic_coef == 0.2
+    for flag in ("--intrinsic-coef", "--intrinsic-weight"):
+        assert main(["train", "ngu", flag, "-0.5", "--no-progress", "--run-dir", str(tmp_path / "bad")]) == 2
+        assert "intrinsic_coef must be" in capsys.readouterr().err and not (tmp_path / "bad").exists()

@@ -38,7 +38,7 @@ class VisitCountBonus:
     def __init__(self, config: VisitCountConfig, obs_shape: tuple[int, ...], device: Any = "cpu"):
         config.validate()
         self.config, self.counts, self.rewards = config, {}, []
-        self.reward_weights = (1.0, 1.0)
+        self.reward_coefs = (1.0, 1.0)
 
     def on_step(self, transition) -> None:
         cells = torch.floor(transition.next_obs / self.config.cell_size).long().tolist()

@@ -30,8 +30,8 @@ def random_rollout(T=16, N=4, obs_dim=5, action_space=DISCRETE, seed=0, zero_rew
         storage.actions.copy_(torch.randint(0, action_space.n, (T, N), generator=g))
     storage.log_probs.copy_(-torch.rand(T, N, generator=g))
     if not zero_rewards:
-        storage.values.copy_(torch.randn(T, N, generator=g))
-        storage.next_values.copy_(torch.randn(T, N, generator=g))
+        storage.values.copy_(torch.randn(T, N, 1, generator=g))
+        storage.next_values.copy_(torch.randn(T, N, 1, generator=g))
         storage.rewards.copy_(torch.randn(T, N, generator=g))
     storage.terminated.copy_(torch.rand(T, N, generator=g) < 0.1)
     storage.truncated.copy_(torch.rand(T, N, generator=g) < 0.05)

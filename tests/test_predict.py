@@ -72,7 +72,7 @@ def test_a_recurrent_policy_carries_the_state_it_returns_as_act_with_does(algo, 
     starts, rewards = torch.tensor([False, True, False]), torch.tensor([1.0, 0.0, 1.0])
     memory = agent.memory(3)
     expected_first = agent.act_with(memory, normalized(agent, first)).numpy()
-    memory.episode_start, memory.previous_reward = starts, rewards
+    memory.episode_starts, memory.previous_reward = starts, rewards
     expected_second = agent.act_with(memory, normalized(agent, second)).numpy()
 
     actions, state = agent.predict(first)

@@ -58,12 +58,12 @@ def test_the_update_unroll_equals_the_collectors_steps_within_float_rounding(sha
     assert storage.episode_starts[0].all() and storage.episode_starts[1:].any()  # episodes begin inside the rollout
     with torch.no_grad():
         dist, values, _ = policy(storage.obs, stored_state(storage, 0), storage.episode_starts)
-        assert_close(values, storage.values)
+        assert_close(values, storage.values[..., 0])
         assert_close(dist.log_prob(storage.actions), storage.log_probs)
         for start in range(0, 24, 8):  # sequences of 8 from their stored starting states, as the update unrolls them
             window = slice(start, start + 8)
             dist, values, _ = policy(storage.obs[window], stored_state(storage, start), storage.episode_starts[window])
-            assert_close(values, storage.values[window])
+            assert_close(values, storage.values[window, :, 0])
             assert_close(dist.log_prob(storage.actions[window]), storage.log_probs[window])
 
 
@@ -119,10 +119,10 @@ def test_the_state_resets_exactly_where_an_episode_begins():
             for n in range(3):
                 _, alone, _ = policy(storage.obs[t : t + 1, n : n + 1], fresh, torch.ones(1, 1, dtype=torch.bool))
                 if storage.episode_starts[t, n]:
-                    assert torch.allclose(alone.squeeze(), storage.values[t, n])
+                    assert torch.allclose(alone.squeeze(), storage.values[t, n, 0])
                     assert torch.equal(storage.episode_starts[t, n], env.steps[t - 1].terminated[n] | env.steps[t - 1].truncated[n])
                 else:  # carried on: the episode's memory changes the value
-                    assert not torch.allclose(alone.squeeze(), storage.values[t, n])
+                    assert not torch.allclose(alone.squeeze(), storage.values[t, n, 0])
 
 
 def test_a_time_limit_cut_bootstraps_from_the_state_after_the_cut_step():
@@ -132,9 +132,9 @@ def test_a_time_limit_cut_bootstraps_from_the_state_after_the_cut_step():
         for t, step in enumerate(env.steps[:-1]):
             for n in (step.truncated & ~step.terminated).nonzero().flatten().tolist():
                 after_cut = LSTMState(storage.lstm_hidden[t + 1, n : n + 1], storage.lstm_cell[t + 1, n : n + 1])
-                expected = policy.value(step.final_obs[n : n + 1], after_cut)
-                assert torch.allclose(storage.next_values[t, n], expected.squeeze())
-                assert not torch.allclose(storage.next_values[t, n], policy.value(step.final_obs[n : n + 1], policy.initial_state(1)).squeeze())
+                expected = policy.bootstrap_values(step.final_obs[n : n + 1], after_cut)
+                assert torch.allclose(storage.next_values[t, n], expected.squeeze(0))
+                assert not torch.allclose(storage.next_values[t, n], policy.bootstrap_values(step.final_obs[n : n + 1], policy.initial_state(1)).squeeze(0))
                 cuts += 1
     assert cuts > 0
 

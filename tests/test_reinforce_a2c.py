@@ -27,8 +27,8 @@ def storage_from(rewards, values, next_values, terminated, truncated, valid=None
     storage.obs.copy_(torch.randn(T, N, OBS_DIM, generator=g))
     storage.actions.copy_(torch.randint(0, 2, (T, N), generator=g))
     storage.rewards.copy_(rewards)
-    storage.values.copy_(torch.tensor(values))
-    storage.next_values.copy_(torch.tensor(next_values))
+    storage.values.copy_(torch.tensor(values).unsqueeze(-1))  # one value head
+    storage.next_values.copy_(torch.tensor(next_values).unsqueeze(-1))
     storage.terminated.copy_(torch.tensor(terminated))
     storage.truncated.copy_(torch.tensor(truncated))
     if valid is not None:
@@ -74,7 +74,7 @@ def test_reinforce_returns_on_a_hand_built_rollout(baseline):
     advantages, returns = reinforce(baseline=baseline).advantages(rollout)
     expected = BOOTSTRAPPED if baseline else MONTE_CARLO
     torch.testing.assert_close(returns[VALID], expected[VALID])
-    torch.testing.assert_close(advantages[VALID], (expected - rollout.values if baseline else expected)[VALID])
+    torch.testing.assert_close(advantages[VALID], (expected - rollout.values[..., 0] if baseline else expected)[VALID])
 
 
 @pytest.mark.parametrize("baseline,expected", [
@@ -96,7 +96,7 @@ def test_reinforce_ignores_steps_after_the_last_counted_episode():
     changed.actions[3:, 1] = 1 - changed.actions[3:, 1]
     changed.log_probs[3:, 1] = -3.0
     changed.values[3:, 1] = 42.0
-    changed.next_values[2:, 1] = torch.tensor([6.0, 42.0, 42.0])  # only t >= 3 differ
+    changed.next_values[2:, 1, 0] = torch.tensor([6.0, 42.0, 42.0])  # only t >= 3 differ
     gradients = []
     for storage in (rollout, changed):
         algo = reinforce()
@@ -151,7 +151,7 @@ def test_a2c_advantages_are_n_step_returns_minus_values():
         [3 + 0.5 * 4, 1 + 0.5 * 8],
     ])
     torch.testing.assert_close(returns, n_step)
-    torch.testing.assert_close(advantages, n_step - rollout.values)
+    torch.testing.assert_close(advantages, n_step - rollout.values[..., 0])
 
 
 @pytest.mark.parametrize("make", [

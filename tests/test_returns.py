@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from voidrl.math import (
-    discounted_returns, discounted_running_sums, episode_sums, episode_start_values, generalized_advantage_estimate, non_episodic_gae,
+    discounted_returns, discounted_running_sums, episode_sums, episode_start_values, generalized_advantage_estimate,
 )
 
 
@@ -150,37 +150,6 @@ def test_episode_start_values_hand_computed():
     out = episode_start_values(values, terminated, truncated)
     assert out[:, 0].tolist() == [1.0, 1.0, 3.0, 3.0, 5.0, 5.0]
     assert out[:, 1].tolist() == [7.0] * 6
-
-
-def slow_non_episodic_gae(rewards, values, bootstrap, gamma, lam):
-    """Each step's advantage summed forward to the rollout's end, episode ends ignored."""
-    T = rewards.shape[0]
-    following = torch.cat([values[1:], bootstrap.unsqueeze(0)])
-    deltas = rewards + gamma * following - values
-    advantages = torch.zeros_like(values)
-    for t in range(T):
-        for k in range(t, T):
-            advantages[t] += (gamma * lam) ** (k - t) * deltas[k]
-    return advantages
-
-
-@pytest.mark.parametrize("seed", [0, 1])
-def test_non_episodic_gae_matches_a_slow_reference_and_ignores_episode_ends(seed):
-    g = torch.Generator().manual_seed(seed)
-    rewards, values, bootstrap = torch.randn(9, 3, generator=g), torch.randn(9, 3, generator=g), torch.randn(3, generator=g)
-    advantages, returns = non_episodic_gae(rewards, values, bootstrap, 0.9, 0.8)
-    expected = slow_non_episodic_gae(rewards, values, bootstrap, 0.9, 0.8)
-    torch.testing.assert_close(advantages, expected)
-    torch.testing.assert_close(returns, expected + values)
-
-
-def test_non_episodic_gae_hand_computed_across_an_episode_end():
-    """One env, two steps: step 0 ends an episode; its return still runs on into the next episode's state."""
-    rewards, values, bootstrap = torch.tensor([[1.0], [2.0]]), torch.tensor([[0.5], [1.0]]), torch.tensor([4.0])
-    gamma, lam = 0.5, 1.0
-    _, returns = non_episodic_gae(rewards, values, bootstrap, gamma, lam)
-    # lambda = 1: the discounted sum of the rewards plus the discounted bootstrap, through the episode end.
-    torch.testing.assert_close(returns, torch.tensor([[1.0 + 0.5 * 2.0 + 0.25 * 4.0], [2.0 + 0.5 * 4.0]]))
 
 
 def test_discounted_running_sums_carry_across_rollouts_and_episodes():

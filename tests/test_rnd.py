@@ -10,15 +10,16 @@ import pytest
 import torch
 
 from voidrl.algos import PPG, PPO, PPGConfig, PPOConfig
-from voidrl.algos.base import two_head_gae
+from voidrl.algos.base import rollout_gae
 from voidrl.cli import main
 from voidrl.envs import make_env
 from voidrl.envs.factory import EnvConfig
 from voidrl.intrinsic.rnd import RNDConfig, RNDReward
 from voidrl.io.checkpoint import load_checkpoint
-from voidrl.math import generalized_advantage_estimate, non_episodic_gae
+from voidrl.math import generalized_advantage_estimate
 from voidrl.nets.actor_critic import first_step_inputs
 from voidrl.rollout import Collector, RolloutStorage
+from voidrl.rollout.collector import fill_next_values
 
 OBS = (4,)
 
@@ -107,45 +108,82 @@ def test_states_the_predictor_has_trained_on_earn_less_than_new_ones():
     assert all(torch.equal(target_before[name], value) for name, value in rnd.distillation.target.state_dict().items()), "the target stays fixed"
 
 
-def test_two_heads_combine_an_episodic_task_gae_and_a_non_episodic_intrinsic_gae():
-    g = torch.Generator().manual_seed(0)
-    T, N = 6, 2
-    rollout = RolloutStorage(T, N, OBS, torch.float32, (), torch.long)
-    for name in ("rewards", "values", "next_values", "intrinsic_rewards", "intrinsic_values"):
-        getattr(rollout, name).copy_(torch.randn(T, N, generator=g))
-    rollout.intrinsic_bootstrap.copy_(torch.randn(N, generator=g))
+def slow_non_episodic_gae(rewards, values, bootstrap, gamma, lam):
+    """Each step's advantage summed forward to the rollout's end, episode ends ignored: ``[T, N]``."""
+    T = rewards.shape[0]
+    following = torch.cat([values[1:], bootstrap.unsqueeze(0)])
+    deltas = rewards + gamma * following - values
+    advantages = torch.zeros_like(values)
+    for t in range(T):
+        for k in range(t, T):
+            advantages[t] += (gamma * lam) ** (k - t) * deltas[k]
+    return advantages
+
+
+def two_head_rollout(seed: int, T: int = 6, N: int = 2) -> tuple[RolloutStorage, torch.Tensor]:
+    """A rollout of a policy with two value heads: random rewards and values ``[T, N, 2]``, a termination and a
+    truncation (its bootstrap stored before ``fill_next_values``), and each head's values of the observation after
+    the rollout ``[N, 2]``, which it returns."""
+    g = torch.Generator().manual_seed(seed)
+    rollout = RolloutStorage(T, N, OBS, torch.float32, (), torch.long, value_heads=2)
+    for name in ("rewards", "intrinsic_rewards", "values", "next_values"):
+        getattr(rollout, name).copy_(torch.randn(getattr(rollout, name).shape, generator=g))
     rollout.terminated[2, 0] = True
     rollout.truncated[4, 1] = True
-    rollout.reward_weights = (2.0, 0.5)
-    advantages, task_returns, intrinsic_returns = two_head_gae(rollout, 0.999, 0.9, 0.95)
-    task_advantages, expected_task_returns = generalized_advantage_estimate(
-        rollout.rewards, rollout.values, rollout.next_values, rollout.terminated, rollout.truncated, 0.999, 0.95)
-    intrinsic_advantages, expected_intrinsic_returns = non_episodic_gae(
-        rollout.intrinsic_rewards, rollout.intrinsic_values, rollout.intrinsic_bootstrap, 0.9, 0.95)
+    last_values = torch.randn(N, 2, generator=g)
+    fill_next_values(rollout, last_values)
+    return rollout, last_values
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_two_heads_combine_an_episodic_task_gae_and_a_non_episodic_intrinsic_gae(seed):
+    rollout, last_values = two_head_rollout(seed)
+    rollout.reward_coefs = (2.0, 0.5)
+    advantages, returns = rollout_gae(rollout, (0.999, 0.9), 0.95)
+    task_advantages, task_returns = generalized_advantage_estimate(
+        rollout.rewards, rollout.values[..., 0], rollout.next_values[..., 0], rollout.terminated, rollout.truncated, 0.999, 0.95)
+    intrinsic_advantages = slow_non_episodic_gae(rollout.intrinsic_rewards, rollout.values[..., 1], last_values[:, 1], 0.9, 0.95)
     torch.testing.assert_close(advantages, 2.0 * task_advantages + 0.5 * intrinsic_advantages)
-    torch.testing.assert_close(task_returns, expected_task_returns)
-    torch.testing.assert_close(intrinsic_returns, expected_intrinsic_returns)
+    torch.testing.assert_close(returns, torch.stack([task_returns, intrinsic_advantages + rollout.values[..., 1]], -1))
 
 
-def test_the_collector_records_the_intrinsic_head_and_its_bootstrap():
+def test_the_intrinsic_head_runs_on_across_episode_ends():
+    """``fill_next_values``: the task head's next value is 0 after the termination and the stored bootstrap after
+    the truncation; the intrinsic head's is the next step's value (the next episode's first state) either way."""
+    rollout, last_values = two_head_rollout(0)
+    values, next_values = rollout.values, rollout.next_values
+    torch.testing.assert_close(next_values[:-1, :, 1], values[1:, :, 1])
+    torch.testing.assert_close(next_values[-1], last_values)
+    assert next_values[2, 0, 0] == 0.0 and next_values[4, 1, 0] != values[5, 1, 0]
+
+
+def test_two_value_heads_without_a_plug_in_are_refused():
+    rollout, _ = two_head_rollout(0)
+    with pytest.raises(ValueError, match="two value heads need a reward plug-in's rewards"):
+        rollout_gae(rollout, (0.999, 0.9), 0.95)
+
+
+def test_the_collector_records_both_heads_and_their_bootstrap():
     env = make_env("CartPole-v1", EnvConfig(num_envs=3))
     torch.manual_seed(0)
     ppo = PPO(PPOConfig(num_steps=5, intrinsic_gamma=0.99), (4,), env.single_action_space)
     collector = Collector(env, ppo.acting(3))
     collector.reset(0)
-    storage = RolloutStorage(5, 3, (4,), torch.float32, (), torch.long)
+    storage = collector.make_storage(5)
     collector.collect(storage, 0)
     env.close()
+    assert storage.values.shape == storage.next_values.shape == (5, 3, 2)
     with torch.no_grad():
-        torch.testing.assert_close(storage.intrinsic_values, ppo.policy.intrinsic_value(storage.obs.flatten(0, 1), ppo.policy.initial_state(15)).view(5, 3))
-        torch.testing.assert_close(storage.intrinsic_bootstrap, ppo.policy.intrinsic_value(storage.last_obs, ppo.policy.initial_state(3)))
+        values = ppo.policy.critic_values(*first_step_inputs(ppo.policy, storage.obs.flatten(0, 1)))
+        torch.testing.assert_close(storage.values, values.view(5, 3, 2))
+        torch.testing.assert_close(storage.next_values[-1, :, 1], ppo.policy.bootstrap_values(storage.last_obs, ppo.policy.initial_state(3))[:, 1])
 
 
 def test_the_intrinsic_value_loss_trains_only_its_head_and_the_critic_body():
     torch.manual_seed(0)
     policy = PPO(PPOConfig(num_steps=5, intrinsic_gamma=0.99), (4,), gym.spaces.Discrete(2)).policy
-    _, _, intrinsic_values, _ = policy.forward_with_intrinsic(*first_step_inputs(policy, torch.randn(8, 4)))
-    intrinsic_values.pow(2).mean().backward()
+    _, values, _ = policy.forward_heads(*first_step_inputs(policy, torch.randn(8, 4)))
+    values[..., 1].pow(2).mean().backward()
     assert policy.value_head.weight.grad is None or not policy.value_head.weight.grad.any()
     assert policy.intrinsic_value_head.weight.grad.abs().sum() > 0
     assert all(p.grad is None or not p.grad.any() for p in policy.actor_body.parameters())
@@ -167,27 +205,28 @@ def test_ppo_with_rnd_trains_and_resumes_through_the_command_line(tmp_path):
 PPG_TWO_HEADS = PPGConfig(num_steps=8, intrinsic_gamma=0.99, policy_iterations=1, minibatch_size=8, aux_minibatch_size=8)
 
 
-def ppg_two_heads_and_rollout(reward_weights: tuple[float, float]) -> tuple[PPG, RolloutStorage]:
+def ppg_two_heads_and_rollout(reward_coefs: tuple[float, float]) -> tuple[PPG, RolloutStorage]:
     """A PPG with task and intrinsic value heads (seed 0) and one CartPole rollout of 8 x 3 steps it collected,
-    holding random intrinsic rewards weighted against the task's by ``reward_weights``."""
+    holding random intrinsic rewards weighted against the task's by ``reward_coefs``."""
     env = make_env("CartPole-v1", EnvConfig(num_envs=3))
     torch.manual_seed(0)
     ppg = PPG(PPG_TWO_HEADS, (4,), env.single_action_space)
     collector = Collector(env, ppg.acting(3))
     collector.reset(0)
-    storage = RolloutStorage(8, 3, (4,), torch.float32, (), torch.long)
+    storage = collector.make_storage(8)
     collector.collect(storage, 0)
     env.close()
     storage.intrinsic_rewards = torch.rand(8, 3)
-    storage.reward_weights = reward_weights
+    storage.reward_coefs = reward_coefs
     return ppg, storage
 
 
 def test_ppg_critic_learns_both_heads_and_its_auxiliary_buffer_keeps_both_returns():
     ppg, storage = ppg_two_heads_and_rollout((2.0, 1.0))
-    _, task_returns, intrinsic_returns = two_head_gae(storage, 0.99, 0.99, 0.95)
+    _, returns = rollout_gae(storage, (0.99, 0.99), 0.95)
+    task_returns, intrinsic_returns = returns.unbind(-1)
     obs = storage.obs.flatten(0, 1)
-    targets = torch.stack([task_returns, intrinsic_returns], -1).flatten(0, 1)
+    targets = returns.flatten(0, 1)
     one_step = {name: field.flatten(0, 1)  # [T * N, ...], a feed-forward policy's minibatch of all the steps
                 for name, field in ({"obs": storage.obs} | ppg.sequence_fields(storage)).items()}
     ppg.critic.zero_grad()
@@ -200,7 +239,7 @@ def test_ppg_critic_learns_both_heads_and_its_auxiliary_buffer_keeps_both_return
     ppg.aux_buffer.clear()
     ppg.update(storage, 0.0)  # the auxiliary phase follows at once (policy_iterations 1)
     assert len(ppg.aux_buffer) == 0
-    ppg.aux_buffer.add(storage.obs, torch.stack([task_returns, intrinsic_returns], -1), ppg.sequence_fields(storage))
+    ppg.aux_buffer.add(storage.obs, returns, ppg.sequence_fields(storage))
     assert ppg.aux_buffer.all_returns().shape == (24, 2)
 
 

@@ -66,8 +66,8 @@ class GRUQ(nn.Module):
         return self.q(hidden), hidden
 
     @torch.no_grad()
-    def act(self, obs, state, episode_start, previous_reward):
-        q, state = self.step(obs, torch.where(episode_start[:, None], 0.0, state))
+    def act(self, obs, state, episode_starts, previous_reward):
+        q, state = self.step(obs, torch.where(episode_starts[:, None], 0.0, state))
         return q.argmax(-1), state
 
 
@@ -77,8 +77,8 @@ class EpsilonGreedyGRU(ActorCore):
         self.epsilon = epsilon
 
     @torch.no_grad()
-    def act(self, obs, state, episode_start, previous_reward):
-        start = torch.where(episode_start[:, None], 0.0, state)
+    def act(self, obs, state, episode_starts, previous_reward):
+        start = torch.where(episode_starts[:, None], 0.0, state)
         q, state = self.policy.step(obs, start)
         greedy, explore = q.argmax(-1), torch.rand(len(obs)) < self.epsilon
         action = torch.where(explore, torch.randint_like(greedy, q.shape[1]), greedy)

@@ -30,7 +30,8 @@ class A2C(OnPolicyAlgorithm):
         """``(advantages, returns)``, both ``[T, N]``; with lambda = 1, returns are the n-step targets
         sum_k gamma^k r_{t+k} + gamma^n V(s_{t+n}) (bootstrapped at truncations, not terminations)."""
         cfg = self.config
-        return rollout_gae(rollout, cfg.gamma, cfg.gae_lambda)
+        advantages, returns = rollout_gae(rollout, (cfg.gamma,), cfg.gae_lambda)
+        return advantages, returns[..., 0]
 
     def loss(self, rollout: RolloutStorage) -> tuple[torch.Tensor, dict[str, float]]:
         """L = L_pi + c_v L_v - c_H H over the rollout's T x N samples, and its metrics."""

@@ -11,7 +11,7 @@ import torch
 from voidrl.algos.algorithm import Algorithm
 from voidrl.configs.policy import PolicyConfig
 from voidrl.distributed import collective
-from voidrl.math import generalized_advantage_estimate, non_episodic_gae, standardize
+from voidrl.math import generalized_advantage_estimate, standardize
 from voidrl.nets.actor_critic import ActorCritic, LSTMState, build_actor_critic
 from voidrl.nets.flat import TrainedParameters
 from voidrl.nets.persistence import PersistentUniforms
@@ -20,13 +20,12 @@ from voidrl.rollout.minibatches import STATE_FIELDS, shuffled_sequence_minibatch
 from voidrl.rollout.storage import RolloutStorage
 
 
-def build_policy(config: PolicyConfig, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str,
-                 intrinsic_value: bool = False) -> ActorCritic:
-    """The acting network ``config`` describes, on ``device``; ``intrinsic_value`` adds a second value head."""
+def build_policy(config: PolicyConfig, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str) -> ActorCritic:
+    """The acting network ``config`` describes, on ``device``, with a value head per discount of ``value_gammas``."""
     return build_actor_critic(obs_shape, action_space, config.memory, config.lstm_size, config.network, config.hidden_sizes,
                               config.shared, config.init_log_std, continuous_policy=config.continuous_policy,
                               std_parameterization=config.std_parameterization, mixture_modes=config.mixture_modes,
-                              intrinsic_value=intrinsic_value).to(device)
+                              intrinsic_value=len(config.value_gammas) > 1).to(device)
 
 
 class OnPolicyAlgorithm(Algorithm):
@@ -116,32 +115,26 @@ class OnPolicyAlgorithm(Algorithm):
             group.load_state_dict(state[name])
 
 
-def rollout_gae(rollout: RolloutStorage, gamma: float, gae_lambda: float) -> tuple[torch.Tensor, torch.Tensor]:
-    """GAE advantages and lambda-returns ``[T, N]`` of the rollout's training rewards (one value head)."""
-    return generalized_advantage_estimate(
-        rollout.training_rewards(), rollout.values, rollout.next_values, rollout.terminated, rollout.truncated, gamma, gae_lambda,
-    )
-
-
-def two_head_gae(rollout: RolloutStorage, gamma: float, intrinsic_gamma: float, gae_lambda: float
-                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Advantages and returns ``[T, N]`` of a policy with a task and an intrinsic value head: the task head's GAE
-    of the task rewards (episodic), the intrinsic head's of the plug-in's rewards (``non_episodic_gae``),
-    the advantages combined by the plug-in's (task, intrinsic) ``reward_weights``.
+def rollout_gae(rollout: RolloutStorage, gammas: tuple[float, ...], gae_lambda: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """GAE of each value head (``generalized_advantage_estimate``), head h with discount ``gammas[h]`` on its
+    ``head_rewards``: the task's head within episodes; a plug-in's across episode ends (its ``next_values`` run on
+    into the next episode and nothing ends its recursion). The policy's advantages are the heads' weighted by
+    ``head_coefs`` (one head: its own).
 
     Returns:
-        ``(advantages, task returns, intrinsic returns)``.
+        ``(advantages [T, N], returns [T, N, H])``, the returns each head's regression target.
     """
-    if rollout.reward_weights is None:
-        raise ValueError("two value heads need a reward plug-in's rewards (--intrinsic)")
-    task_advantages, task_returns = generalized_advantage_estimate(
-        rollout.rewards, rollout.values, rollout.next_values, rollout.terminated, rollout.truncated, gamma, gae_lambda,
-    )
-    intrinsic_advantages, intrinsic_returns = non_episodic_gae(
-        rollout.intrinsic_rewards, rollout.intrinsic_values, rollout.intrinsic_bootstrap, intrinsic_gamma, gae_lambda,
-    )
-    task_weight, intrinsic_weight = rollout.reward_weights
-    return task_weight * task_advantages + intrinsic_weight * intrinsic_advantages, task_returns, intrinsic_returns
+    rewards, values, next_values = rollout.head_rewards(), rollout.values, rollout.next_values
+    advantages, returns = [], []
+    for head, (gamma, episodic) in enumerate(zip(gammas, rollout.episodic_heads, strict=True)):
+        head_advantages, head_returns = generalized_advantage_estimate(
+            rewards[..., head], values[..., head], next_values[..., head],
+            rollout.terminated & episodic, rollout.truncated & episodic, gamma, gae_lambda,
+        )
+        advantages.append(head_advantages)
+        returns.append(head_returns)
+    combined = sum(coef * head_advantages for coef, head_advantages in zip(rollout.head_coefs(), advantages))
+    return combined, torch.stack(returns, dim=-1)
 
 
 def standardize_advantages(advantages: torch.Tensor) -> torch.Tensor:

@@ -35,7 +35,7 @@ class ReplayLearner(Algorithm):
 
     ``policy`` is what a saved agent acts with (evaluation, ``voidrl eval``, ``Agent.predict``): a module with
     ``initial_state(N)`` (a tuple of tensors, empty ones where it remembers nothing) and greedy
-    ``act(obs, state, episode_start, previous_reward) -> (actions, state)``, the interface every voidrl policy
+    ``act(obs, state, episode_starts, previous_reward) -> (actions, state)``, the interface every voidrl policy
     has; rebuilt by ``make_policy`` and restored from ``state_dict()["policy"]``.
     """
 
@@ -45,8 +45,8 @@ class ReplayLearner(Algorithm):
         return None
 
     @abstractmethod
-    def act(self, obs: torch.Tensor, state: Any, episode_start: torch.Tensor, previous_reward: torch.Tensor) -> tuple[torch.Tensor, Any]:
-        """Actions ``[N, ...]`` for ``obs [N, ...]`` and the next recurrent state; ``episode_start [N]``
+    def act(self, obs: torch.Tensor, state: Any, episode_starts: torch.Tensor, previous_reward: torch.Tensor) -> tuple[torch.Tensor, Any]:
+        """Actions ``[N, ...]`` for ``obs [N, ...]`` and the next recurrent state; ``episode_starts [N]``
         (bool) marks the environments whose episode begins at ``obs`` (their state must be reset);
         ``previous_reward [N]`` is each environment's last reward (0 where an episode begins)."""
 
@@ -127,8 +127,8 @@ class SequenceLearner(ReplayLearner, RemoteActors, KeepsReplay):
     def initial_state(self, num_envs: int) -> Any:
         return self.actor.core.initial_state(num_envs)
 
-    def act(self, obs: torch.Tensor, state: Any, episode_start: torch.Tensor, previous_reward: torch.Tensor) -> tuple[torch.Tensor, Any]:
-        return self.actor.core.act(obs, state, episode_start, previous_reward)
+    def act(self, obs: torch.Tensor, state: Any, episode_starts: torch.Tensor, previous_reward: torch.Tensor) -> tuple[torch.Tensor, Any]:
+        return self.actor.core.act(obs, state, episode_starts, previous_reward)
 
     def after_step(self, step: Step) -> None:
         self.actor.core.after_step(step)

@@ -38,18 +38,18 @@ from voidrl.nets.recurrent import RecurrentQNetwork
 from voidrl.replay import SequenceBatch
 
 
-def policy_family(count: int, intrinsic_weight: float, gamma_max: float, gamma_min: float) -> tuple[torch.Tensor, torch.Tensor]:
+def policy_family(count: int, intrinsic_coef: float, gamma_max: float, gamma_min: float) -> tuple[torch.Tensor, torch.Tensor]:
     """NGU's ``[count]`` (beta_j, gamma_j): beta_0 = 0, beta_{N-1} = beta, a sigmoid between,
     beta_j = beta sigmoid(10 (2j - (N - 2)) / (N - 2)); 1 - gamma_j log-spaced from 1 - gamma_max (j = 0)
     to 1 - gamma_min (j = N - 1). A family of one is the exploratory policy (beta, gamma_max)."""
     if count == 1:
-        return torch.tensor([intrinsic_weight]), torch.tensor([gamma_max])
+        return torch.tensor([intrinsic_coef]), torch.tensor([gamma_max])
     j = torch.arange(count, dtype=torch.float64)
     if count == 2:
-        betas = torch.tensor([0.0, intrinsic_weight], dtype=torch.float64)
+        betas = torch.tensor([0.0, intrinsic_coef], dtype=torch.float64)
     else:
-        betas = intrinsic_weight * torch.sigmoid(10.0 * (2.0 * j - (count - 2)) / (count - 2))
-        betas[0], betas[-1] = 0.0, intrinsic_weight
+        betas = intrinsic_coef * torch.sigmoid(10.0 * (2.0 * j - (count - 2)) / (count - 2))
+        betas[0], betas[-1] = 0.0, intrinsic_coef
     log_gaps = ((count - 1 - j) * math.log(1.0 - gamma_max) + j * math.log(1.0 - gamma_min)) / (count - 1)
     return betas.float(), (1.0 - torch.exp(log_gaps)).float()
 
@@ -87,7 +87,7 @@ class NGUNetwork(nn.Module):
                                      config.rnd_embedding_size, episodic_neighbours=config.episodic_neighbours, kernel_eps=config.kernel_eps,
                                      pseudo_count=config.pseudo_count, cluster_distance=config.cluster_distance,
                                      max_similarity=config.max_similarity, max_modulation=config.max_modulation)
-        betas, gammas = policy_family(config.num_policies, config.intrinsic_weight, config.gamma, config.gamma_min)
+        betas, gammas = policy_family(config.num_policies, config.intrinsic_coef, config.gamma, config.gamma_min)
         self.register_buffer("betas", betas)
         self.register_buffer("gammas", gammas)
         self.lstm_size, self.num_policies, self.memory_capacity = config.lstm_size, config.num_policies, config.episodic_memory
@@ -127,13 +127,13 @@ class NGUNetwork(nn.Module):
         raw = inverse_value_rescale(extrinsic, self.rescale_eps) + beta * inverse_value_rescale(intrinsic, self.rescale_eps)
         return value_rescale(raw, self.rescale_eps)
 
-    def reset_where(self, state: NGUState, episode_start: torch.Tensor) -> NGUState:
+    def reset_where(self, state: NGUState, episode_starts: torch.Tensor) -> NGUState:
         """``state`` with the environments whose episode begins zeroed and their memories emptied (their
         ``member`` is the caller's to choose)."""
-        keep = (~episode_start).to(state.hidden.dtype)
-        state.memory.clear(episode_start)
+        keep = (~episode_starts).to(state.hidden.dtype)
+        state.memory.clear(episode_starts)
         return state._replace(hidden=state.hidden * keep.unsqueeze(-1), cell=state.cell * keep.unsqueeze(-1),
-                              previous_action=torch.where(episode_start, 0, state.previous_action),
+                              previous_action=torch.where(episode_starts, 0, state.previous_action),
                               previous_intrinsic=state.previous_intrinsic * keep)
 
     def step(self, obs: torch.Tensor, state: NGUState, previous_reward: torch.Tensor, learn_statistics: bool
@@ -148,14 +148,14 @@ class NGUNetwork(nn.Module):
         return self.combine(q.squeeze(0), state.member), rewards, state
 
     @torch.no_grad()
-    def act(self, obs: torch.Tensor, state: NGUState, episode_start: torch.Tensor, previous_reward: torch.Tensor,
+    def act(self, obs: torch.Tensor, state: NGUState, episode_starts: torch.Tensor, previous_reward: torch.Tensor,
             member: int = 0) -> tuple[torch.Tensor, NGUState]:
         """Greedy actions ``[B]`` of family member j = ``member`` (0: beta = 0, the task's policy) and the
         next state (evaluation; statistics stay fixed)."""
         if not 0 <= member < self.num_policies:
             raise ValueError(f"member must be in 0..{self.num_policies - 1} (the policy family's size is {self.num_policies}), got {member}")
-        start = self.reset_where(state, episode_start)
-        start = start._replace(member=torch.where(episode_start, member, start.member))
+        start = self.reset_where(state, episode_starts)
+        start = start._replace(member=torch.where(episode_starts, member, start.member))
         q, _, state = self.step(obs, start, previous_reward, learn_statistics=False)
         action = q.argmax(dim=-1)
         return action, state._replace(previous_action=action)
@@ -182,22 +182,22 @@ class FamilyCore(EpsilonGreedyCore):
         return [SlidingWindowUCB(cfg.num_policies, cfg.bandit_window, cfg.bandit_beta, cfg.bandit_epsilon, self.seed + i)
                 for i in range(count)]
 
-    def choose_members(self, episode_start: torch.Tensor) -> torch.Tensor:
-        num_envs, cfg = len(episode_start), self.config
+    def choose_members(self, episode_starts: torch.Tensor) -> torch.Tensor:
+        num_envs, cfg = len(episode_starts), self.config
         if self.member is None:
             self.member = (self.first_env + torch.arange(num_envs)) % cfg.num_policies
         if cfg.meta_controller == "bandit":
             if self.bandits is None:
                 self.bandits = self.make_bandits(num_envs)
-            for env in episode_start.cpu().nonzero().flatten().tolist():
+            for env in episode_starts.cpu().nonzero().flatten().tolist():
                 self.member[env] = self.bandits[env].choose()
         return self.member.clone()
 
     @torch.no_grad()
-    def act(self, obs: torch.Tensor, state: NGUState, episode_start: torch.Tensor,
+    def act(self, obs: torch.Tensor, state: NGUState, episode_starts: torch.Tensor,
             previous_reward: torch.Tensor) -> tuple[torch.Tensor, NGUState]:
-        start = self.policy.reset_where(state, episode_start)
-        start = start._replace(member=self.choose_members(episode_start).to(obs.device))
+        start = self.policy.reset_where(state, episode_starts)
+        start = start._replace(member=self.choose_members(episode_starts).to(obs.device))
         q, rewards, state = self.policy.step(obs, start, previous_reward, learn_statistics=True)
         action = self.epsilon_greedy(q, (start.hidden, start.cell, start.member), rewards["intrinsic"].unsqueeze(-1))
         for name, value in rewards.items():

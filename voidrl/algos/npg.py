@@ -61,7 +61,7 @@ class NPG(OnPolicyAlgorithm):
     def update(self, rollout: RolloutStorage, progress: float) -> dict[str, float]:
         """GAE advantages, one natural-gradient policy step on the whole rollout, then the critic fit."""
         cfg = self.config
-        advantages, returns = rollout_gae(rollout, cfg.gamma, cfg.gae_lambda)
+        advantages, returns = rollout_gae(rollout, (cfg.gamma,), cfg.gae_lambda)
         advantages, returns = advantages.reshape(-1), returns.reshape(-1)
         if cfg.normalize_advantages and advantages.numel() > 1:
             advantages = standardize(advantages)

@@ -18,7 +18,7 @@ from typing import Any
 import gymnasium as gym
 import torch
 
-from voidrl.algos.base import OnPolicyAlgorithm, rollout_gae, standardize_advantages, two_head_gae
+from voidrl.algos.base import OnPolicyAlgorithm, rollout_gae, standardize_advantages
 from voidrl.configs.ppg import PPGConfig
 from voidrl.distributed.collective import global_mean
 from voidrl.math import clipped_surrogate_loss, entropy_loss, explained_variance, value_loss
@@ -139,18 +139,11 @@ class PPG(OnPolicyAlgorithm):
     def make_policy(config: PPGConfig, obs_shape, action_space, device) -> ActorCritic:
         return build_actor_critic(obs_shape, action_space, config.memory, config.lstm_size, config.network, config.hidden_sizes,
                                   critic_network=config.critic_network, aux_value=True,
-                                  intrinsic_value=config.intrinsic_gamma is not None).to(device)
+                                  intrinsic_value=len(config.value_gammas) > 1).to(device)
 
     def update(self, rollout: RolloutStorage, progress: float) -> dict[str, float]:
         cfg = self.config
-        if cfg.intrinsic_gamma is not None:
-            advantages, returns, intrinsic_returns = two_head_gae(rollout, cfg.gamma, cfg.intrinsic_gamma, cfg.gae_lambda)
-            targets = torch.stack([returns, intrinsic_returns], dim=-1)
-            head_weights = rollout.reward_weights
-        else:
-            advantages, returns = rollout_gae(rollout, cfg.gamma, cfg.gae_lambda)
-            targets = returns.unsqueeze(-1)
-            head_weights = (1.0,)
+        advantages, returns = rollout_gae(rollout, cfg.value_gammas, cfg.gae_lambda)
         sequences = self.sequence_fields(rollout)
         warming_up = self.rollouts_learned < cfg.critic_warmup_rollouts
         self.rollouts_learned += 1
@@ -159,18 +152,18 @@ class PPG(OnPolicyAlgorithm):
             "obs": rollout.obs, "actions": rollout.actions, "old_log_probs": rollout.log_probs, "advantages": advantages,
         } | sequences)
         policy_done = time.perf_counter()
-        metrics |= self.critic_phase({"obs": rollout.obs, "returns": targets} | sequences, cfg.value_epochs, cfg.minibatch_size)
+        metrics |= self.critic_phase({"obs": rollout.obs, "returns": returns} | sequences, cfg.value_epochs, cfg.minibatch_size)
         critic_done = time.perf_counter()
-        metrics["train/explained_variance"] = explained_variance(rollout.values.reshape(-1), returns.reshape(-1)).item()
+        metrics["train/explained_variance"] = explained_variance(rollout.values[..., 0].reshape(-1), returns[..., 0].reshape(-1)).item()
         metrics["time/policy_phase_seconds"] = policy_done - started
         metrics["time/critic_phase_seconds"] = critic_done - policy_done
         if cfg.critic_warmup_rollouts:
             metrics["train/critic_warmup"] = float(warming_up)
         if warming_up:
             return metrics
-        self.aux_buffer.add(rollout.obs, targets, sequences)
+        self.aux_buffer.add(rollout.obs, returns, sequences)
         if len(self.aux_buffer) == cfg.policy_iterations:
-            metrics |= self.auxiliary_phase(head_weights)
+            metrics |= self.auxiliary_phase(rollout.head_coefs())
             metrics["time/aux_phase_seconds"] = time.perf_counter() - critic_done
             self.aux_buffer.clear()
         return metrics
@@ -221,10 +214,10 @@ class PPG(OnPolicyAlgorithm):
         (share * loss).backward()
         return loss.detach()
 
-    def auxiliary_phase(self, head_weights: tuple[float, ...] = (1.0,)) -> dict[str, float]:
+    def auxiliary_phase(self, head_coefs: tuple[float, ...] = (1.0,)) -> dict[str, float]:
         """L_aux = 0.5 MSE(pi_aux(s), G) + beta_clone KL(pi_old || pi) over every stored state; critic on the
         same data. G is the value the policy's advantages follow: the critic targets ``[..., heads]`` weighted
-        by ``head_weights`` (two heads: the plug-in's (task, intrinsic) reward weights, so a reward-free run's
+        by ``head_coefs`` (two heads: the plug-in's (extrinsic, intrinsic) reward coefficients, so a reward-free run's
         task returns reach no parameter of the policy; one head: its returns). A recurrent policy trains on the
         stored rollouts' sequences, each unrolled from its stored starting state, and pi_old is that same unroll
         at the start of the phase (so the phase starts at KL 0). The stored states are those of collection,
@@ -237,7 +230,7 @@ class PPG(OnPolicyAlgorithm):
         minibatch_units = cfg.aux_minibatch_size // unit
         chunk_units = (cfg.chunk_size or cfg.aux_minibatch_size) // unit
         returns = buffer.all_returns()
-        weights = torch.tensor(head_weights, dtype=returns.dtype, device=returns.device)
+        coefs = torch.tensor(head_coefs, dtype=returns.dtype, device=returns.device)
         every_unit = torch.arange(buffer.num_states // unit, device=returns.device)
         with torch.no_grad():
             old_log_probs = torch.cat([self.policy.distribution(*self.network_inputs(buffer.sequences(chunk))).log_probs
@@ -253,7 +246,7 @@ class PPG(OnPolicyAlgorithm):
                     batch = buffer.sequences(chunk)
                     if not stopped:
                         dist, aux_values = self.policy.policy_and_aux_value(*self.network_inputs(batch))
-                        chunk_aux_loss, _ = value_loss(aux_values, batch["returns"] @ weights)
+                        chunk_aux_loss, _ = value_loss(aux_values, batch["returns"] @ coefs)
                         chunk_clone_kl = dist.kl_from(old_log_probs.index_select(across, chunk)).mean()
                         (share * (chunk_aux_loss + cfg.beta_clone * chunk_clone_kl)).backward()
                         aux_loss += share * chunk_aux_loss.detach()

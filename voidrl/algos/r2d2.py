@@ -52,9 +52,9 @@ class EpsilonGreedyCore(ActorCore):
         """``[N]`` its environments' rates, set at the first step."""
 
     @torch.no_grad()
-    def act(self, obs: torch.Tensor, state: RecurrentState, episode_start: torch.Tensor,
+    def act(self, obs: torch.Tensor, state: RecurrentState, episode_starts: torch.Tensor,
             previous_reward: torch.Tensor) -> tuple[torch.Tensor, RecurrentState]:
-        start = self.policy.reset_where(state, episode_start)
+        start = self.policy.reset_where(state, episode_starts)
         q, state = self.policy.step(obs, start, previous_reward)
         action = self.epsilon_greedy(q, (start.hidden, start.cell))
         return action, state._replace(previous_action=action)

@@ -33,9 +33,10 @@ class REINFORCE(OnPolicyAlgorithm):
         cfg = self.config
         length = rollout.length
         rewards, terminated, truncated = rollout.training_rewards()[:length], rollout.terminated[:length], rollout.truncated[:length]
-        bootstrap = rollout.next_values[:length] if cfg.baseline else torch.zeros_like(rewards)
+        values, next_values = rollout.values[:length, :, 0], rollout.next_values[:length, :, 0]  # the one value head's
+        bootstrap = next_values if cfg.baseline else torch.zeros_like(rewards)
         returns = discounted_returns(rewards, bootstrap, terminated, truncated, cfg.gamma)
-        advantages = returns - rollout.values[:length] if cfg.baseline else returns
+        advantages = returns - values if cfg.baseline else returns
         if not cfg.reward_to_go:
             advantages = episode_start_values(advantages, terminated, truncated)
         return advantages, returns

@@ -34,6 +34,7 @@ class RecurrentActing:
     recurrent state."""
 
     state_shape = (0, 0)  # the states go into the core's records (StepRecord), not the storage
+    value_heads = 1  # no critic: the storage's values stay unused
 
     def __init__(self, acts_for: Any, num_envs: int, adder: SequenceAdder | None = None):
         self.acts_for = acts_for
@@ -96,9 +97,9 @@ class ActorCore(ABC):
         return self.policy.initial_state(num_envs)
 
     @abstractmethod
-    def act(self, obs: torch.Tensor, state: Any, episode_start: torch.Tensor, previous_reward: torch.Tensor) -> tuple[torch.Tensor, Any]:
+    def act(self, obs: torch.Tensor, state: Any, episode_starts: torch.Tensor, previous_reward: torch.Tensor) -> tuple[torch.Tensor, Any]:
         """Actions ``[N]`` for ``obs [N, ...]`` and the next state; appends the step's ``StepRecord`` to ``records``.
-        ``episode_start [N]`` marks the environments whose episode begins at ``obs``; ``previous_reward [N]``."""
+        ``episode_starts [N]`` marks the environments whose episode begins at ``obs``; ``previous_reward [N]``."""
 
     def after_step(self, step: Step) -> None:
         """Each vector step's outcome (NGU's bandits read finished episodes' returns); nothing by default."""

@@ -30,8 +30,8 @@ class NGUConfig(R2D2Config):
     """n-step or retrace; NGU and Agent57 learn by transformed Retrace."""
     num_policies: int = 8
     """N, the policy family's size (32 in the paper; its environments take j = i mod N)."""
-    intrinsic_weight: float = 0.3
-    """beta, the intrinsic reward's weight in the most exploratory policy."""
+    intrinsic_coef: float = 0.3
+    """beta, the intrinsic reward's coefficient in the most exploratory policy (r = r_e + beta r_i)."""
     gamma_min: float = 0.99
     """The most exploratory policy's discount (gamma_max is ``gamma``)."""
     controllable_embedding_size: int = 32
@@ -78,7 +78,7 @@ class NGUConfig(R2D2Config):
         require_positive_integers(self, ("num_policies", "controllable_embedding_size", "episodic_neighbours", "episodic_memory", "rnd_embedding_size",
                                          "bandit_window"))
         require_positive(self, ("kernel_eps", "pseudo_count", "max_similarity", "novelty_learning_rate"))
-        require_non_negative(self, ("intrinsic_weight", "cluster_distance", "bandit_beta"))
+        require_non_negative(self, ("intrinsic_coef", "cluster_distance", "bandit_beta"))
         require_choice(self, "meta_controller", ("fixed", "bandit"))
         validate_fraction("gamma_min", self.gamma_min, 0.0, 1.0)
         validate_fraction("bandit_epsilon", self.bandit_epsilon, 0.0, 1.0 + 1e-9)

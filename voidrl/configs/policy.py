@@ -47,6 +47,13 @@ class MemoryConfig(AlgorithmConfig):
     acts_only = {name: Choice("memory", "lstm") for name in ("lstm_size", "sequence_length", "refresh_states")}
 
     @property
+    def value_gammas(self) -> tuple[float, ...]:
+        """The discount of each value head, one per head: the task's ``gamma``, then, where the config sets
+        ``intrinsic_gamma`` (ppo, ppg), that of a second head learning a reward plug-in's rewards alone."""
+        intrinsic_gamma = getattr(self, "intrinsic_gamma", None)
+        return (self.gamma,) if intrinsic_gamma is None else (self.gamma, intrinsic_gamma)
+
+    @property
     def unroll_length(self) -> int:
         """Steps of each sample of an update's minibatches, unrolled from the state stored before its first step:
         ``sequence_length`` with an LSTM, 1 for a feed-forward policy (each step its own sample)."""

@@ -82,7 +82,7 @@ class APTReward:
         self._seconds = 0.0
 
     @property
-    def reward_weights(self) -> tuple[float, float]:
+    def reward_coefs(self) -> tuple[float, float]:
         return self.config.extrinsic_coef, self.config.intrinsic_coef
 
     def on_step(self, transition: Transition) -> None:

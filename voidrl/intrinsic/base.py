@@ -15,7 +15,7 @@ class RewardSource(Protocol):
 
     The loop builds it with ``Source(config, obs_shape, device)``, calls ``on_step`` after every vector
     step (inside the collection, without gradient) and ``intrinsic_rewards`` after every rollout; the
-    rewards go to ``rollout.intrinsic_rewards`` and ``reward_weights`` to ``rollout.reward_weights``;
+    rewards go to ``rollout.intrinsic_rewards`` and ``reward_coefs`` to ``rollout.reward_coefs``;
     the task rewards are never changed. An algorithm with one value head learns from
     ``rollout.training_rewards()``; one with two heads reads both fields. A plug-in that needs to see
     the environment before training (RND's observation statistics) has ``warm_up(env, seed)``, which
@@ -25,8 +25,9 @@ class RewardSource(Protocol):
     config_class: ClassVar[type]
 
     @property
-    def reward_weights(self) -> tuple[float, float]:
-        """(task, intrinsic) weights of the training reward."""
+    def reward_coefs(self) -> tuple[float, float]:
+        """The plug-in's (``extrinsic_coef``, ``intrinsic_coef``): the task's and the intrinsic rewards' coefficients
+        in the training reward (or, with two value heads, in the advantage)."""
         ...
 
     def on_step(self, transition: Transition) -> None: ...

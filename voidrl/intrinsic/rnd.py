@@ -105,7 +105,7 @@ class RNDReward:
         """``[N]`` each environment's discounted sum of intrinsic rewards so far (across episodes)."""
 
     @property
-    def reward_weights(self) -> tuple[float, float]:
+    def reward_coefs(self) -> tuple[float, float]:
         return self.config.extrinsic_coef, self.config.intrinsic_coef
 
     def on_step(self, transition: Transition) -> None:

@@ -10,7 +10,7 @@ from voidrl.math.off_policy import (
     sequence_priorities,
     value_rescale,
 )
-from voidrl.math.returns import discounted_returns, discounted_running_sums, episode_sums, episode_start_values, generalized_advantage_estimate, non_episodic_gae
+from voidrl.math.returns import discounted_returns, discounted_running_sums, episode_sums, episode_start_values, generalized_advantage_estimate
 from voidrl.math.running_stats import RunningMeanStd
 from voidrl.math.trust_region import backtracking_line_search, conjugate_gradient, fisher_vector_product, flat_gradient, max_kl_step, natural_gradient_step
 
@@ -34,7 +34,6 @@ __all__ = [
     "max_kl_step",
     "n_step_targets",
     "natural_gradient_step",
-    "non_episodic_gae",
     "policy_gradient_loss",
     "retrace_targets",
     "retrace_traces",

@@ -114,25 +114,6 @@ def episode_start_values(values: torch.Tensor, terminated: torch.Tensor, truncat
     return out
 
 
-def non_episodic_gae(
-    rewards: torch.Tensor, values: torch.Tensor, bootstrap_value: torch.Tensor, gamma: float, gae_lambda: float,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """GAE of a reward stream that ignores episode ends (RND's intrinsic returns): the state after step t
-    is ``values[t + 1]`` even where an episode ended (the next episode's first state), and
-    ``bootstrap_value`` after the rollout's last step.
-
-    Args:
-        rewards: float ``[T, N]``.
-        values: float ``[T, N]``.
-        bootstrap_value: ``[N]``.
-    Returns:
-        ``(advantages, returns)``, both ``[T, N]``.
-    """
-    next_values = torch.cat([values[1:], bootstrap_value.unsqueeze(0)])
-    never = torch.zeros_like(values, dtype=torch.bool)
-    return generalized_advantage_estimate(rewards, values, next_values, never, never, gamma, gae_lambda)
-
-
 def discounted_running_sums(rewards: torch.Tensor, previous: torch.Tensor, gamma: float) -> torch.Tensor:
     """s_t = gamma s_{t-1} + r_t along time, per environment and across episode ends, from ``s_{-1} = previous``:
     the running discounted sums whose spread RND divides its rewards by.

@@ -136,6 +136,8 @@ class ActorCritic(nn.Module):
         critic_features = features if self.critic_body is None or head_inputs else self.critic_body.out_features
         self.value_head = orthogonal_init(nn.Linear(critic_features, 1), 1.0)
         self.intrinsic_value_head = orthogonal_init(nn.Linear(critic_features, 1), 1.0) if intrinsic_value else None
+        self.value_heads = 2 if intrinsic_value else 1
+        """H, the value heads: the task's, and with ``intrinsic_value`` a reward plug-in's beside it."""
         self.aux_value_head = orthogonal_init(nn.Linear(features, 1), POLICY_HEAD_GAIN) if aux_value else None
 
     def _distribution(self, features: torch.Tensor) -> Distribution:
@@ -193,15 +195,20 @@ class ActorCritic(nn.Module):
         actor_features, critic_features, state = self.encode(obs, state, episode_starts, final_state=final_state)
         return self._distribution(actor_features), self.value_head(critic_features).squeeze(-1), state
 
-    def forward_with_intrinsic(self, obs: torch.Tensor, state: LSTMState, episode_starts: torch.Tensor, final_state: bool = True
-                               ) -> tuple[Distribution, torch.Tensor, torch.Tensor, LSTMState | None]:
-        """``forward`` with the intrinsic value head's values beside the task values: (distribution, task values,
-        intrinsic values, state)."""
-        if self.intrinsic_value_head is None:
-            raise RuntimeError("this network has no intrinsic value head (intrinsic_value=False)")
+    def forward_heads(self, obs: torch.Tensor, state: LSTMState, episode_starts: torch.Tensor, final_state: bool = True
+                      ) -> tuple[Distribution, torch.Tensor, LSTMState | None]:
+        """``forward`` with every value head's values: (distribution, values ``[T, B, H]`` or ``[B, H]``, state), H =
+        ``value_heads`` (index 0 the task's head, the values ``forward`` gives)."""
         actor_features, critic_features, state = self.encode(obs, state, episode_starts, final_state=final_state)
-        return (self._distribution(actor_features), self.value_head(critic_features).squeeze(-1),
-                self.intrinsic_value_head(critic_features).squeeze(-1), state)
+        return self._distribution(actor_features), self._head_values(critic_features), state
+
+    def _value_head_layers(self) -> tuple[nn.Linear, ...]:
+        """The ``value_heads`` layers, the task's first."""
+        return (self.value_head, self.intrinsic_value_head)[: self.value_heads]
+
+    def _head_values(self, critic_features: torch.Tensor) -> torch.Tensor:
+        """The value heads' outputs ``[..., H]`` on ``critic_features [..., F]``."""
+        return torch.cat([head(critic_features) for head in self._value_head_layers()], dim=-1)
 
     def distribution(self, obs: torch.Tensor, state: LSTMState, episode_starts: torch.Tensor) -> Distribution:
         """The action distribution (``forward``'s shapes); only the actor's part runs."""
@@ -217,20 +224,14 @@ class ActorCritic(nn.Module):
         return self._distribution(features), self.aux_value_head(features).squeeze(-1)
 
     def critic_values(self, obs: torch.Tensor, state: LSTMState, episode_starts: torch.Tensor) -> torch.Tensor:
-        """``[..., 1]`` task values, or ``[..., 2]`` task and intrinsic values with an intrinsic head (``...`` as
-        ``forward``'s values), from one pass of the critic's part only."""
-        features = self.encode(obs, state, episode_starts, actor=False, final_state=False)[1]
-        heads = [self.value_head] if self.intrinsic_value_head is None else [self.value_head, self.intrinsic_value_head]
-        return torch.cat([head(features) for head in heads], dim=-1)
+        """Every value head's values ``[..., H]`` (``...`` as ``forward``'s values; index 0 the task's head), from one
+        pass of the critic's part only."""
+        return self._head_values(self.encode(obs, state, episode_starts, actor=False, final_state=False)[1])
 
-    def value(self, obs: torch.Tensor, state: LSTMState) -> torch.Tensor:
-        """V ``[B]`` of ``obs [B, ...]`` one step on from ``state``, not reset (a truncated episode's final
-        observation continues it)."""
-        return self.critic_values(obs, state, self._no_starts(obs))[..., 0]
-
-    def intrinsic_value(self, obs: torch.Tensor, state: LSTMState) -> torch.Tensor:
-        """The intrinsic value head's ``value``."""
-        return self.critic_values(obs, state, self._no_starts(obs))[..., 1]
+    def bootstrap_values(self, obs: torch.Tensor, state: LSTMState) -> torch.Tensor:
+        """Every value head's V ``[B, H]`` of ``obs [B, ...]`` one step on from ``state``, not reset (a truncated
+        episode's final observation continues it)."""
+        return self.critic_values(obs, state, self._no_starts(obs))
 
     @staticmethod
     def _no_starts(obs: torch.Tensor) -> torch.Tensor:
@@ -243,20 +244,18 @@ class ActorCritic(nn.Module):
 
     def critic_parameters(self) -> list[nn.Parameter]:
         """Parameters only the critic uses (its value heads; empty body part when shared)."""
-        params = list(self.value_head.parameters())
-        if self.intrinsic_value_head is not None:
-            params += list(self.intrinsic_value_head.parameters())
+        params = [p for head in self._value_head_layers() for p in head.parameters()]
         if self.critic_body is not None:
             params += list(self.critic_body.parameters())
         return params
 
     @torch.no_grad()
-    def act(self, obs: torch.Tensor, state: LSTMState, episode_start: torch.Tensor, previous_reward: torch.Tensor | None = None,
+    def act(self, obs: torch.Tensor, state: LSTMState, episode_starts: torch.Tensor, previous_reward: torch.Tensor | None = None,
             deterministic: bool = False, generator: torch.Generator | None = None) -> tuple[torch.Tensor, LSTMState]:
         """``voidrl.rollout.memory.Memory``'s act: actions ``[B]`` or ``[B, A]`` for one step ``obs [B, ...]`` and the
         next state (``previous_reward`` is not an input of an actor-critic): the distribution's mode with
         ``deterministic``, else a sample drawn from ``generator`` (torch's global generator where None)."""
-        dist, _, state = self(obs, state, episode_start)
+        dist, _, state = self(obs, state, episode_starts)
         return dist.mode() if deterministic else dist.sample(generator=generator), state
 
 

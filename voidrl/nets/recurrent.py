@@ -12,9 +12,9 @@ from torch.nn import functional as F
 from voidrl.nets.bodies import make_body, orthogonal_init
 
 
-def zero_where(state: torch.Tensor, episode_start: torch.Tensor) -> torch.Tensor:
-    """``state [B, ...]`` with the rows whose episode begins (``episode_start [B]`` bool) set to zero."""
-    return state * (~episode_start).to(state.dtype).view(-1, *(1,) * (state.dim() - 1))
+def zero_where(state: torch.Tensor, episode_starts: torch.Tensor) -> torch.Tensor:
+    """``state [B, ...]`` with the rows whose episode begins (``episode_starts [B]`` bool) set to zero."""
+    return state * (~episode_starts).to(state.dtype).view(-1, *(1,) * (state.dim() - 1))
 
 
 def lstm_step(lstm: nn.LSTM, inputs: torch.Tensor, state: tuple[torch.Tensor, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -173,10 +173,10 @@ class RecurrentQNetwork(nn.Module):
         q = self.value(output) + advantage - advantage.mean(dim=-1, keepdim=True)
         return q, after
 
-    def reset_where(self, state: RecurrentState, episode_start: torch.Tensor) -> RecurrentState:
-        """``state`` with the environments whose episode begins (``episode_start [B]`` bool) set to zero."""
-        return RecurrentState(zero_where(state.hidden, episode_start), zero_where(state.cell, episode_start),
-                              torch.where(episode_start, 0, state.previous_action))
+    def reset_where(self, state: RecurrentState, episode_starts: torch.Tensor) -> RecurrentState:
+        """``state`` with the environments whose episode begins (``episode_starts [B]`` bool) set to zero."""
+        return RecurrentState(zero_where(state.hidden, episode_starts), zero_where(state.cell, episode_starts),
+                              torch.where(episode_starts, 0, state.previous_action))
 
     def step(self, obs: torch.Tensor, state: RecurrentState, previous_reward: torch.Tensor) -> tuple[torch.Tensor, RecurrentState]:
         """One step of ``B`` environments: ``obs [B, ...]``, ``previous_reward [B]`` (0 at an episode's
@@ -185,9 +185,9 @@ class RecurrentQNetwork(nn.Module):
                                 (state.hidden, state.cell))
         return q.squeeze(0), RecurrentState(h, c, state.previous_action)
 
-    def act(self, obs: torch.Tensor, state: RecurrentState, episode_start: torch.Tensor, previous_reward: torch.Tensor
+    def act(self, obs: torch.Tensor, state: RecurrentState, episode_starts: torch.Tensor, previous_reward: torch.Tensor
             ) -> tuple[torch.Tensor, RecurrentState]:
         """Greedy actions ``[B]`` and the next state (a Q-network's evaluation policy is greedy)."""
-        q, state = self.step(obs, self.reset_where(state, episode_start), previous_reward)
+        q, state = self.step(obs, self.reset_where(state, episode_starts), previous_reward)
         action = q.argmax(dim=-1)
         return action, state._replace(previous_action=action)

@@ -65,6 +65,8 @@ class Acting(Protocol):
 
     state_shape: tuple[int, int]
     """Per environment, the shape of each tensor of the policy state each step's record keeps (``RolloutStorage``)."""
+    value_heads: int
+    """H, the value heads whose values each step's record keeps (``RolloutStorage``)."""
 
     def reset(self) -> None:
         """The environments were reset: every episode starts anew."""
@@ -86,13 +88,13 @@ class Acting(Protocol):
 
 class PolicySampling:
     """On-policy acting: samples from an ``ActorCritic``, carrying its state (``LSTMState``, empty for a feed-forward
-    network) across steps and rollouts, reset where an episode begins. Records each step's log-probability, value,
-    starting state and episode start (what the update unrolls from); with an intrinsic value head its values too and
-    its value of the observation after the rollout.
+    network) across steps and rollouts, reset where an episode begins. Records each step's log-probability,
+    values (one per value head), starting state and episode start (what the update unrolls from).
 
     A time-limit cut is bootstrapped with V(final observation) one step on from the state after the cut step (the
     episode's own memory, not a reset one); the rollout's end with V(``last_obs``) from the state after its last
-    step. ``action_noise`` supplies the uniforms a mixture policy samples from (Leite's (2022) action persistence).
+    step (``fill_next_values``). ``action_noise`` supplies the uniforms a mixture policy samples from (Leite's (2022)
+    action persistence).
     """
 
     def __init__(self, policy: ActorCritic, num_envs: int, action_noise: PersistentUniforms | None = None):
@@ -100,6 +102,7 @@ class PolicySampling:
         self.num_envs = num_envs
         self.action_noise = action_noise
         self.state_shape = policy.state_shape
+        self.value_heads = policy.value_heads
         self.reset()
 
     def reset(self) -> None:
@@ -114,13 +117,9 @@ class PolicySampling:
     def act(self, obs: torch.Tensor, t: int, storage: RolloutStorage) -> torch.Tensor:
         memory = self.memory
         storage.lstm_hidden[t], storage.lstm_cell[t] = memory.state
-        starts = storage.episode_starts[t]
-        starts.copy_(memory.episode_start)
-        if self.policy.intrinsic_value_head is None:
-            dist, storage.values[t], memory.state = self.policy(obs, memory.state, starts)
-        else:
-            dist, storage.values[t], storage.intrinsic_values[t], memory.state = self.policy.forward_with_intrinsic(
-                obs, memory.state, starts)
+        episode_starts = storage.episode_starts[t]
+        episode_starts.copy_(memory.episode_starts)
+        dist, storage.values[t], memory.state = self.policy.forward_heads(obs, memory.state, episode_starts)
         action = dist.sample() if self.action_noise is None else dist.sample(self.action_noise.draw().to(obs.device))
         storage.log_probs[t] = dist.log_prob(action)
         return action
@@ -131,21 +130,19 @@ class PolicySampling:
         if cut.any():
             cut_here = cut.to(device)
             state = self.memory.state
-            storage.next_values[t, cut_here] = self.policy.value(step.final_obs[cut].to(device),
-                                                                 LSTMState(state.hidden[cut_here], state.cell[cut_here]))
+            storage.next_values[t, cut_here] = self.policy.bootstrap_values(step.final_obs[cut].to(device),
+                                                                            LSTMState(state.hidden[cut_here], state.cell[cut_here]))
         self.memory.after_step(step)
 
     def finish(self, storage: RolloutStorage, last_obs: torch.Tensor) -> None:
-        """``next_values [T, N]``: V of the next state, 0 after a termination. A rollout whose actions had a
-        non-finite log-probability (a policy with NaN parameters or logits) is refused here, before any update."""
+        """``next_values [T, N, H]`` (``fill_next_values``). A rollout whose actions had a non-finite log-probability
+        (a policy with NaN parameters or logits) is refused here, before any update."""
         finite = torch.isfinite(storage.log_probs[:storage.length])
         if not bool(finite.all()):
             steps, envs = (~finite).nonzero(as_tuple=True)
             raise FloatingPointError(f"the policy gave its actions non-finite log-probabilities (first at rollout step {int(steps[0])}, "
                                      f"environment {int(envs[0])}): its parameters or inputs hold NaN or inf")
-        fill_next_values(storage, self.policy.value(last_obs, self.memory.state))
-        if self.policy.intrinsic_value_head is not None:  # its returns run on across episode ends
-            storage.intrinsic_bootstrap.copy_(self.policy.intrinsic_value(last_obs, self.memory.state))
+        fill_next_values(storage, self.policy.bootstrap_values(last_obs, self.memory.state))
 
 
 def _current_form(state: dict, memory: Memory) -> dict:
@@ -160,16 +157,18 @@ def _current_form(state: dict, memory: Memory) -> dict:
 
 
 def fill_next_values(storage: RolloutStorage, last_values: torch.Tensor) -> None:
-    """``storage.next_values [T, N]`` of a filled rollout: ``values[t + 1]`` where the episode goes on, the
-    stored bootstrap where a time limit cut it, 0 after a termination, ``last_values [N]`` (V of the
-    observation after the rollout) after the last step."""
+    """``storage.next_values [T, N, H]`` of a filled rollout: ``values[t + 1]`` where the episode goes on, the
+    stored bootstrap where a time limit cut it, 0 after a termination, ``last_values [N, H]`` (V of the
+    observation after the rollout) after the last step; a head that is not one of the ``episodic_heads`` sees no
+    episode end (``values[t + 1]`` is then the next episode's first state)."""
     filled = storage.length
     values, next_values = storage.values[:filled], storage.next_values[:filled]
-    terminated, truncated = storage.terminated[:filled], storage.truncated[:filled]
-    continues = ~(terminated[:-1] | truncated[:-1])
-    next_values[:-1] = torch.where(continues, values[1:], next_values[:-1])
-    next_values[-1] = torch.where(terminated[-1] | truncated[-1], next_values[-1], last_values)
-    next_values[terminated] = 0.0
+    episodic = torch.tensor(storage.episodic_heads, device=values.device)
+    terminated = storage.terminated[:filled].unsqueeze(-1) & episodic
+    ended = (storage.terminated[:filled] | storage.truncated[:filled]).unsqueeze(-1) & episodic
+    next_values[:-1] = torch.where(ended[:-1], next_values[:-1], values[1:])
+    next_values[-1] = torch.where(ended[-1], next_values[-1], last_values)
+    next_values.masked_fill_(terminated, 0.0)
 
 
 class HostToDevice:
@@ -243,7 +242,7 @@ class Collector:
         space = self.env.single_action_space
         return RolloutStorage(num_steps, self.env.num_envs, self.obs.shape[1:], self.obs.dtype, space.shape,
                               torch.float32 if isinstance(space, gym.spaces.Box) else torch.long, self.device,
-                              state_shape=self.acting.state_shape)
+                              state_shape=self.acting.state_shape, value_heads=self.acting.value_heads)
 
     @torch.no_grad()
     def collect(self, storage: RolloutStorage, start_step: int, episodes_per_env: int | None = None,

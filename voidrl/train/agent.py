@@ -229,8 +229,8 @@ class Agent:
         memory = self.memory(size, deterministic, self.evaluation_member(None))
         if state is not None:
             memory.state = self.given_state(state, size)
-        memory.episode_start = per_environment("episode_start", state is None if episode_start is None else episode_start,
-                                               size, torch.bool)
+        memory.episode_starts = per_environment("episode_start", state is None if episode_start is None else episode_start,
+                                                size, torch.bool)
         memory.previous_reward = per_environment("previous_reward", 0.0 if previous_reward is None else previous_reward,
                                                  size, torch.float32)
         actions, state = self.act_with(memory, batch), memory.state

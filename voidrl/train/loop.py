@@ -376,7 +376,7 @@ class Trainer:
                 plugin.warm_up(env, env_seed(self.seed, self.update) + 1)
             collector.reset(env_seed(self.seed, self.update))
         storage = collector.make_storage(algo.num_steps)
-        storage.reward_weights = None if plugin is None else plugin.reward_weights
+        storage.reward_coefs = None if plugin is None else plugin.reward_coefs
 
         def between_steps() -> bool:
             """Asked before every vector step: whether a signal asks to stop."""
