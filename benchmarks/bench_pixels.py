@@ -24,12 +24,12 @@ import numpy as np
 import torch
 
 from voidrl.algos.ppo import PPO
-from voidrl.config import make_config
 from voidrl.envs.gym_backend import make_rendering_env
 from voidrl.envs.factory import route_mujoco_warnings
 from voidrl.nets.actor_critic import first_step_inputs
 from voidrl.nets.bodies import PixelBody
 from voidrl.rollout.storage import RolloutStorage
+from voidrl.train.presets import make_config
 
 ROLLOUT = 1024
 STACK = 9  # 3 RGB frames

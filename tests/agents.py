@@ -5,9 +5,9 @@ import dataclasses
 import numpy as np
 import torch
 
-from voidrl.config import make_config
 from voidrl.envs import make_env
 from voidrl.train.agent import Agent, build_policy_for
+from voidrl.train.presets import make_config
 
 
 def untrained_agent(algo: str, env: str, **options) -> Agent:

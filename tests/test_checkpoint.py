@@ -85,7 +85,8 @@ def test_failed_write_keeps_the_previous_checkpoint(tmp_path, monkeypatch):
 
 
 def test_config_written_with_the_old_network_name_still_loads():
-    from voidrl.config import TrainConfig, make_config
+    from voidrl.config import TrainConfig
+    from voidrl.train.presets import make_config
 
     stored = make_config("ppg", "atari").to_dict()
     stored["algo_config"]["network"] = "thesis"
@@ -94,7 +95,7 @@ def test_config_written_with_the_old_network_name_still_loads():
 
 def test_renamed_presets_keep_their_old_names(tmp_path, capsys):
     from voidrl.cli import main
-    from voidrl.config import make_config
+    from voidrl.train.presets import make_config
 
     assert make_config("ppg", "thesis", env="ALE/MsPacman-v5").to_dict() == make_config("ppg", "atari", env="ALE/MsPacman-v5").to_dict()
     assert make_config("ppg", env="ALE/MsPacman-v5").to_dict() == make_config("ppg", "atari", env="ALE/MsPacman-v5").to_dict()

@@ -12,8 +12,9 @@ import torch
 
 from tests.learning import assert_majority, mean_of_last, train_seeds
 from voidrl.cli import main, pretrain_defaults
-from voidrl.config import TrainConfig, make_config
+from voidrl.config import TrainConfig
 from voidrl.io.checkpoint import load_checkpoint
+from voidrl.train.presets import make_config
 
 VOIDRL = [sys.executable, "-m", "voidrl"]
 

@@ -9,7 +9,7 @@ import torch
 
 from voidrl.algos.algorithm import RemoteActors
 from voidrl.cli import main
-from voidrl.config import algorithm_presets, check_preset, make_config
+from voidrl.config import algorithm_presets, check_preset
 from voidrl.algos.ngu import NGU
 from voidrl.configs.choices import NETWORKS
 from voidrl.configs.conditions import conditions_of
@@ -20,6 +20,7 @@ from voidrl.nets.bodies import make_body
 from voidrl.registry import (ALGORITHM_CLASSES, ALGORITHMS, CONFIGS, REWARD_CONFIGS, REWARD_SOURCE_CLASSES, REWARD_SOURCES, Registry,
                              import_attribute)
 from voidrl.train.preflight import preflight
+from voidrl.train.presets import make_config
 
 
 def test_each_name_has_its_class_and_config():

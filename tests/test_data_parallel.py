@@ -238,9 +238,9 @@ def test_ranks_resume_their_own_rng_streams_and_step_different_episodes(tmp_path
 
 
 def resume_worker(rank: int, store: str, out_dir: str) -> None:
-    from voidrl.config import make_config
     from voidrl.seeding import env_seed
     from voidrl.train.loop import Trainer
+    from voidrl.train.presets import make_config
 
     torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=2)

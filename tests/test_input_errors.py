@@ -12,12 +12,13 @@ import torch
 
 import voidrl
 from voidrl.cli import main
-from voidrl.config import field_type, make_config
+from voidrl.config import field_type
 from voidrl.configs.run import RunConfig
 from voidrl.envs.factory import EnvConfig
 from voidrl.registry import ALGORITHMS, REWARD_SOURCES
 from voidrl.train.loop import Trainer
 from voidrl.train.preflight import preflight
+from voidrl.train.presets import make_config
 
 SHARED_SECTIONS = (RunConfig, EnvConfig, *(source.config_class for source in REWARD_SOURCES.values()))
 
@@ -230,6 +231,25 @@ def test_combinations_that_do_not_fit_fail_before_any_work(tmp_path, monkeypatch
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "Traceback" not in err[0], err
     assert fragment in err[0], err[0]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["a_file"]  # nothing written
+
+
+BUILT_RUN_REFUSALS = [
+    (["--init-log-std", "-1"], "init_log_std acts with Box (continuous) actions only"),
+    (["--intrinsic", "apt"], "apt needs pixel observations"),
+    (["--env", "HalfCheetah-v5", "--vision", "vae:missing.pt"], "vision file 'missing.pt' does not exist"),
+]
+"""Refusals that need the built environment: its spaces, the networks' fit to them, the ``vision`` VAE file."""
+
+
+@pytest.mark.parametrize("args,fragment", BUILT_RUN_REFUSALS, ids=[" ".join(a) for a, _ in BUILT_RUN_REFUSALS])
+def test_what_needs_the_built_environment_is_refused_before_the_run_directory_is_checked(tmp_path, monkeypatch, capsys, args, fragment):
+    """The run directory here cannot be created (its parent is a file), yet the refusal is the environment's."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a_file").write_text("not a directory")
+    assert main(["train", "ppo", *args, "--run-dir", "a_file/run"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and fragment in err[0], err
     assert sorted(path.name for path in tmp_path.iterdir()) == ["a_file"]  # nothing written
 
 

@@ -14,7 +14,6 @@ from tests.test_collector import Recorder
 from voidrl.algos.a2c import A2C
 from voidrl.algos.ppo import PPO
 from voidrl.cli import main
-from voidrl.config import make_config
 from voidrl.configs.ppo import PPOConfig
 from voidrl.envs import EnvConfig, make_env
 from voidrl.io.checkpoint import load_checkpoint
@@ -24,6 +23,7 @@ from voidrl.nets.recurrent import lstm_over_episodes
 from voidrl.rollout import Collector
 from voidrl.rollout.collector import PolicySampling
 from voidrl.rollout.minibatches import sequence_steps, shuffled_sequence_minibatches
+from voidrl.train.presets import make_config
 
 
 def collect(num_steps=24, num_envs=3, shared=False, policy=None):

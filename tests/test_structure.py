@@ -90,15 +90,10 @@ BENEATH_THE_CONFIGURATION = ("voidrl.registry", "voidrl.validation")
 field checks, which import no other voidrl module."""
 
 
-STILL_REACHING_UP = {"voidrl.config": ["voidrl.envs.suites"]}
-"""The one import above the configuration left, inside ``default_preset``: ``make_config`` applies the preset of the
-environment's suite, which only the environments know; it goes when ``make_config`` and the presets' resolution move
-above the configuration (``benchmarks/bench_pixels.py`` imports ``make_config`` from ``voidrl.config``)."""
-
-
 def test_the_configuration_imports_nothing_above_it():
     """Imports inside functions and for annotations only included: checks that need the layers above run in
-    ``voidrl.train.preflight``."""
+    ``voidrl.train.preflight``, and the preset that the environment's suite decides is applied by
+    ``voidrl.train.presets``."""
     graph = import_graph(type_only=True)
     allowed = (*CONFIGURATION, *BENEATH_THE_CONFIGURATION)
 
@@ -108,7 +103,7 @@ def test_the_configuration_imports_nothing_above_it():
     bottom = [module for module in graph if is_allowed(module)]
     assert {"voidrl.config", "voidrl.configs.ppo", "voidrl.registry", "voidrl.validation"} <= set(bottom)
     reaching_up = {module: sorted(target for target in graph[module] if not is_allowed(target)) for module in bottom}
-    assert reaching_up == {module: STILL_REACHING_UP.get(module, []) for module in bottom}
+    assert reaching_up == {module: [] for module in bottom}
 
 
 def test_the_ray_side_imports_nothing_from_the_training_loop():

@@ -14,7 +14,6 @@ import torch
 import voidrl
 from voidrl.algos.base import build_policy
 from voidrl.cli import main
-from voidrl.config import make_config
 from voidrl.envs import EnvConfig, make_env
 from voidrl.envs.base import Step, VecEnv
 from voidrl.envs.vision import VAEVision
@@ -22,6 +21,7 @@ from voidrl.envs.wrappers import FrameStack
 from voidrl.math.elbo import elbo, kl_to_standard_normal, log_likelihood, reparameterize
 from voidrl.nets.vae import VAE, VAEShape, load_vae, save_vae
 from voidrl.train.loop import Trainer
+from voidrl.train.presets import make_config
 
 SIZE = 32  # small frames keep rendering and the VAE fast in tests
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no GPU"))]

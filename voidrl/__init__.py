@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 
-EXPORTS = {"Agent": "voidrl.train.agent:Agent", "TrainConfig": "voidrl.config:TrainConfig", "make_config": "voidrl.config:make_config",
+EXPORTS = {"Agent": "voidrl.train.agent:Agent", "TrainConfig": "voidrl.config:TrainConfig", "make_config": "voidrl.train.presets:make_config",
            "train_from_config": "voidrl.train.runs:train_from_config"}
 """The names this package exports beside ``train`` and ``load``, imported on first use."""
 __getattr__ = lazy_attributes(__name__, EXPORTS)
@@ -54,8 +54,8 @@ def train(algo: str, env: Any = None, steps: int | None = None, preset: str | No
 
     Returns an ``Agent`` that can ``predict`` (raw observations, one or a batch), ``act``, ``evaluate`` and ``save``.
     """
-    from voidrl.config import make_config
     from voidrl.envs.suites import env_id_of
+    from voidrl.train.presets import make_config
     from voidrl.train.runs import resume_config, train_from_config
 
     if isinstance(env, gym.vector.VectorEnv):

@@ -21,7 +21,7 @@ from typing import Any, NoReturn
 
 import voidrl
 from voidrl.config import (PRETRAIN_PRESETS, RENAMED_FIELDS, RENAMED_PRESETS, TrainConfig, algorithm_presets, check_field_types, field_docs, field_type,
-                           default_presets_text, make_config, plugin_options)
+                           default_presets_text, plugin_options)
 from voidrl.configs.choices import EXPORT_FORMATS, WEIGHTS_FORMAT
 from voidrl.configs.env import EnvConfig
 from voidrl.configs.policy import MEMORY_OPTIONS, MemoryConfig
@@ -31,6 +31,7 @@ from voidrl.configs.vae import VAEProbeConfig, VAETrainConfig
 from voidrl.distributed import launched_by_torchrun
 from voidrl.envs.failure import EnvironmentFailure, user_traceback
 from voidrl.registry import ALGORITHMS, REWARD_SOURCES
+from voidrl.train.presets import make_config
 from voidrl.train.signals import RunAborted, RunStopped, hold_stop_signals
 
 USAGE_ERROR = 2

@@ -1,8 +1,8 @@
 """Run configuration: ``TrainConfig`` gathers a run's options (the run's, the environment's, the algorithm's and the
 reward plug-in's own, each a dataclass of ``voidrl.configs``), plus presets. Imports no torch or gymnasium, and nothing
-above the configuration but the environment's suite for its default preset: the command line builds its options from
-here, and ``TrainConfig.validate`` checks what the options alone tell; what needs the environment, a network or a file
-``voidrl.train.preflight`` checks."""
+above the configuration: the command line builds its options from here, and ``TrainConfig.validate`` checks what the
+options alone tell; what needs the environment, a network or a file ``voidrl.train.preflight`` checks, and a preset
+that the environment's suite decides ``voidrl.train.presets`` applies."""
 
 from __future__ import annotations
 
@@ -50,8 +50,8 @@ class TrainConfig:
     intrinsic_config: Any = None
     """The options of the reward plug-in ``run.intrinsic`` names (its ``config_class``); None without one."""
     given_options: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
-    """The options the user gave (``make_config``'s overrides), which ``validate`` refuses where they cannot act
-    (``voidrl.configs.conditions``); not part of the run: empty in a config loaded from a run."""
+    """The options the user gave (``voidrl.train.presets.make_config``'s overrides), which ``validate`` refuses where
+    they cannot act (``voidrl.configs.conditions``); not part of the run: empty in a config loaded from a run."""
 
     def __post_init__(self):
         if self.algo not in ALGORITHMS:
@@ -221,7 +221,8 @@ def algorithm_presets(algo: str) -> dict[str, dict[str, dict[str, Any]]]:
 
 
 ENV_PRESETS = {"CartPole-v1": "cartpole", "voidrl/InvertedPendulumFall-v5": "pendulum"}
-"""Environments whose default preset is their own rather than their suite's (when the algorithm has it)."""
+"""Environments whose default preset is their own rather than their suite's (when the algorithm has it;
+``voidrl.train.presets.default_preset``)."""
 
 
 PRETRAIN_PRESETS = {"atari": "pretrain", "minatar": "minatar-pretrain"}
@@ -239,31 +240,8 @@ def default_presets_text(command: str, algo: str) -> str:
     return "; ".join(rules) if rules else "none"
 
 
-def default_preset(algo: str, env_id: str) -> str | None:
-    """The preset applied when none is named: per-environment defaults."""
-    from voidrl.envs.suites import suite_of
-
-    name = ENV_PRESETS.get(env_id, suite_of(env_id))
-    return name if name in algorithm_presets(algo) else None
-
-
 PRESET_SECTIONS = ("run", "env", "algo_config", "intrinsic_config")
 """The sections of a preset, each mapping option names of its part of ``TrainConfig`` to values."""
-
-
-def preset_settings(algo: str, env_id: str, preset: str | None = None, preset_file: str | None = None) -> dict[str, dict[str, Any]]:
-    """The preset applied beneath the options given: the one named, the one read from ``preset_file``, or else the
-    environment's default one ({} where the algorithm has none)."""
-    if preset is not None and preset_file is not None:
-        raise ValueError("give preset or preset_file, not both")
-    if preset_file is not None:
-        return load_preset_file(preset_file, algo)
-    preset, presets = RENAMED_PRESETS.get(preset, preset), algorithm_presets(algo)
-    if preset is None:
-        preset = default_preset(algo, env_id)
-    elif preset not in presets:
-        raise ValueError(f"unknown preset {preset!r} for {algo}; choose one of {', '.join(presets)}")
-    return presets[preset] if preset is not None else {}
 
 
 def load_preset_file(path: str, algo: str) -> dict[str, dict[str, Any]]:
@@ -314,36 +292,6 @@ def check_preset(settings: Any, algo: str, source: str) -> None:
             check_field_types(options)
         except ValueError as error:
             raise ValueError(f"{source}: {section}.{error}") from None
-
-
-def make_config(algo: str, preset: str | None = None, preset_file: str | None = None, **overrides: Any) -> TrainConfig:
-    """Defaults, then the preset (named, read from ``preset_file``, or the env's default), then ``overrides`` by
-    field name.
-
-    ``overrides`` may name fields of RunConfig, EnvConfig, the algorithm's config and the options of
-    the reward plug-in chosen (by ``intrinsic`` or the preset); ``validate`` refuses those that cannot act on the run
-    (``given_options``), where the preset's are left alone.
-    """
-    config = TrainConfig(algo=algo)
-    if "env" in overrides:
-        if not isinstance(overrides["env"], str):
-            raise ValueError(f"env must be a str (an environment id), got {overrides['env']!r}")
-        config.run.env = overrides["env"]
-    settings = preset_settings(algo, config.run.env, preset, preset_file)
-    config.run.intrinsic = overrides.get("intrinsic", settings.get("run", {}).get("intrinsic"))
-    config.intrinsic_config = None if config.run.intrinsic is None else intrinsic_config_class(config.run.intrinsic)()
-    sections = config.sections()
-    owner = {f.name: section for section, obj in sections.items() for f in dataclasses.fields(obj)}
-    refuse_unknown_options(algo, overrides, owner)
-    if "intrinsic_config" in settings and config.run.intrinsic != settings["run"]["intrinsic"]:
-        raise ValueError(f"the preset sets reward plug-in options; it needs intrinsic {settings['run']['intrinsic']}")
-    for section, values in settings.items():
-        for name, value in values.items():
-            setattr(sections[section], name, value)
-    for name, value in overrides.items():
-        setattr(sections[owner[name]], name, value)
-    config.given_options = frozenset(overrides)
-    return config
 
 
 def refuse_unknown_options(algo: str, names: Iterable[str], known: Iterable[str]) -> None:

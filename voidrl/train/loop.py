@@ -17,24 +17,28 @@ import time
 from collections import deque
 from pathlib import Path
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 from tqdm import tqdm
 
-from voidrl.algos.algorithm import KeepsReplay
+from voidrl.algos.algorithm import Algorithm, KeepsReplay
 from voidrl.callbacks import Callback
 from voidrl.config import TrainConfig, progress_shown
 from voidrl.distributed import collective
 from voidrl.envs import make_env
+from voidrl.envs.base import VecEnv
 from voidrl.envs.failure import EnvironmentFailure
 from voidrl.envs.snapshot import NotSaveable
 from voidrl.envs.suites import suite_of
+from voidrl.intrinsic.base import RewardSource
 from voidrl.io.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from voidrl.io.logger import RunLogger
 from voidrl.io.run_dir import RunDirError, RunDirLock, check_writable_dir, remove_stale_temporaries
 from voidrl.nets.parts import load_parts
+from voidrl.nets.persistence import PersistentUniforms
 from voidrl.registry import ALGORITHMS, REWARD_SOURCES
+from voidrl.replay.store import ReplayStore
 from voidrl.rollout import Collector
 from voidrl.rollout.collector import RolloutStats
 from voidrl.rollout.diagnostics import identical_action_fraction
@@ -116,6 +120,46 @@ def how_to_continue(run_dir: Path) -> str:
     return f"continue with --resume --run-dir {run_dir} (Python: resume=True, run_dir={str(run_dir)!r})"
 
 
+class RunParts(NamedTuple):
+    """What ``make_parts`` builds of a run; the ``Trainer`` keeps each as an attribute of its own name."""
+
+    env: VecEnv
+    algo: Algorithm
+    plugin: RewardSource | None
+    """The reward plug-in ``run.intrinsic`` names; None without one."""
+    action_noise: PersistentUniforms | None
+    evaluator: PeriodicEvaluator | None
+    """None without ``eval_every``, and on every rank but 0."""
+    replay_store: ReplayStore | None
+    """Where a replay learner keeps its replay (``--save-replay``); None where the run keeps none."""
+    threads: int
+    """The intra-op threads of the run from start to end, recorded in config.json when it starts (the count changes
+    the order of floating-point sums); a resumed run keeps its recorded count unless ``--torch-threads`` changes it."""
+
+
+def make_parts(config: TrainConfig, device: torch.device, seed: int, rank: int) -> RunParts:
+    """The parts of the run ``config`` describes, on ``device``, its environments and action noise seeded by ``seed``
+    (this process's, of rank ``rank``), with the checks that need them: the ``vision`` VAE file (read by ``make_env``),
+    the networks' fit to the environment's spaces (the algorithm's and plug-in's constructors) and the options that
+    cannot act on those spaces (``TrainConfig.refuse_inert_options``). Nothing is written, and the run directory is not
+    touched (the evaluator and the replay store only name files in it); the environments are closed on a refusal."""
+    env = make_env(config.run.env, config.env, gamma=config.algo_config.gamma, seed=seed, device=device)
+    try:
+        obs_shape, action_space = env.single_observation_space.shape, env.single_action_space
+        algo = ALGORITHMS[config.algo](config.algo_config, obs_shape, action_space, device)
+        plugin = None if config.run.intrinsic is None else REWARD_SOURCES[config.run.intrinsic](config.intrinsic_config, obs_shape, device)
+        config.refuse_inert_options(suite_of(config.run.env), action_space, obs_shape)
+    except BaseException:
+        env.close()
+        raise
+    run_dir = Path(config.run_dir)
+    return RunParts(
+        env, algo, plugin, algo.action_noise(env.num_envs, action_space, torch.Generator().manual_seed(seed)),
+        None if config.run.eval_every is None or rank else PeriodicEvaluator(config, run_dir),
+        algo.keep_replay_in(run_dir / REPLAY_DIR, env.single_observation_space) if isinstance(algo, KeepsReplay) else None,
+        config.run.torch_threads or default_threads(obs_shape))
+
+
 class Trainer:
     """One training run: ``Trainer(config, resume)`` prepares it (nothing written), ``train()`` runs it.
 
@@ -129,12 +173,17 @@ class Trainer:
         self.config = config
         self.device = collective.local_device(resolve_device(config.run.device))
         use_deterministic_kernels(self.device, config.run.deterministic_kernels)
-        self.run_dir = check_run_dir(config, resume)
-        checkpoint_path = self.run_dir / CHECKPOINT_NAME
-        payload = load_checkpoint(checkpoint_path) if resume and checkpoint_path.is_file() else None
+        self.rank, self.world_size = collective.rank(), collective.world_size()
+        """This process's place in a data-parallel run (``torchrun``); 0 of 1 otherwise."""
+        if self.world_size > 1:
+            check_data_parallel(config)
+        self.seed = rank_seed(config.run.seed, self.rank)
+        """The seed of this process's environments and sampling (the run's seed on rank 0)."""
+        seed_everything(config.run.seed)  # every rank builds the same networks
+        self.env, self.algo, self.plugin, self.action_noise, self.evaluator, self.replay_store, self.threads = make_parts(
+            config, self.device, self.seed, self.rank)
+        self.collapse_guard = None if config.run.collapse_entropy is None else CollapseGuard(config.run, self.restore_healthy)
         self.resume = resume
-        self.starts_over = resume and payload is None and has_run_files(self.run_dir)
-        """``resume`` on a directory holding a run that never wrote a checkpoint: its rows are dropped."""
         self.step = self.update = 0
         self.recent_returns: deque[float] = deque(maxlen=RECENT_EPISODES)
         """The returns of the last episodes, whose mean each update logs."""
@@ -145,19 +194,12 @@ class Trainer:
         """Why the checkpoint's episodes are None, said when the run resumes."""
         self.rollback: dict[str, Any] | None = None
         """The state before an unfinished collection, written instead when a signal stops the run during one."""
-        self.rank, self.world_size = collective.rank(), collective.world_size()
-        """This process's place in a data-parallel run (``torchrun``); 0 of 1 otherwise."""
-        if self.world_size > 1:
-            check_data_parallel(config)
-        self.seed = rank_seed(config.run.seed, self.rank)
-        """The seed of this process's environments and sampling (the run's seed on rank 0)."""
-        seed_everything(config.run.seed)  # every rank builds the same networks
-
-        self.env = make_env(config.run.env, config.env, gamma=config.algo_config.gamma, seed=self.seed,
-                            device=self.device)
         try:
-            self._build_parts()
-            config.refuse_inert_options(suite_of(config.run.env), self.env.single_action_space, self.env.single_observation_space.shape)
+            self.run_dir = check_run_dir(config, resume)
+            checkpoint_path = self.run_dir / CHECKPOINT_NAME
+            payload = load_checkpoint(checkpoint_path) if resume and checkpoint_path.is_file() else None
+            self.starts_over = resume and payload is None and has_run_files(self.run_dir)
+            """``resume`` on a directory holding a run that never wrote a checkpoint: its rows are dropped."""
             if self.world_size > 1:
                 seed_everything(self.seed)
             if payload is not None:
@@ -174,21 +216,6 @@ class Trainer:
             self.env.close()
             raise
         collective.barrier()  # every rank has checked the run directory before rank 0 writes to it
-
-    def _build_parts(self) -> None:
-        config, env = self.config, self.env
-        obs_shape, action_space = env.single_observation_space.shape, env.single_action_space
-        self.algo = ALGORITHMS[config.algo](config.algo_config, obs_shape, action_space, self.device)
-        self.plugin = None if config.run.intrinsic is None else REWARD_SOURCES[config.run.intrinsic](
-            config.intrinsic_config, obs_shape, self.device)
-        self.action_noise = self.algo.action_noise(env.num_envs, action_space, torch.Generator().manual_seed(self.seed))
-        self.evaluator = None if config.run.eval_every is None or self.rank else PeriodicEvaluator(config, self.run_dir)
-        self.collapse_guard = None if config.run.collapse_entropy is None else CollapseGuard(config.run, self.restore_healthy)
-        self.replay_store = (self.algo.keep_replay_in(self.run_dir / REPLAY_DIR, env.single_observation_space)
-                             if isinstance(self.algo, KeepsReplay) else None)
-        self.threads = config.run.torch_threads or default_threads(obs_shape)
-        """The intra-op threads of the run from start to end, recorded in config.json when it starts (the count changes
-        the order of floating-point sums); a resumed run keeps its recorded count unless ``--torch-threads`` changes it."""
 
     def make_collector(self) -> Collector | None:
         """The collector of this process's environments (None where experience comes from elsewhere)."""

@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from voidrl.callbacks import Callback
-from voidrl.config import RESUME_CHANGEABLE, TrainConfig, preset_settings, refuse_unknown_options
+from voidrl.config import RESUME_CHANGEABLE, TrainConfig, refuse_unknown_options
 from voidrl.io.checkpoint import load_checkpoint
 from voidrl.train.agent import Agent
 from voidrl.train.loop import CHECKPOINT_NAME, Trainer
+from voidrl.train.presets import preset_settings
 
 
 def make_trainer(config: TrainConfig, resume: bool = False, init_checkpoint: dict[str, Any] | None = None) -> Trainer:

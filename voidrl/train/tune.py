@@ -33,11 +33,11 @@ from typing import Any
 import optuna
 from optuna.trial import FrozenTrial, Trial, TrialState
 
-from voidrl.config import make_config, preset_settings
 from voidrl.configs.tune import TuneConfig
 from voidrl.io.report import read_evaluations
 from voidrl.io.run_dir import LOCK_NAME, RunDirInUse, RunDirLock
 from voidrl.registry import ALGORITHMS
+from voidrl.train.presets import make_config, preset_settings
 from voidrl.train.runs import make_trainer
 from voidrl.train.signals import GracefulStop, RunStopped, stop_with_parent
 from voidrl.train.threads import available_cpus
