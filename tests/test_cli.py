@@ -11,8 +11,8 @@ import pytest
 import torch
 
 from tests.learning import assert_majority, mean_of_last, train_seeds
-from voidrl.cli import main, pretrain_defaults
-from voidrl.config import TrainConfig
+from voidrl.cli import command_preset, main, pretrain_defaults
+from voidrl.config import TrainConfig, default_presets_text
 from voidrl.io.checkpoint import load_checkpoint
 from voidrl.train.presets import make_config
 
@@ -294,6 +294,23 @@ def test_pretrain_applies_its_suites_preset_unless_one_is_named(env, named, chos
     config = make_config("ppg", preset, **options)
     assert preset == chosen and config.algo_config.entropy_coef == entropy
     assert config.run.intrinsic == "apt" and config.intrinsic_config.extrinsic_coef == 0.0
+
+
+@pytest.mark.parametrize("algo,env,named,chosen", [
+    ("ppg", "ALE/MsPacman-v5", None, "atari-finetune"),
+    ("ppg", "ALE/MsPacman-v5", "atari", "atari"),
+    ("ppg", "MinAtar/Breakout-v1", None, None),
+    ("ppo", "ALE/MsPacman-v5", None, None),
+])
+def test_finetune_applies_its_suites_preset_unless_one_is_named(algo, env, named, chosen):
+    preset = command_preset("finetune", algo, named, {"env": env})
+    config = make_config(algo, preset, env=env)
+    assert preset == chosen
+    if chosen == "atari-finetune":
+        assert (config.algo_config.epochs, config.env.reward_clip, config.env.reward_scale) == (3, 1.0, 1.0)
+    else:  # the preset named, or the environment's default
+        assert config.to_dict() == make_config(algo, named, env=env).to_dict()
+    assert default_presets_text("finetune", "ppg").startswith("atari-finetune on atari tasks; ")
 
 
 @pytest.mark.skipif(importlib.util.find_spec("wandb") is not None, reason="the refusal is of a missing wandb package")

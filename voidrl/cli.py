@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import voidrl
-from voidrl.config import (PRETRAIN_PRESETS, RENAMED_FIELDS, RENAMED_PRESETS, TrainConfig, algorithm_presets, check_field_types, field_docs, field_type,
+from voidrl.config import (COMMAND_PRESETS, RENAMED_FIELDS, RENAMED_PRESETS, TrainConfig, algorithm_presets, check_field_types, field_docs, field_type,
                            default_presets_text, plugin_options)
 from voidrl.configs.choices import EXPORT_FORMATS, WEIGHTS_FORMAT
 from voidrl.configs.env import EnvConfig
@@ -394,6 +394,8 @@ def command_train(args: argparse.Namespace) -> int:
             source = load_run_checkpoint(options["init_from"]) if "init_from" in options else None  # loaded once, here
             if source is not None and "env" not in options:
                 options["env"] = source["config"]["run"]["env"]  # the pre-trained run's
+            if args.command == "finetune":
+                preset = command_preset("finetune", args.algo, preset, options)
             if args.command == "compare":
                 plan = plan_comparison(args, preset, options, source)
             else:
@@ -447,13 +449,19 @@ def run_comparison(pretrain_config: TrainConfig | None, base: TrainConfig, runs,
 
 def pretrain_defaults(algo: str, preset: str | None, options: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
     """Reward-free APT unless the user says otherwise; the suite's pre-training preset unless one is named."""
+    options = {"intrinsic": "apt", "extrinsic_coef": 0.0, **options}
+    return command_preset("pretrain", algo, preset, options), options
+
+
+def command_preset(command: str, algo: str, preset: str | None, options: dict[str, Any]) -> str | None:
+    """The preset named, or else ``command``'s own for the environment's suite (``COMMAND_PRESETS``) where the
+    algorithm has it; None leaves the environment's default to ``make_config``."""
     from voidrl.envs.suites import suite_of
 
-    options = {"intrinsic": "apt", "extrinsic_coef": 0.0, **options}
-    suite_preset = PRETRAIN_PRESETS.get(suite_of(options.get("env", "CartPole-v1")))
+    suite_preset = COMMAND_PRESETS[command].get(suite_of(options.get("env", "CartPole-v1")))
     if preset is None and "preset_file" not in options and suite_preset in algorithm_presets(algo):
-        preset = suite_preset
-    return preset, options
+        return suite_preset
+    return preset
 
 
 def compare_pretrain_config(args: argparse.Namespace, preset: str | None, options: dict[str, Any]) -> TrainConfig | None:

@@ -225,8 +225,8 @@ ENV_PRESETS = {"CartPole-v1": "cartpole", "voidrl/InvertedPendulumFall-v5": "pen
 ``voidrl.train.presets.default_preset``)."""
 
 
-PRETRAIN_PRESETS = {"atari": "pretrain", "minatar": "minatar-pretrain"}
-"""The preset ``pretrain`` applies by default, per environment suite (where the algorithm has it)."""
+COMMAND_PRESETS = {"pretrain": {"atari": "pretrain", "minatar": "minatar-pretrain"}, "finetune": {"atari": "atari-finetune"}}
+"""The preset ``pretrain`` and ``finetune`` each apply by default, per environment suite (where the algorithm has it)."""
 
 
 def default_presets_text(command: str, algo: str) -> str:
@@ -234,7 +234,7 @@ def default_presets_text(command: str, algo: str) -> str:
     from voidrl.configs.choices import SUITES
 
     presets = algorithm_presets(algo)
-    rules = [f"{preset} on {suite} tasks" for suite, preset in PRETRAIN_PRESETS.items() if command == "pretrain" and preset in presets]
+    rules = [f"{preset} on {suite} tasks" for suite, preset in COMMAND_PRESETS.get(command, {}).items() if preset in presets]
     rules += [f"{preset} on {env_id}" for env_id, preset in ENV_PRESETS.items() if preset in presets]
     rules += [f"{suite} on {suite} tasks" for suite in SUITES if suite in presets and not any(rule.endswith(f" on {suite} tasks") for rule in rules)]
     return "; ".join(rules) if rules else "none"
