@@ -1,10 +1,11 @@
-"""Issue 63, part 1: why fine-tuning Ms. Pac-Man from the committed reward-free weights adds nothing at 100k steps.
-Each arm changes one thing against ``baseline`` (the committed 100k arm's command, rerun at this commit) and runs the
-same seeds:
+"""Issue 63, parts 1 and 2: why fine-tuning Ms. Pac-Man from the committed reward-free weights added nothing at 100k
+steps, and what makes it add. Each arm changes one thing, or a few, against ``baseline`` (the committed 100k arm's
+command, rerun at this commit) and runs the same seeds; ``scratch`` trains the same agent without the weights:
 
     python benchmarks/finetune_ablation.py --out RUNS --arms baseline critic-warmup --seeds 0 1 2 --parallel 2
+    python benchmarks/finetune_ablation.py --out RUNS --arms epochs-3-sign-clip --explore   # the agents' own games
     python benchmarks/finetune_ablation.py --out RUNS --collect DIR     # config, COMMIT, gz episodes and metrics, evaluations
-    python benchmarks/finetune_ablation.py --table DIR                   # every arm against baseline, from committed files
+    python benchmarks/finetune_ablation.py --table DIR                   # every arm against baseline, and the ledger
 
 A run is ``voidrl finetune ppg --from WEIGHTS --env ALE/MsPacman-v5 --preset atari --steps 100000 --seed K
 --eval-every 100000 --eval-episodes 30 --torch-threads 1`` plus its arm's options, in ``OUT/ARM/seedK`` (resumed
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import json
 import shutil
 import subprocess
 import sys
@@ -27,30 +29,77 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from pool import run_commands  # noqa: E402
-from voidrl.io.report import compare_runs, run_csv_rows  # noqa: E402
+from voidrl.io.report import compare_runs, run_csv_rows, run_measures  # noqa: E402
+from voidrl.math.intervals import iqm_interval  # noqa: E402
 
 WEIGHTS = "benchmarks/results/mspacman-2026-11-28-knn-scope/pretrain/pretrained-weights.pt"
 BUDGET = 100_000
+SCRATCH = "scratch"
 ARMS = {
     "baseline": [],
     # the fresh task critic's first advantages move the loaded policy: train the critic alone for 4 rollouts (16k steps)
     "critic-warmup": ["--critic-warmup-rollouts", "4"],
     # the atari preset's auxiliary phase comes every 32 rollouts of 4,096 steps (131k): never within 100k
     "aux-every-8": ["--policy-iterations", "8"],
+    # the entropy bonus tuned for scratch keeps the sampled play broad; the weights' greedy play scores 820 to its 608
+    "entropy-0": ["--entropy-coef", "0"],
+    "lr-1e-4": ["--learning-rate", "1e-4"],
+    "lr-1e-3": ["--learning-rate", "1e-3"],
+    # 3 passes over each rollout instead of 1: three times the gradient steps from the same games
+    "epochs-3": ["--epochs", "3"],
+    # 8 x 128 steps per rollout instead of 16 x 256: 98 policy updates within 100k instead of 24, as many gradient steps
+    "rollout-8x128": ["--num-envs", "8", "--num-steps", "128"],
+    # Atari's usual sign clipping instead of the published attempt's scale of 0.1: a ghost (200-1,600) counts as a pellet
+    "sign-clip": ["--reward-clip", "1", "--reward-scale", "1"],
+    # pre-training and the baseline end a training episode at each lost life; here only at the game's end
+    "no-episodic-life": ["--no-episodic-life"],
+    # how much of the pre-trained network to keep: the body alone (fresh policy head), or everything with the critic
+    # that learned intrinsic returns
+    "init-body": ["--init-parts", "policy_body"],
+    "init-all": ["--init-parts", "policy_body", "policy_head", "aux_head", "critic"],
+    # the two changes that each led the baseline, together, and with twice the passes
+    "epochs-3-sign-clip": ["--epochs", "3", "--reward-clip", "1", "--reward-scale", "1"],
+    "epochs-6-sign-clip": ["--epochs", "6", "--reward-clip", "1", "--reward-scale", "1"],
+    "epochs-3-sign-clip-entropy-0.001": ["--epochs", "3", "--reward-clip", "1", "--reward-scale", "1", "--entropy-coef", "0.001"],
+    "epochs-3-sign-clip-init-all": ["--epochs", "3", "--reward-clip", "1", "--reward-scale", "1",
+                                    "--init-parts", "policy_body", "policy_head", "aux_head", "critic"],
+    # not fine-tuning: the same agent trained from scratch (voidrl train ppg), at the same commit as the other arms,
+    # with the baseline's settings and with epochs-3-sign-clip's
+    SCRATCH: [],
+    f"{SCRATCH}-epochs-3-sign-clip": ["--epochs", "3", "--reward-clip", "1", "--reward-scale", "1"],
+}
+KNN_SCOPE = Path("benchmarks/results/mspacman-2026-11-28-knn-scope")
+EARLIER_ARMS = {
+    # the README's 100k table: its arms ran 74 commits apart
+    "pre-trained + 100k fine-tuning, the README's arm": KNN_SCOPE / "compare-100k" / "pretrained",
+    "scratch, 100k, the README's arm": Path("benchmarks/results/mspacman-2026-11-27/compare-100k/scratch"),
+}
+ZERO_SHOT = {
+    # voidrl explore's 30 games (starts seeded 0..): the weights' own play before any fine-tuning, and the random policy's
+    "uniform-random policy": (0, ("explore", KNN_SCOPE / "explore" / "random.csv"), None),
+    "pre-trained weights, zero-shot": (1_000_000, ("ablation", "zero-shot-sampled-seed0.csv"),
+                                        KNN_SCOPE / "explore" / "step-1003520-greedy.csv"),
 }
 FIRST_GAMES = 20
-"""The first games of fine-tuning, against the pre-trained policy's own score: does fine-tuning first lose it?"""
+"""The first games of fine-tuning, against the pre-trained policy's own score: does fine-tuning first lose it? The
+first games to end are the short ones, so ``first_games`` also takes each environment's first game instead."""
 
 
 def command(arm: str, seed: int, run_dir: Path) -> list[str]:
-    return [sys.executable, "-m", "voidrl", "finetune", "ppg", "--from", WEIGHTS, "--env", "ALE/MsPacman-v5", "--preset", "atari",
+    start = ["train", "ppg"] if arm.startswith(SCRATCH) else ["finetune", "ppg", "--from", WEIGHTS]
+    return [sys.executable, "-m", "voidrl", *start, "--env", "ALE/MsPacman-v5", "--preset", "atari",
             "--steps", str(BUDGET), "--seed", str(seed), "--eval-every", str(BUDGET), "--eval-episodes", "30",
             "--torch-threads", "1", "--no-progress", "--run-dir", str(run_dir), *ARMS[arm],
             *(["--resume"] if (run_dir / "checkpoint.pt").exists() else [])]
 
 
 def run_all(out: Path, arms: list[str], seeds: list[int], parallel: int) -> None:
-    pending = [out / arm / f"seed{seed}" for seed in seeds for arm in arms if not (out / arm / f"seed{seed}" / "evaluations.csv").exists()]
+    run_pairs(out, [(arm, seed) for seed in seeds for arm in arms], parallel)
+
+
+def run_pairs(out: Path, pairs: list[tuple[str, int]], parallel: int) -> None:
+    """The runs of ``pairs`` (arm, seed) in this order, ``parallel`` at a time; finished ones skipped."""
+    pending = [out / arm / f"seed{seed}" for arm, seed in pairs if not (out / arm / f"seed{seed}" / "evaluations.csv").exists()]
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout
     for run_dir in pending:
         run_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -58,37 +107,121 @@ def run_all(out: Path, arms: list[str], seeds: list[int], parallel: int) -> None
     run_commands([command(run_dir.parent.name, int(run_dir.name.removeprefix("seed")), run_dir) for run_dir in pending], parallel, ROOT)
 
 
+EXPLORE = {"explore.csv": [], "explore-greedy.csv": ["--greedy"]}
+"""Each final agent's own games, the 30 of ``voidrl explore --seed 0`` (sampled and greedy): the same starts as the
+pre-trained weights' zero-shot games."""
+
+
+def explore_all(out: Path, arms: list[str], parallel: int) -> None:
+    """``EXPLORE``'s games of every finished run of ``arms`` that lacks them."""
+    commands = [[sys.executable, "-m", "voidrl", "explore", "--checkpoint", str(run_dir / "checkpoint.pt"), "--episodes", "30",
+                 "--seed", "0", *options, "--out", str(run_dir / name)]
+                for arm in arms for run_dir in sorted((out / arm).glob("seed*")) if (run_dir / "evaluations.csv").exists()
+                for name, options in EXPLORE.items() if not (run_dir / name).exists()]
+    run_commands(commands, parallel, ROOT)
+
+
 def collect(out: Path, destination: Path) -> None:
     for evaluations in sorted(out.glob("*/seed*/evaluations.csv")):
         run_dir = evaluations.parent
         target = destination / run_dir.relative_to(out)
         target.mkdir(parents=True, exist_ok=True)
-        for name in ("config.json", "evaluations.csv"):
-            shutil.copy(run_dir / name, target / name)
+        for name in ("config.json", "evaluations.csv", *EXPLORE):
+            if (run_dir / name).exists():
+                shutil.copy(run_dir / name, target / name)
         shutil.copy(run_dir.parent / f"{run_dir.name}.COMMIT", target / "COMMIT")
         for name in ("episodes.csv", "metrics.csv"):
             with open(run_dir / name, "rb") as source, gzip.open(target / f"{name}.gz", "wb") as gz:
                 shutil.copyfileobj(source, gz)
 
 
+def first_games(run_dir: Path) -> list[float]:
+    """The return of each environment's first game: the rows that end at ``num_envs`` x their length (every
+    environment steps once per vector step from step 0). Unlike the first games to end, these are not the short ones."""
+    num_envs = json.loads((run_dir / "config.json").read_text())["env"]["num_envs"]
+    rows = run_csv_rows(run_dir, "episodes.csv")
+    return [float(row["return"]) for row in rows if int(row["step"]) == num_envs * int(row["length"])]
+
+
 def table(folder: Path) -> None:
     baseline = sorted((folder / "baseline").glob("seed*"))
-    print("| arm | seeds | first 20 games per seed | greedy (30 games) per seed | last 100 training games per seed |")
-    print("|---|---:|---|---|---|")
+    print(f"| arm | seeds | first {FIRST_GAMES} games per seed | each environment's first game, all seeds | greedy (30 games) per seed | "
+          "last 100 training games per seed |")
+    print("|---|---:|---|---|---|---|")
     for arm_dir in sorted(path for path in folder.iterdir() if path.is_dir()):
         runs = sorted(arm_dir.glob("seed*"))
-        first, greedy, last = [], [], []
+        first, greedy, last, each_first = [], [], [], []
         for run_dir in runs:
             returns = [float(row["return"]) for row in run_csv_rows(run_dir, "episodes.csv")]
             first.append(np.mean(returns[:FIRST_GAMES]))
-            last.append(np.mean(returns[-100:]))
+            each_first += first_games(run_dir)
+            last.append(run_measures(run_dir, BUDGET)["final"])
             greedy.append(float(run_csv_rows(run_dir, "evaluations.csv")[-1]["return_mean"]))
-        print(f"| {arm_dir.name} | {len(runs)} | {', '.join(f'{v:.0f}' for v in first)} | {', '.join(f'{v:.0f}' for v in greedy)} | "
-              f"{', '.join(f'{v:.0f}' for v in last)} |")
+        print(f"| {arm_dir.name} | {len(runs)} | {', '.join(f'{v:.0f}' for v in first)} | {mean_sem(each_first)} | "
+              f"{', '.join(f'{v:.0f}' for v in greedy)} | {', '.join(f'{v:.0f}' for v in last)} |")
     for arm_dir in sorted(path for path in folder.iterdir() if path.is_dir() and path.name != "baseline"):
         print(f"\n{arm_dir.name} against baseline:\n")
         print(compare_runs({arm_dir.name: sorted(arm_dir.glob("seed*")), "baseline": baseline}, BUDGET,
                            folder / f"{arm_dir.name}-against-baseline"))
+    for scratch_dir in sorted(path for path in folder.glob(f"{SCRATCH}-*") if path.is_dir()):  # pre-trained against scratch, same settings
+        pretrained = folder / scratch_dir.name.removeprefix(f"{SCRATCH}-")
+        print(f"\n{pretrained.name} against {scratch_dir.name}:\n")
+        print(compare_runs({pretrained.name: sorted(pretrained.glob("seed*")), scratch_dir.name: sorted(scratch_dir.glob("seed*"))},
+                           BUDGET, folder / f"{pretrained.name}-against-{scratch_dir.name}"))
+
+
+def mean_sem(scores: list[float]) -> str:
+    """Mean +- standard error of game scores, and their number."""
+    scores = np.asarray(scores)
+    return f"{scores.mean():.1f} +- {scores.std(ddof=1) / np.sqrt(len(scores)):.1f} ({len(scores)} games)"
+
+
+def games(path: Path) -> str:
+    """``mean_sem`` of the scores of ``voidrl explore``'s games in ``path``."""
+    return mean_sem([float(row["score"]) for row in run_csv_rows(path.parent, path.name)])
+
+
+def seeds_iqm(values: list[float]) -> str:
+    interval = iqm_interval(np.array(values))
+    return f"{interval.estimate:.1f} [{interval.low:.1f}, {interval.high:.1f}] ({len(values)} seeds)"
+
+
+def ledger(folder: Path) -> None:
+    """What pre-training and what fine-tuning each contributed: the weights' zero-shot play, scratch and fine-tuned
+    arms at one commit (this folder's), the README's arms, on the same two measures."""
+    print("| agent | reward-free steps | task steps | commit | sampled play | greedy play (30 games) |")
+    print("|---|---:|---:|---|---|---|")
+    for name, (reward_free, (where, sampled), greedy) in ZERO_SHOT.items():
+        sampled_path = folder / sampled if where == "ablation" else ROOT / sampled
+        greedy_cell = games(ROOT / greedy) if greedy else "-"
+        print(f"| {name} | {reward_free:,} | 0 | - | {games(sampled_path)} | {greedy_cell} |")
+    arms = {arm_dir.name if arm_dir.name.startswith(SCRATCH) else f"pre-trained + fine-tuning, {arm_dir.name}": arm_dir
+            for arm_dir in sorted(path for path in folder.iterdir() if path.is_dir())}
+    for name, arm_dir in {**arms, **{name: ROOT / path for name, path in EARLIER_ARMS.items()}}.items():
+        runs = sorted(arm_dir.glob("seed*"))
+        last = [run_measures(run, BUDGET)["final"] for run in runs]
+        greedy = [float(run_csv_rows(run, "evaluations.csv")[-1]["return_mean"]) for run in runs]
+        commits = sorted({(run / "COMMIT").read_text().strip() for run in runs})
+        reward_free = "0" if name.startswith(SCRATCH) else "1,000,000"
+        print(f"| {name} | {reward_free} | {BUDGET:,} | {', '.join(commits)} | last 100 training games within 100k: {seeds_iqm(last)} | "
+              f"{seeds_iqm(greedy)} |")
+
+
+def same_games(folder: Path) -> None:
+    """Each arm's final agents on the zero-shot games' starts (``EXPLORE``), sampled and greedy, against the weights'
+    own zero-shot play: the IQM over seeds of each agent's mean score, and its ratio to the zero-shot mean."""
+    zero_shot = {"explore.csv": folder / "zero-shot-sampled-seed0.csv",
+                 "explore-greedy.csv": ROOT / KNN_SCOPE / "explore" / "step-1003520-greedy.csv"}
+    print("| arm | sampled: IQM of the agents' means (ratio to zero-shot) | greedy: IQM of the agents' means (ratio to zero-shot) |")
+    print("|---|---|---|")
+    for arm_dir in sorted(path for path in folder.iterdir() if path.is_dir() and any(path.glob("seed*/explore.csv"))):
+        cells = []
+        for name, reference in zero_shot.items():
+            means = [np.mean([float(row["score"]) for row in run_csv_rows(run, name)]) for run in sorted(arm_dir.glob("seed*"))]
+            own = np.mean([float(row["score"]) for row in run_csv_rows(reference.parent, reference.name)])
+            interval = iqm_interval(np.array(means))
+            cells.append(f"{seeds_iqm(means)} ({interval.estimate / own:.2f}x, interval {interval.low / own:.2f}-{interval.high / own:.2f}x)")
+        print(f"| {arm_dir.name} | {' | '.join(cells)} |")
 
 
 def main() -> None:
@@ -97,13 +230,20 @@ def main() -> None:
     parser.add_argument("--arms", nargs="+", choices=sorted(ARMS), default=list(ARMS))
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--parallel", type=int, default=2, help="runs at a time, one torch thread each")
+    parser.add_argument("--explore", action="store_true", help="play EXPLORE's games with the finished runs' agents")
     parser.add_argument("--collect", type=Path, metavar="DIR")
     parser.add_argument("--table", type=Path, metavar="DIR")
     args = parser.parse_args()
-    if args.collect:
+    if args.explore:
+        explore_all(args.out, args.arms, args.parallel)
+    elif args.collect:
         collect(args.out, args.collect)
     elif args.table:
         table(args.table)
+        print("\nThe ledger:\n")
+        ledger(args.table)
+        print("\nOn the zero-shot games' starts:\n")
+        same_games(args.table)
     else:
         run_all(args.out, args.arms, args.seeds, args.parallel)
 
