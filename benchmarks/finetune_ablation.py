@@ -183,7 +183,7 @@ def games(path: Path) -> str:
 
 def seeds_iqm(values: list[float]) -> str:
     interval = iqm_interval(np.array(values))
-    return f"{interval.estimate:.1f} [{interval.low:.1f}, {interval.high:.1f}] ({len(values)} seeds)"
+    return f"{interval.estimate:.1f} [{interval.low:.1f}, {interval.high:.1f}] ({len(values)} seed{'s' * (len(values) > 1)})"
 
 
 def ledger(folder: Path) -> None:

@@ -84,7 +84,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         # Fine-tuning reward-free pre-trained weights on Atari (finetune's default there): the atari set-up with three
         # passes over each rollout (epochs 3) and Atari's sign clipping of the score's rewards instead of scaling them
         # by 0.1. From the committed Ms. Pac-Man weights, 100k steps, 5 seeds: greedy play 1,038 (IQM) against 476,
-        # the last 100 training games 762 against 651 (benchmarks/RESULTS.md, "fine-tuning that adds").
+        # the last 100 training games 762 against 651 (benchmarks/RESULTS.md, "Fine-tuning that adds").
         "env": {**ATARI["env"], "reward_clip": 1.0, "reward_scale": 1.0},
         "algo_config": {**ATARI["algo_config"], "epochs": 3},
     },
