@@ -28,6 +28,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from mspacman_tables import mean_sem, read_exploration  # noqa: E402
 from pool import run_commands  # noqa: E402
 from voidrl.io.report import compare_runs, run_csv_rows, run_measures  # noqa: E402
 from voidrl.math.intervals import iqm_interval  # noqa: E402
@@ -157,7 +158,7 @@ def table(folder: Path) -> None:
             each_first += first_games(run_dir)
             last.append(run_measures(run_dir, BUDGET)["final"])
             greedy.append(float(run_csv_rows(run_dir, "evaluations.csv")[-1]["return_mean"]))
-        print(f"| {arm_dir.name} | {len(runs)} | {', '.join(f'{v:.0f}' for v in first)} | {mean_sem(each_first)} | "
+        print(f"| {arm_dir.name} | {len(runs)} | {', '.join(f'{v:.0f}' for v in first)} | {games_cell(each_first)} | "
               f"{', '.join(f'{v:.0f}' for v in greedy)} | {', '.join(f'{v:.0f}' for v in last)} |")
     for arm_dir in sorted(path for path in folder.iterdir() if path.is_dir() and path.name != "baseline"):
         print(f"\n{arm_dir.name} against baseline:\n")
@@ -170,15 +171,14 @@ def table(folder: Path) -> None:
                            BUDGET, folder / f"{pretrained.name}-against-{scratch_dir.name}"))
 
 
-def mean_sem(scores: list[float]) -> str:
+def games_cell(scores: list[float]) -> str:
     """Mean +- standard error of game scores, and their number."""
-    scores = np.asarray(scores)
-    return f"{scores.mean():.1f} +- {scores.std(ddof=1) / np.sqrt(len(scores)):.1f} ({len(scores)} games)"
+    return f"{mean_sem(np.asarray(scores))} ({len(scores)} games)"
 
 
 def games(path: Path) -> str:
-    """``mean_sem`` of the scores of ``voidrl explore``'s games in ``path``."""
-    return mean_sem([float(row["score"]) for row in run_csv_rows(path.parent, path.name)])
+    """``games_cell`` of the scores of ``voidrl explore``'s games in ``path``."""
+    return games_cell(read_exploration(path)["score"].tolist())
 
 
 def seeds_iqm(values: list[float]) -> str:
