@@ -30,6 +30,8 @@ class PPO(OnPolicyAlgorithm):
     def __init__(self, config: PPOConfig, obs_shape: tuple[int, ...], action_space: gym.Space, device="cpu"):
         super().__init__(config, obs_shape, action_space, device)
         self.parameters = self.trained("optimizer", self.policy.parameters(), adam(config.learning_rate, config.adam_eps))
+        self.minibatch_loss = torch.compile(self.loss, dynamic=False) if config.compile else self.loss
+        """``loss``, compiled with ``compile``: what each gradient step calls."""
 
     def loss(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """L = L_clip + c_v sum_h L_v^h - c_H H on one minibatch (``minibatches``': sequences ``[L, B, ...]`` or steps
@@ -70,7 +72,7 @@ class PPO(OnPolicyAlgorithm):
         stopped_early = False
         for _ in range(cfg.epochs):
             for batch in self.minibatches(fields, cfg.minibatch_size):
-                loss, metrics = self.loss(batch)
+                loss, metrics = self.minibatch_loss(batch)
                 if cfg.target_kl is not None and global_mean(metrics["train/approx_kl"]) > cfg.target_kl:
                     stopped_early = True  # measured before this minibatch's step, which is not taken
                     break

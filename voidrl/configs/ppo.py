@@ -154,6 +154,13 @@ class PPOConfig(PolicyConfig):
     their returns running on across episode ends (RND: 0.99 beside a task gamma of 0.999), and the
     advantage is the plug-in's (task, intrinsic) weights applied to the two heads' advantages. None:
     one head learns the weighted sum of the rewards."""
+    compile: bool = False
+    """Compile each minibatch's forward pass and loss, and their backward, with torch.compile (inductor; needs
+    a C++ compiler); feed-forward policies only. On a CPU an MLP's minibatch step takes about 0.6x the time;
+    a CNN's gains nothing (MinAtar's ran slower; the convolutions dominate). Compiling costs seconds to a
+    minute at the first update (less when torch's inductor cache holds the graph from an earlier run), so it
+    pays on long runs: benchmarks/RESULTS.md. The compiled kernels round differently from eager ones: the
+    same seed is the same run with the same setting, not across it."""
 
     acts_only = {"intrinsic_gamma": IsSet("intrinsic")}
 
@@ -166,6 +173,9 @@ class PPOConfig(PolicyConfig):
         self.validate_policy(whole_sequences=("num_steps", "minibatch_size"))
         if self.memory != "none" and self.action_persistence:
             raise ValueError(f"action_persistence needs a feed-forward policy (memory none), not memory {self.memory}")
+        if self.memory != "none" and self.compile:
+            raise ValueError(f"compile needs a feed-forward policy (memory none), not memory {self.memory}: a recurrent "
+                             "policy's update ran slower compiled than eager (benchmarks/RESULTS.md)")
 
     def check_run(self, run: RunConfig) -> None:
         if self.intrinsic_gamma is not None and run.intrinsic is None:
