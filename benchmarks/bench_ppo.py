@@ -302,7 +302,7 @@ def raw_sb3(scenario: Scenario, seconds: float, seed: int) -> RawResult:
 # --------------------------------------------------------------------------- training runs
 
 
-def train_voidrl(scenario: Scenario, steps: int, threads: int, seed: int) -> TrainResult:
+def train_voidrl(scenario: Scenario, steps: int, threads: int, seed: int, compile_update: bool = False) -> TrainResult:
     import voidrl
 
     with tempfile.TemporaryDirectory(prefix="bench_ppo_") as tmp:
@@ -310,7 +310,7 @@ def train_voidrl(scenario: Scenario, steps: int, threads: int, seed: int) -> Tra
         started = time.perf_counter()
         config = voidrl.make_config(
             "ppo", preset=scenario.voidrl_preset, env=scenario.voidrl_env, steps=steps, seed=seed,
-            run_dir=str(run_dir), progress=False, torch_threads=threads, device="cpu",
+            run_dir=str(run_dir), progress=False, torch_threads=threads, device="cpu", compile=compile_update,
             **scenario.voidrl_overrides,
         )
         assert config.steps_per_update == scenario.steps_per_update, config.steps_per_update
@@ -531,6 +531,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="training runs per library, alternating which library goes first (default 2)")
     parser.add_argument("--raw-seconds", type=float, default=3.0, help="duration of each raw env measurement")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--compile", action="store_true",
+                        help="voidrl's arm compiles its minibatch step (PPO's compile option); steady steps/s leave the "
+                             "first update, which compiles, out; wall time keeps it")
     parser.add_argument("--out", type=Path, default=None, help="append the markdown report to this file")
     args = parser.parse_args(argv)
     if args.steps is not None and args.steps < 1:
@@ -561,7 +564,7 @@ def main(argv: list[str] | None = None) -> int:
     # voidrl's training loop pins glibc's mmap/trim thresholds for the whole process; do it
     # up front so SB3, sharing this process, gets the same allocator in every run.
     pin_allocator_thresholds()
-    threads_note = "" if args.threads else " (torch default thread count)"
+    threads_note = ("" if args.threads else " (torch default thread count)") + (", voidrl compiled (--compile)" if args.compile else "")
     names = list(SCENARIOS) if args.scenario == "all" else [args.scenario]
 
     results = []
@@ -582,7 +585,7 @@ def main(argv: list[str] | None = None) -> int:
                 torch.set_num_threads(threads)  # same thread count for both, whatever the other did
                 with BackgroundLoad() as load:
                     if library == "voidrl":
-                        result = train_voidrl(scenario, steps, threads, args.seed)
+                        result = train_voidrl(scenario, steps, threads, args.seed, args.compile)
                     else:
                         result = train_sb3(scenario, steps, args.seed)
                 result.background = load.cores
@@ -590,13 +593,17 @@ def main(argv: list[str] | None = None) -> int:
                 log(f"  {result.steady_sps:,.0f} steps/s steady, {result.wall:.1f} s wall")
         results.append((scenario, raw_v, raw_s, pool(runs["voidrl"]), pool(runs["SB3"])))
 
-    report = render(results, threads_note, load_before)
-    print(report)
-    if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        with args.out.open("a") as handle:
-            handle.write(report + "\n")
+    emit(render(results, threads_note, load_before), args.out)
     return 0
+
+
+def emit(report: str, out: Path | None) -> None:
+    """Print the markdown ``report`` and append it to ``out`` (when given)."""
+    print(report)
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with out.open("a") as handle:
+            handle.write(report + "\n")
 
 
 if __name__ == "__main__":

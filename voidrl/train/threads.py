@@ -11,12 +11,17 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
 CGROUP_CPU_MAX = Path("/sys/fs/cgroup/cpu.max")
+PROC_STAT = Path("/proc/stat")
+SAMPLE_SECONDS = 0.25
+"""How long ``busy_cpus_warning`` watches the other processes before a run with more than one thread, in seconds."""
 
 
 def available_cpus() -> int:
@@ -35,25 +40,85 @@ def available_cpus() -> int:
 
 
 def default_threads(obs_shape: tuple[int, ...]) -> int:
-    """The most threads worth giving the work: one for vector observations (an MLP gains little from more:
-    PPO on CartPole ran 7% faster on two threads than on one, and two such runs side by side kept 25% of
-    their speed with two threads each against 100% with one); every available CPU for frames, whose
-    convolutions do scale (APT + PPG on MinAtar Breakout: 163 steps/s on two threads against 114 on one).
-    ``benchmarks/RESULTS.md``."""
+    """The intra-op threads a run gets unless ``--torch-threads`` names a count: one for vector observations, every
+    available CPU (``available_cpus``) for frames (observations of shape [C, H, W]).
+
+    Why: an MLP gains little from splitting its small matrix products (PPO on CartPole ran 7% faster on two threads
+    than on one, and two such runs side by side kept 25% of their speed with two threads each against 100% with one),
+    while convolutions do split (APT + PPG on MinAtar Breakout: 163 steps/s on two threads against 114 on one;
+    ``benchmarks/RESULTS.md``). The cost of more threads falls on a run that shares the machine: each step waits for
+    its slowest thread, so one thread starved by another process stalls the whole run (PPO on MinAtar Breakout, 16k
+    steps, niced beside one CPU-bound process on 2 CPUs: 146 s with two threads, 6.2 s with one, 5-6 s with two alone;
+    issue 65). ``benchmarks/bench_threads.py`` measures one against two against every thread for each shipped network,
+    alone and niced beside a busy process. The count is chosen once per run and recorded in its config.json (it
+    changes the order of floating-point sums), never from the machine's load of the moment."""
     return available_cpus() if len(obs_shape) == 3 else 1
 
 
-def busy_cpus_warning(threads: int) -> str | None:
-    """A line for a run about to use ``threads`` intra-op threads on a machine whose other processes already keep
-    the CPUs busy (the 1-minute load average), else None. The count is not lowered: it changes the order of
-    floating-point sums, so a run's results would depend on what else ran. A one-thread run (what several runs sharing
-    a machine are advised to use) gets none: it has no fewer threads to take."""
-    cpus = available_cpus()
-    others = os.getloadavg()[0]
-    if threads == 1 or others + threads <= cpus + 0.5:
+@dataclass(frozen=True)
+class CpuClocks:
+    """One reading of the clocks ``other_processes_cpus`` compares, each in seconds."""
+
+    busy: float
+    """CPU-seconds the CPUs this process may run on (its affinity mask) have spent busy since boot: /proc/stat's
+    user, nice, system, irq, softirq and steal time, not idle or waiting on I/O."""
+    own: float
+    """CPU-seconds this process has used, all its threads together (live child processes are not counted)."""
+    wall: float
+    """A monotonic clock."""
+    cpus: int
+    """How many CPUs ``busy`` counts."""
+
+
+def read_cpu_clocks() -> CpuClocks | None:
+    """The clocks now; None where /proc/stat cannot be read (not Linux)."""
+    try:
+        schedulable = os.sched_getaffinity(0)
+        busy_ticks = 0
+        for line in PROC_STAT.read_text().splitlines():
+            name, *ticks = line.split() or [""]
+            if name.startswith("cpu") and name[3:].isdigit() and int(name[3:]) in schedulable:
+                user, nice, system, idle, iowait, irq, softirq, steal = (int(tick) for tick in ticks[:8])
+                busy_ticks += user + nice + system + irq + softirq + steal  # guest time is already in user and nice
+    except (AttributeError, OSError, ValueError):  # no affinity or /proc/stat (not Linux), or a layout not Linux's
         return None
-    return (f"voidrl: other processes keep about {others:.1f} of this machine's {cpus} CPUs busy; this run's {threads} torch "
-            "thread(s) will wait on them (pass --torch-threads 1 to each of several runs sharing the machine)")
+    return CpuClocks(busy_ticks / os.sysconf("SC_CLK_TCK"), time.process_time(), time.monotonic(), len(schedulable))
+
+
+def other_processes_cpus(seconds: float = SAMPLE_SECONDS,
+                         read: Callable[[], CpuClocks | None] = read_cpu_clocks) -> tuple[float, int] | None:
+    """How many of the CPUs this process may run on other processes kept busy over the next ``seconds`` (their busy
+    time less this process's own, per second of wall time), and how many CPUs that counts; None where ``read`` gives no
+    clocks. Measured, not the load average: that lags by a minute, so a run's own previous work read as another
+    process's (issue 65)."""
+    before = read()
+    if before is None:
+        return None
+    time.sleep(seconds)
+    after = read()
+    if after is None:
+        return None
+    others = ((after.busy - before.busy) - (after.own - before.own)) / (after.wall - before.wall)
+    return min(max(0.0, others), after.cpus), after.cpus  # /proc/stat counts whole ticks (10 ms): clamp the rounding
+
+
+def busy_cpus_warning(threads: int, seconds: float = SAMPLE_SECONDS,
+                      read: Callable[[], CpuClocks | None] = read_cpu_clocks) -> str | None:
+    """A line for a run about to use ``threads`` intra-op threads where other processes keep so many of its CPUs busy
+    (``other_processes_cpus`` over ``seconds``) that its threads must wait on them, else None; None too where that
+    cannot be measured. A one-thread run (what several runs sharing a machine are advised to use) gets none and pays no
+    measurement: it has no fewer threads to take. The count is not lowered: it changes the order of floating-point
+    sums, so a run's results would depend on what else ran."""
+    if threads == 1:
+        return None
+    measured = other_processes_cpus(seconds, read)
+    if measured is None:
+        return None
+    others, cpus = measured
+    if others + threads <= cpus + 0.5:
+        return None
+    return (f"voidrl: other processes keep about {others:.1f} of the {cpus} CPUs this run may use busy; its {threads} "
+            "torch threads will wait on them (pass --torch-threads 1 to each of several runs sharing the machine)")
 
 
 @contextlib.contextmanager
