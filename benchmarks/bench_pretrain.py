@@ -19,6 +19,9 @@ scaling
     process with 2 and with 1 torch threads, and as 2 torchrun processes with 1 thread each; steps/s and the
     scaling efficiency (2 processes against twice one 1-thread process).
 
+APT + PPG's steps/s against plain PPG's with the same settings, and the split of APT's extra time:
+``bench_pretrain_overhead.py``.
+
 Run it alone on the machine::
 
     python benchmarks/bench_pretrain.py --base 4bf82e3

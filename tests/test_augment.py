@@ -4,7 +4,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from voidrl.intrinsic.augment import augment, random_brightness, random_shift, translate
+from voidrl.intrinsic.augment import augment, draw_view, random_brightness, random_shift, translate
 
 
 def frames(batch=8, channels=4, size=12, seed=0):
@@ -110,3 +110,19 @@ def test_shift_works_on_uint8_and_matches_the_float_shift():
     shifted = translate(batch, offsets, 4)
     assert shifted.dtype == torch.uint8
     assert torch.equal(shifted.float() / 255, translate(batch.float() / 255, offsets, 4))
+
+
+@pytest.mark.parametrize("shift_probability", [0.0, 0.3, 1.0])
+def test_augment_into_a_reused_buffer_gives_the_same_view(shift_probability):
+    """``out=``: the same values as a fresh view, whichever samples are shifted, in a channels-last float32 buffer
+    that held another batch's view before; a buffer of the wrong dtype is refused."""
+    generator = torch.Generator().manual_seed(3)
+    frames = torch.randint(0, 256, (16, 4, 12, 12), dtype=torch.uint8, generator=generator)
+    view = draw_view(16, 4, 0.2, generator, shift_probability=shift_probability)
+    buffer = torch.rand(16, 4, 12, 12, generator=generator).contiguous(memory_format=torch.channels_last)
+    fresh = augment(frames, 4, view=view)
+    reused = augment(frames, 4, view=view, out=buffer)
+    assert reused.data_ptr() == buffer.data_ptr()
+    assert torch.equal(reused, fresh)
+    with pytest.raises(ValueError, match="out must be float32"):
+        augment(frames, 4, view=view, out=torch.empty(16, 4, 12, 12, dtype=torch.float64))
