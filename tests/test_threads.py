@@ -12,11 +12,20 @@ from voidrl.train import threads
 from voidrl.train.loop import Trainer
 
 
-def test_mlps_get_one_thread_and_convolutions_every_available_cpu(monkeypatch):
+def test_mlps_get_one_thread_and_convolutions_every_available_cpu_unless_niced(monkeypatch):
     monkeypatch.setattr(threads, "available_cpus", lambda: 6)
+    monkeypatch.setattr(threads.os, "getpriority", lambda which, who: 0)
     assert threads.default_threads((4,)) == 1  # CartPole's MLP
     assert threads.default_threads((4, 10, 10)) == 6  # MinAtar
     assert threads.default_threads((4, 84, 84)) == 6  # Atari
+    monkeypatch.setattr(threads.os, "getpriority", lambda which, who: 19)  # started with nice: a background job
+    assert threads.default_threads((4,)) == 1
+    assert threads.default_threads((4, 84, 84)) == 1
+
+
+def test_a_process_started_with_nice_counts_as_niced():
+    command = [sys.executable, "-c", "from voidrl.train.threads import niced; print(niced())"]
+    assert subprocess.run(["nice", "-n", "5", *command], capture_output=True, text=True, check=True).stdout.strip() == "True"
 
 
 def test_available_cpus_honours_a_cgroup_quota(monkeypatch, tmp_path):

@@ -31,7 +31,8 @@ class RunConfig:
     """Write a checkpoint every this many updates (and always at the end)."""
     torch_threads: int = 0
     """Torch intra-op CPU threads for the whole run; 0 chooses once from the network and the CPUs this process may
-    use (1 for an MLP, every CPU for a CNN), and config.json records the count (it changes floating-point sums)."""
+    use (1 for an MLP, every CPU for a CNN, 1 in a process started with nice), and config.json records the count
+    (it changes floating-point sums)."""
     progress: bool | None = None
     """Show a progress bar with steps/s and ETA (True or False); None shows it when stderr is a terminal, and not when
     it goes to a file, a pipe or a Jupyter cell."""

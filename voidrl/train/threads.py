@@ -40,19 +40,25 @@ def available_cpus() -> int:
 
 
 def default_threads(obs_shape: tuple[int, ...]) -> int:
-    """The intra-op threads a run gets unless ``--torch-threads`` names a count: one for vector observations, every
-    available CPU (``available_cpus``) for frames (observations of shape [C, H, W]).
+    """The intra-op threads a run gets unless ``--torch-threads`` names a count: every available CPU
+    (``available_cpus``) for frames (observations of shape [C, H, W]) in a process of normal priority; one for vector
+    observations, and one in a process started with ``nice`` (a background job).
 
-    Why: an MLP gains little from splitting its small matrix products (PPO on CartPole ran 7% faster on two threads
-    than on one, and two such runs side by side kept 25% of their speed with two threads each against 100% with one),
-    while convolutions do split (APT + PPG on MinAtar Breakout: 163 steps/s on two threads against 114 on one;
-    ``benchmarks/RESULTS.md``). The cost of more threads falls on a run that shares the machine: each step waits for
-    its slowest thread, so one thread starved by another process stalls the whole run (PPO on MinAtar Breakout, 16k
-    steps, niced beside one CPU-bound process on 2 CPUs: 146 s with two threads, 6.2 s with one, 5-6 s with two alone;
-    issue 65). ``benchmarks/bench_threads.py`` measures one against two against every thread for each shipped network,
-    alone and niced beside a busy process. The count is chosen once per run and recorded in its config.json (it
-    changes the order of floating-point sums), never from the machine's load of the moment."""
-    return available_cpus() if len(obs_shape) == 3 else 1
+    Measured with ``benchmarks/bench_threads.py`` on 2 CPUs (``benchmarks/RESULTS.md``, 2026-11-29): alone, two
+    threads ran PPO at 1.73x one thread's steps/s with the Nature CNN, 1.27x with MinAtar's and 1.08x with CartPole's
+    MLP. Niced beside one busy process, a run kept 0.97-1.11 of its speed alone with one thread and 0.00-0.15 with
+    two: each operation waits for its slowest thread, and a niced thread sharing a CPU barely runs. The count is chosen
+    once per run and recorded in its config.json (it changes the order of floating-point sums), never from the
+    machine's load of the moment: the same command with or without ``nice`` is two runs."""
+    return available_cpus() if len(obs_shape) == 3 and not niced() else 1
+
+
+def niced() -> bool:
+    """Whether this process runs below normal priority (``nice`` above 0); False where that cannot be read."""
+    try:
+        return os.getpriority(os.PRIO_PROCESS, 0) > 0
+    except (AttributeError, OSError):  # no getpriority (Windows)
+        return False
 
 
 @dataclass(frozen=True)
