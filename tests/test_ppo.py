@@ -13,6 +13,8 @@ from voidrl.nets import ActorCritic
 from voidrl.nets.actor_critic import first_step_inputs
 from voidrl.rollout import RolloutStorage
 from voidrl.seeding import rng_state, set_rng_state
+from voidrl.train.preflight import preflight
+from voidrl.train.presets import make_config
 
 DISCRETE = gym.spaces.Discrete(3)
 BOX = gym.spaces.Box(-1.0, 1.0, (2,))
@@ -155,3 +157,9 @@ def test_compiled_update_follows_the_eager_one_and_repeats_itself():
         assert torch.equal(compiled[name], again[name])
     with pytest.raises(ValueError, match="compile needs a feed-forward policy"):
         PPOConfig(memory="lstm", compile=True).validate()
+
+
+def test_compile_without_a_cpp_compiler_is_refused_before_the_run(monkeypatch):
+    monkeypatch.setenv("CXX", "no-such-compiler-here")
+    with pytest.raises(ValueError, match="compile needs a C\\+\\+ compiler .*'no-such-compiler-here' is not on the PATH"):
+        preflight(make_config("ppo", compile=True))

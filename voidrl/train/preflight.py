@@ -5,6 +5,9 @@ once the environment is built (``voidrl.train.loop.make_parts``), still before t
 
 from __future__ import annotations
 
+import os
+import shutil
+
 from voidrl.config import TrainConfig
 from voidrl.configs.env import EnvConfig
 from voidrl.envs.suites import VARIANTS, Variant, found_by_other_processes, suite_of
@@ -25,7 +28,18 @@ def preflight(config: TrainConfig) -> None:
                          "(not in the script being run, not a lambda, local class or functools.partial), or register an id")
     if config.run.init_parts is not None:
         validate_parts(config.run.init_parts)
+    if getattr(config.algo_config, "compile", False):
+        check_cpp_compiler()
     config.refuse_inert_options(suite)
+
+
+def check_cpp_compiler() -> None:
+    """``compile`` builds its CPU kernels with the C++ compiler torch's inductor calls (``CXX``, else g++, or cl on
+    Windows): refuse the option where that is not on the PATH, instead of failing at the first update."""
+    compiler = os.environ.get("CXX", "cl" if os.name == "nt" else "g++")
+    if shutil.which(compiler) is None:
+        raise ValueError(f"compile needs a C++ compiler for torch.compile's kernels and {compiler!r} is not on the PATH: "
+                         "install one (or name it in CXX), or leave compile out")
 
 
 def check_task_fit(env: EnvConfig, env_id: str, suite: str) -> None:
