@@ -25,19 +25,16 @@ def translate(x: torch.Tensor, offsets: torch.Tensor, pad: int, out: torch.Tenso
         ``[B, C, H, W]`` exact integer-pixel translations (no interpolation), channels-last (or ``out``).
     """
     moved = (offsets != pad).any(1)
-    if out is not None:
-        if bool(moved.all()):
-            return out.copy_(_gather_shifted(x, offsets, pad))
-        out.copy_(x)
-        if bool(moved.any()):
-            out[moved] = _gather_shifted(x[moved], offsets[moved], pad).to(out.dtype)
-        return out
     if bool(moved.all()):
-        return _gather_shifted(x, offsets, pad)
-    out = x.contiguous(memory_format=torch.channels_last)
-    out = out.clone() if out is x else out
+        shifted = _gather_shifted(x, offsets, pad)
+        return shifted if out is None else out.copy_(shifted)
+    if out is None:
+        out = x.contiguous(memory_format=torch.channels_last)
+        out = out.clone() if out is x else out
+    else:
+        out.copy_(x)
     if bool(moved.any()):
-        out[moved] = _gather_shifted(x[moved], offsets[moved], pad)
+        out[moved] = _gather_shifted(x[moved], offsets[moved], pad).to(out.dtype)
     return out
 
 
