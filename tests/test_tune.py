@@ -11,8 +11,10 @@ import time
 import optuna
 import pytest
 
+from voidrl.callbacks import Callback
 from voidrl.cli import main
 from voidrl.train.tune import OBJECTIVE_EVALUATIONS, fitting_space
+from voidrl.train.tune_trial import ReportToTrial
 
 VOIDRL = [sys.executable, "-m", "voidrl"]
 STUDY = ["tune", "ppo", "--env", "CartPole-v1", "--trials", "4", "--steps", "8192", "--eval-every", "2048",
@@ -59,20 +61,35 @@ def test_a_killed_study_resumes_and_runs_the_cut_off_trial_again(study):
         assert (study_dir / f"trial-{int(trial['number']):04d}" / "config.json").is_file()
 
 
-def test_the_median_pruner_stops_a_trial_at_an_evaluation(study):
+def test_the_median_pruner_stops_a_trial_at_the_evaluation_that_pruned_it(study):
     resumed, study_dir = study
     pruned = [trial for trial in read_rows(study_dir / "trials.csv") if trial["state"] == "PRUNED"]
     assert pruned
-    stopped = []
     for trial in pruned:
         assert f"trial {trial['number']}: pruned at step {trial['last_step']}" in resumed.stderr
         run_dir = study_dir / f"trial-{int(trial['number']):04d}"
         assert (run_dir / "checkpoint.pt").is_file()  # the run's directory is whole
-        if "stopped by SIGTERM" in (run_dir / "train.log").read_text():
-            stopped.append(int(read_rows(run_dir / "evaluations.csv")[-1]["step"]))
-    # A run learns on while this process reads its evaluation (a quarter of a second at most) and the pruner decides:
-    # a fast one may end first; one of these did not.
-    assert stopped and min(stopped) < 8192
+        # the run asked the pruner itself, and stopped at that evaluation, before the end of its budget, whatever the load
+        last_evaluation = int(read_rows(run_dir / "evaluations.csv")[-1]["step"])
+        assert last_evaluation // 2048 * 2048 == int(trial["last_step"]) and last_evaluation < 8192
+        assert f"ReportToTrial.on_evaluation asked to stop at step {last_evaluation};" in (run_dir / "train.log").read_text()
+
+
+def test_a_trial_reports_each_evaluation_where_it_fell_due_and_is_never_pruned_at_the_end():
+    study = optuna.create_study(direction="maximize", pruner=optuna.pruners.ThresholdPruner(lower=100.0))
+    reporter = ReportToTrial(study.ask(), steps=8192, every=2048)
+    assert reporter.on_evaluation(2560, {"eval/return_mean": 150.0}) is None  # above the threshold: on
+    assert reporter.on_evaluation(4000, {"eval/return_mean": 90.0}) is None  # the same multiple again: not reported
+    assert reporter.pruned_at is None
+    assert reporter.on_evaluation(8192, {"eval/return_mean": 50.0}) is None  # the end of the budget: no pruning point
+    assert reporter.trial.study.trials[0].intermediate_values == {2048: 150.0, 8192: 50.0}
+    pruned = ReportToTrial(study.ask(), steps=8192, every=2048)
+    assert pruned.on_evaluation(6200, {"eval/return_mean": 50.0}) is False and pruned.pruned_at == 6144
+
+
+def test_callbacks_are_refused_by_a_command_that_trains_no_single_run():
+    with pytest.raises(ValueError, match="callbacks are for a command that trains one run .* not envs"):
+        main(["envs"], callbacks=[Callback()])
 
 
 def test_the_best_preset_trains_the_best_trials_configuration(study, tmp_path):

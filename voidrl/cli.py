@@ -11,15 +11,18 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import functools
 import gc
 import importlib.util
 import os
 import sys
 import typing
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
 import voidrl
+from voidrl.callbacks import Callback
 from voidrl.config import (COMMAND_PRESETS, RENAMED_FIELDS, RENAMED_PRESETS, TrainConfig, algorithm_presets, check_field_types, field_docs, field_type,
                            default_presets_text, plugin_options)
 from voidrl.configs.choices import EXPORT_FORMATS, WEIGHTS_FORMAT
@@ -363,7 +366,7 @@ def build_parser(argv: list[str] | None = None) -> Parser:
     return parser
 
 
-def command_train(args: argparse.Namespace) -> int:
+def command_train(args: argparse.Namespace, callbacks: Sequence[Callback] = ()) -> int:
     from voidrl.distributed import collective
     from voidrl.io.checkpoint import load_run_checkpoint
     from voidrl.train.agent import summarize
@@ -405,7 +408,7 @@ def command_train(args: argparse.Namespace) -> int:
     if args.command == "compare":
         return run_comparison(*plan)
     with usage_errors(RunDirError):  # another process took the directory since it was checked
-        agent = trainer.train()
+        agent = trainer.train(callbacks)
     if not collective.is_main_process():
         return 0
     run_dir = config.run_dir
@@ -715,7 +718,9 @@ def usage_errors(*kinds: type[Exception]):
         raise CliError(f"voidrl: error: {error}") from None
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, callbacks: Sequence[Callback] = ()) -> int:
+    """The ``voidrl`` command line ``argv`` (default ``sys.argv[1:]``) run in this process; its exit status. A training
+    command's run calls ``callbacks`` (``voidrl.callbacks``); the other commands refuse them."""
     argv = sys.argv[1:] if argv is None else argv
     if launched_by_torchrun():
         hold_stop_signals(give_up_after=TORCHRUN_STOP_GRACE_S - 5, say=held_up_in_the_group)
@@ -723,7 +728,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = parser.parse_args(argv)
         handler = {"eval": command_eval, "explore": command_explore, "export": command_export, "envs": command_envs, "check-env": command_check_env, "plot": command_plot, "tune": command_tune,
-                   "vae": command_vae, "completion": command_completion}.get(args.command, command_train)
+                   "vae": command_vae, "completion": command_completion}.get(args.command)
+        if callbacks and (handler is not None or args.command == "compare"):
+            raise ValueError(f"callbacks are for a command that trains one run (train, pretrain, finetune), not {args.command}")
+        handler = handler or functools.partial(command_train, callbacks=callbacks)
         from voidrl.distributed import collective
 
         try:
@@ -778,6 +786,12 @@ def run() -> None:
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the interpreter's last flush would raise again
         status = 141  # 128 + SIGPIPE, what a shell reports for a tool cut off by its reader
+    exit_process(status)
+
+
+def exit_process(status: int) -> NoReturn:
+    """End this process with ``status``; after a run on Ray or under torchrun without the interpreter's teardown
+    (``run``)."""
     if "ray" in sys.modules or launched_by_torchrun():
         sys.stdout.flush()
         sys.stderr.flush()

@@ -2,19 +2,20 @@
 each trial is an ordinary run, and a median pruner stops trials whose greedy evaluations fall behind.
 
 A trial writes its settings as a preset file, ``D/trial-NNNN/preset.json`` (the preset with the sampled options),
-and trains in a process of its own: ``voidrl train ALGO --preset-file D/trial-NNNN/preset.json --run-dir
-D/trial-NNNN --eval-every E ...``. This process follows the run's evaluations.csv; after each evaluation it reports
-the mean return to Optuna (``trial.report`` at the multiple of E the evaluation fell due at, the same for every
-trial whatever its rollout size) and asks ``trial.should_prune()`` (Optuna's ``MedianPruner``: below the median of
-the finished trials at that step; never in the first quarter of the steps, nor before ``startup_trials`` trials have
-finished). A pruned run is stopped with SIGTERM, so it writes its checkpoint and its directory stays whole; it learns on
-meanwhile (the polling's quarter of a second, then up to the next vector step). The objective is the mean of the
-run's last ``OBJECTIVE_EVALUATIONS`` evaluation means.
+and trains in a process of its own: the command ``voidrl train ALGO --preset-file D/trial-NNNN/preset.json --run-dir
+D/trial-NNNN --eval-every E ...``, run by ``voidrl.train.tune_trial`` with a callback that reports to the trial. After
+each evaluation the run itself reports the mean return to Optuna (``trial.report`` at the multiple of E the
+evaluation fell due at, the same for every trial whatever its rollout size) and asks ``trial.should_prune()``
+(Optuna's ``MedianPruner``: below the median of the finished trials at that step; never in the first quarter of the
+steps, nor before ``startup_trials`` trials have finished). A pruned run stops there, checkpointed, its directory
+whole, and its process exits with ``PRUNED_STATUS``: where it stops does not depend on the machine's load. The
+objective is the mean of the run's last ``OBJECTIVE_EVALUATIONS`` evaluation means.
 
-The study lives in ``D/study.db`` (Optuna's RDBStorage on SQLite), so running the same command again resumes it. A
-trial found running there was cut off by a killed tune (the directory's lock says none is alive): it is marked
-failed, its directory kept, and its parameters run again first as a new trial; one stopped by a signal does the
-same. ``--parallel K`` runs K trials at once: K threads, each asking the study for a trial and waiting on its process.
+The study lives in ``D/study.db`` (Optuna's RDBStorage on SQLite, shared by this process and the trials' own), so
+running the same command again resumes it. A trial found running there was cut off by a killed tune (the directory's
+lock says none is alive): it is marked failed, its directory kept, and its parameters run again first as a new trial;
+one stopped by a signal does the same. ``--parallel K`` runs K trials at once: K threads, each asking the study for a
+trial and waiting on its process.
 """
 
 from __future__ import annotations
@@ -51,6 +52,11 @@ OBJECTIVE_EVALUATIONS = 3
 """A trial's value: the mean of its last this many evaluation means (the one at the end of the budget and the two
 before), which favours the settings that got there and stayed over those that touched a score once."""
 POLL_SECONDS = 0.25
+"""How often a thread waiting on a trial's process checks for a stop signal to this one."""
+PRUNED_STATUS = 3
+"""The exit status of a trial's process whose run the pruner stopped."""
+SQLITE_WAIT_SECONDS = 60
+"""How long a process waits for another's write to study.db before it gives up."""
 
 
 class TrialFailed(RuntimeError):
@@ -110,11 +116,22 @@ def check_study_file(study_dir: Path) -> None:
                 raise ValueError(f"{str(path)!r} is not a study database (not an SQLite file); choose another --study-dir")
 
 
+def study_storage(study_dir: Path) -> optuna.storages.RDBStorage:
+    """The storage of the study in ``study_dir/study.db``, which the tune and its trials' processes write at once."""
+    return optuna.storages.RDBStorage(f"sqlite:///{(study_dir / STUDY_NAME).resolve()}",
+                                      engine_kwargs={"connect_args": {"timeout": SQLITE_WAIT_SECONDS}})
+
+
+def median_pruner(startup_trials: int, steps: int) -> optuna.pruners.MedianPruner:
+    """The study's pruner (Optuna keeps none in the database: the tune and each trial's process make the same)."""
+    return optuna.pruners.MedianPruner(n_startup_trials=startup_trials, n_warmup_steps=steps // 4)
+
+
 def open_study(config: TuneConfig, study_dir: Path) -> optuna.Study:
     """The study of ``config`` in ``study_dir/study.db``, made or loaded; a database holding a study with other
     settings (another algorithm or environment, another budget...) is refused, naming what differs."""
     settings = config.settings()
-    storage = optuna.storages.RDBStorage(f"sqlite:///{(study_dir / STUDY_NAME).resolve()}")
+    storage = study_storage(study_dir)
     names = optuna.study.get_all_study_names(storage)
     if names and names != [study_label(settings)]:
         raise ValueError(f"--study-dir {str(study_dir)!r} holds the study of {', '.join(names)}, not of "
@@ -124,7 +141,7 @@ def open_study(config: TuneConfig, study_dir: Path) -> optuna.Study:
     study = optuna.create_study(
         storage=storage, study_name=study_label(settings), direction="maximize", load_if_exists=True,
         sampler=optuna.samplers.TPESampler(seed=config.seed + existing, n_startup_trials=config.startup_trials),
-        pruner=optuna.pruners.MedianPruner(n_startup_trials=config.startup_trials, n_warmup_steps=config.steps // 4))
+        pruner=median_pruner(config.startup_trials, config.steps))
     stored = study.user_attrs.get("settings")
     if stored is None:
         study.set_user_attr("settings", settings)
@@ -159,60 +176,45 @@ class TrialRunner:
         """The preset file of a trial: the base preset with the sampled options in its algo_config."""
         return {**self.base, "algo_config": {**self.base.get("algo_config", {}), **params}}
 
-    def command(self, run_dir: Path) -> list[str]:
+    def command(self, trial: Trial, run_dir: Path) -> list[str]:
+        """The trial's process: its ``voidrl train`` command, run by ``voidrl.train.tune_trial`` to report to ``trial``."""
         config = self.config
-        return [sys.executable, "-m", "voidrl", "train", config.algo, "--env", config.env,
+        return [sys.executable, "-m", "voidrl.train.tune_trial", "--study-dir", str(self.study_dir),
+                # the storage's id of the trial, which Optuna's Trial is made from in another process
+                "--trial-id", str(trial._trial_id), "--startup-trials", str(config.startup_trials), "--",
+                "train", config.algo, "--env", config.env,
                 "--preset-file", str(run_dir / TRIAL_PRESET_NAME), "--run-dir", str(run_dir), "--steps", str(config.steps),
                 "--seed", str(config.seed), "--eval-every", str(config.evaluation_interval),
                 "--eval-episodes", str(config.eval_episodes), "--torch-threads", str(self.threads), "--no-progress"]
 
     def __call__(self, trial: Trial) -> float:
-        """The trial's value; ``optuna.TrialPruned`` when the pruner stops it, ``RunStopped`` on a signal to this
+        """The trial's value; ``optuna.TrialPruned`` when the pruner stopped its run, ``RunStopped`` on a signal to this
         process, ``TrialFailed`` when its run fails."""
         params = {name: suggest(trial, name, dimension) for name, dimension in self.space.items()}
         run_dir = trial_dir(self.study_dir, trial.number)
         run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / TRIAL_PRESET_NAME).write_text(json.dumps(self.trial_preset(params), indent=2) + "\n")
         with open(run_dir / TRIAL_LOG_NAME, "w") as log:
-            process = subprocess.Popen(self.command(run_dir), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                       process_group=0, preexec_fn=stop_with_parent())
+            process = subprocess.Popen(self.command(trial, run_dir), stdout=log, stderr=subprocess.STDOUT,
+                                       stdin=subprocess.DEVNULL, process_group=0, preexec_fn=stop_with_parent())
         try:
-            means = self.follow(trial, process, run_dir)
+            while process.poll() is None:
+                self.stop.check()
+                time.sleep(POLL_SECONDS)
         finally:
-            if process.poll() is None:  # pruned or stopped: the run checkpoints and ends
+            if process.poll() is None:  # stopped by a signal: the run checkpoints and ends
                 process.terminate()
                 process.wait()
+        if process.returncode == PRUNED_STATUS:
+            raise optuna.TrialPruned()
         if process.returncode != 0:
             lines = (run_dir / TRIAL_LOG_NAME).read_text().strip().splitlines() or ["(no output)"]
             raise TrialFailed(f"trial {trial.number}: its run ended with status {process.returncode}: {lines[-1]} "
                               f"(see {run_dir / TRIAL_LOG_NAME})")
+        means = [float(mean) for mean in read_evaluations(run_dir)[1]]
         if not means:
             raise TrialFailed(f"trial {trial.number}: its run wrote no evaluation (see {run_dir})")
         return sum(means[-OBJECTIVE_EVALUATIONS:]) / len(means[-OBJECTIVE_EVALUATIONS:])
-
-    def follow(self, trial: Trial, process: subprocess.Popen, run_dir: Path) -> list[float]:
-        """Report each evaluation of the run as it is written, and prune the trial when the pruner says so, until the
-        run ends; the evaluation means in order. The evaluation at the end of the budget is never a pruning point."""
-        every, means, reported = self.config.evaluation_interval, [], set()
-        while True:
-            ended = process.poll() is not None
-            try:
-                steps, returns = read_evaluations(run_dir)
-            except ValueError:  # a row being written: read it again next time
-                steps, returns = [], []
-            for step, mean in list(zip(steps, returns))[len(means):]:
-                means.append(float(mean))
-                due = int(step) // every * every
-                if due in reported:
-                    continue
-                reported.add(due)
-                trial.report(float(mean), due)
-                if int(step) < self.config.steps and trial.should_prune():
-                    raise optuna.TrialPruned()
-            if ended:
-                return means
-            self.stop.check()
-            time.sleep(POLL_SECONDS)
 
 
 def describe(trial: FrozenTrial) -> str:
