@@ -13,8 +13,7 @@ import pytest
 
 from voidrl.callbacks import Callback
 from voidrl.cli import main
-from voidrl.train.tune import OBJECTIVE_EVALUATIONS, fitting_space
-from voidrl.train.tune_trial import ReportToTrial
+from voidrl.train.tune import OBJECTIVE_EVALUATIONS, ReportToTrial, fitting_space
 
 VOIDRL = [sys.executable, "-m", "voidrl"]
 STUDY = ["tune", "ppo", "--env", "CartPole-v1", "--trials", "4", "--steps", "8192", "--eval-every", "2048",

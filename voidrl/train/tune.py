@@ -3,7 +3,7 @@ each trial is an ordinary run, and a median pruner stops trials whose greedy eva
 
 A trial writes its settings as a preset file, ``D/trial-NNNN/preset.json`` (the preset with the sampled options),
 and trains in a process of its own: the command ``voidrl train ALGO --preset-file D/trial-NNNN/preset.json --run-dir
-D/trial-NNNN --eval-every E ...``, run by ``voidrl.train.tune_trial`` with a callback that reports to the trial. After
+D/trial-NNNN --eval-every E ...``, run by ``voidrl.tune_trial`` with ``ReportToTrial``. After
 each evaluation the run itself reports the mean return to Optuna (``trial.report`` at the multiple of E the
 evaluation fell due at, the same for every trial whatever its rollout size) and asks ``trial.should_prune()``
 (Optuna's ``MedianPruner``: below the median of the finished trials at that step; never in the first quarter of the
@@ -34,6 +34,7 @@ from typing import Any
 import optuna
 from optuna.trial import FrozenTrial, Trial, TrialState
 
+from voidrl.callbacks import EVALUATION_RETURN, Callback
 from voidrl.configs.tune import TuneConfig
 from voidrl.io.report import read_evaluations
 from voidrl.io.run_dir import LOCK_NAME, RunDirInUse, RunDirLock
@@ -163,6 +164,28 @@ def rerun_cut_off_trials(study: optuna.Study) -> list[int]:
     return numbers
 
 
+class ReportToTrial(Callback):
+    """Reports each evaluation's mean return to ``trial`` at the multiple of ``every`` it fell due at (once per
+    multiple), and stops the run where the pruner prunes the trial; the evaluation at the end of the budget
+    (``steps``) is reported, never a pruning point. ``pruned_at``: the step reported last before the stop, else None."""
+
+    def __init__(self, trial: optuna.Trial, steps: int, every: int):
+        self.trial, self.steps, self.every = trial, steps, every
+        self.reported: set[int] = set()
+        self.pruned_at: int | None = None
+
+    def on_evaluation(self, step: int, metrics: dict[str, float]) -> bool | None:
+        due = step // self.every * self.every
+        if due in self.reported:
+            return None
+        self.reported.add(due)
+        self.trial.report(metrics[EVALUATION_RETURN], due)
+        if step < self.steps and self.trial.should_prune():
+            self.pruned_at = due
+            return False
+        return None
+
+
 class TrialRunner:
     """The objective: one trial's run in a process of its own, followed evaluation by evaluation."""
 
@@ -177,9 +200,9 @@ class TrialRunner:
         return {**self.base, "algo_config": {**self.base.get("algo_config", {}), **params}}
 
     def command(self, trial: Trial, run_dir: Path) -> list[str]:
-        """The trial's process: its ``voidrl train`` command, run by ``voidrl.train.tune_trial`` to report to ``trial``."""
+        """The trial's process: its ``voidrl train`` command, run by ``voidrl.tune_trial`` to report to ``trial``."""
         config = self.config
-        return [sys.executable, "-m", "voidrl.train.tune_trial", "--study-dir", str(self.study_dir),
+        return [sys.executable, "-m", "voidrl.tune_trial", "--study-dir", str(self.study_dir),
                 # the storage's id of the trial, which Optuna's Trial is made from in another process
                 "--trial-id", str(trial._trial_id), "--startup-trials", str(config.startup_trials), "--",
                 "train", config.algo, "--env", config.env,
