@@ -58,6 +58,26 @@ def test_training_an_mlp_uses_one_thread_and_restores_the_callers_setting(tmp_pa
         torch.set_num_threads(before)
 
 
+def test_the_networks_start_the_same_whatever_thread_count_the_process_has(tmp_path):
+    """An orthogonal initialisation's QR gives other bits with 1 and 2 threads (a 64 x 64 layer already): the networks
+    are built with the run's count, so the same run starts alike on a 2- and a 16-CPU machine."""
+    from voidrl.train.presets import make_config
+    from voidrl.train.runs import make_trainer
+
+    before, weights = torch.get_num_threads(), []
+    try:
+        for process_threads in (1, 2):
+            torch.set_num_threads(process_threads)
+            trainer = make_trainer(make_config("ppo", None, env="CartPole-v1", seed=0, torch_threads=1,
+                                               run_dir=str(tmp_path / f"process-threads-{process_threads}")))
+            weights.append(trainer.algo.policy.state_dict())
+            trainer.close()
+    finally:
+        torch.set_num_threads(before)
+    assert weights[0].keys() == weights[1].keys()
+    assert all(torch.equal(weights[0][name], weights[1][name]) for name in weights[0])
+
+
 def readings(*clocks: threads.CpuClocks):
     """A fake ``read_cpu_clocks`` giving ``clocks`` one after the other."""
     return iter(clocks).__next__
@@ -86,7 +106,7 @@ def test_the_count_is_chosen_once_recorded_and_never_follows_the_load(tmp_path, 
     before = torch.get_num_threads()
     voidrl.train("ppo", steps=512, num_envs=2, num_steps=128, run_dir=str(tmp_path / "run"), progress=False)
     assert json.loads((tmp_path / "run" / "config.json").read_text())["run"]["torch_threads"] == 2
-    assert seen == [2, before]  # set for the run, then the caller's count given back
+    assert seen == [2, before, 2, before]  # set for building the networks and for the run, the caller's count given back
     assert "other processes keep about 1.6 of the 2 CPUs this run may use busy" in capsys.readouterr().err
 
 

@@ -133,8 +133,9 @@ class RunParts(NamedTuple):
     replay_store: ReplayStore | None
     """Where a replay learner keeps its replay (``--save-replay``); None where the run keeps none."""
     threads: int
-    """The intra-op threads of the run from start to end, recorded in config.json when it starts (the count changes
-    the order of floating-point sums); a resumed run keeps its recorded count unless ``--torch-threads`` changes it."""
+    """The intra-op threads of the run from start to end, its networks' initialisation included, recorded in
+    config.json when it starts (the count changes the order of floating-point sums); a resumed run keeps its recorded
+    count unless ``--torch-threads`` changes it."""
 
 
 def make_parts(config: TrainConfig, device: torch.device, seed: int, rank: int) -> RunParts:
@@ -146,8 +147,10 @@ def make_parts(config: TrainConfig, device: torch.device, seed: int, rank: int) 
     env = make_env(config.run.env, config.env, gamma=config.algo_config.gamma, seed=seed, device=device)
     try:
         obs_shape, action_space = env.single_observation_space.shape, env.single_action_space
-        algo = ALGORITHMS[config.algo](config.algo_config, obs_shape, action_space, device)
-        plugin = None if config.run.intrinsic is None else REWARD_SOURCES[config.run.intrinsic](config.intrinsic_config, obs_shape, device)
+        threads = config.run.torch_threads or default_threads(obs_shape)
+        with torch_threads(threads):  # an orthogonal initialisation's QR gives other bits with another thread count
+            algo = ALGORITHMS[config.algo](config.algo_config, obs_shape, action_space, device)
+            plugin = None if config.run.intrinsic is None else REWARD_SOURCES[config.run.intrinsic](config.intrinsic_config, obs_shape, device)
         config.refuse_inert_options(suite_of(config.run.env), action_space, obs_shape)
     except BaseException:
         env.close()
@@ -157,7 +160,7 @@ def make_parts(config: TrainConfig, device: torch.device, seed: int, rank: int) 
         env, algo, plugin, algo.action_noise(env.num_envs, action_space, torch.Generator().manual_seed(seed)),
         None if config.run.eval_every is None or rank else PeriodicEvaluator(config, run_dir),
         algo.keep_replay_in(run_dir / REPLAY_DIR, env.single_observation_space) if isinstance(algo, KeepsReplay) else None,
-        config.run.torch_threads or default_threads(obs_shape))
+        threads)
 
 
 class Trainer:
