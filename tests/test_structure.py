@@ -1,10 +1,14 @@
 """The architecture a reviewer can check: voidrl's modules import each other without a cycle (imports inside
 functions included, and even those under ``if TYPE_CHECKING``, for annotations only), the configuration sits at the
 bottom (``voidrl/config.py`` and ``voidrl/configs/`` import nothing above them), and the Ray side
-(``voidrl/distributed``) never imports the training loop."""
+(``voidrl/distributed``) never imports the training loop; the run's configuration, followed from ``make_trainer``,
+passes through few modules and seldom goes back up the imports."""
 
 import ast
+import sys
 from pathlib import Path
+
+import pytest
 
 import voidrl
 
@@ -112,3 +116,65 @@ def test_the_ray_side_imports_nothing_from_the_training_loop():
     assert "voidrl.distributed.engine" in distributed
     assert {module: sorted(t for t in graph[module] if t.startswith("voidrl.train")) for module in distributed} == {
         module: [] for module in distributed}
+
+
+def importers_of(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Module -> every module that imports it, directly or through others (its layers above)."""
+    above: dict[str, set[str]] = {module: set() for module in graph}
+    for module in graph:
+        stack, seen = list(graph[module]), set()
+        while stack:
+            target = stack.pop()
+            if target not in seen and target in graph:
+                seen.add(target)
+                stack.extend(graph[target])
+        for target in seen:
+            above[target].add(module)
+    return above
+
+
+def test_a_module_is_below_every_module_that_imports_it_through_others():
+    assert importers_of({"a": {"b"}, "b": {"c"}, "c": set(), "d": {"c"}}) == {"a": set(), "b": {"a"}, "c": {"a", "b", "d"}, "d": set()}
+
+
+def configuration_path(config) -> list[tuple[str, str]]:
+    """The calls of ``make_trainer(config)`` that are handed the configuration or one of its option blocks (``run``,
+    ``env``, ``algo_config``...), in order: ``(caller's module, called function's module)`` for every voidrl function."""
+    import dataclasses
+
+    from voidrl.train.runs import make_trainer
+
+    blocks = {id(config)} | {id(getattr(config, field.name)) for field in dataclasses.fields(config)
+                             if dataclasses.is_dataclass(getattr(config, field.name))}
+    calls = []
+
+    def watch(frame, event, _):
+        module = frame.f_globals.get("__name__", "")
+        if event == "call" and module.startswith("voidrl") and any(id(value) in blocks for value in frame.f_locals.values()):
+            calls.append((frame.f_back.f_globals.get("__name__", "") if frame.f_back else "", module))
+
+    sys.setprofile(watch)
+    try:
+        trainer = make_trainer(config)
+    finally:
+        sys.setprofile(None)
+    trainer.close()
+    return calls
+
+
+@pytest.mark.parametrize("algo, env, options", [
+    ("ppo", "CartPole-v1", {}), ("ppo", "CartPole-v1", {"intrinsic": "rnd"}), ("r2d2", "CartPole-v1", {}),
+    ("ppg", "MinAtar/Breakout-v1", {"intrinsic": "apt"}), ("agent57", "MiniGrid-Empty-5x5-v0", {}),
+])
+def test_the_configuration_passes_through_few_modules_and_rarely_climbs(tmp_path, algo, env, options):
+    """From ``make_trainer`` the run's configuration reaches at most 15 modules, and at most 6 of the calls that hand it
+    on go up the imports (into a module that imports the caller, directly or not: a closure handed down, a hook)."""
+    from voidrl.train.presets import make_config
+
+    calls = configuration_path(make_config(algo, None, env=env, seed=0, torch_threads=1, run_dir=str(tmp_path / "run"), **options))
+    modules = list(dict.fromkeys(module for _, module in calls))
+    above = importers_of(without_own_packages(import_graph()))
+    climbs = [(caller, module) for caller, module in calls if caller in above and module in above[caller]]
+    assert {"voidrl.train.loop", "voidrl.envs.factory"} <= set(modules) and any(m.startswith("voidrl.algos.") for m in modules)
+    assert len(modules) <= 15, modules
+    assert len(climbs) <= 6, climbs
