@@ -18,6 +18,9 @@ under ``benchmarks/results/`` (``--collect`` copies them there).
     python benchmarks/bench_r2d2_dqn.py --out RUNS --table
     python benchmarks/bench_r2d2_dqn.py --out RUNS --collect      # then, from the committed copies:
     python benchmarks/bench_r2d2_dqn.py --table
+    python benchmarks/bench_r2d2_dqn.py --out RUNS/memory-none --agents r2d2 --games SpaceInvaders --seeds 0 --steps 300000 \
+        --r2d2-options --memory none        # an ablation arm: its own --out, collected to its own --results
+    python benchmarks/bench_r2d2_dqn.py --out RUNS/memory-none --collect --results benchmarks/results/r2d2-ablation/memory-none
     voidrl plot benchmarks/results/r2d2-dqn/*-breakout-s* --label 'r2d2=*/r2d2-breakout-*' --label 'dqn=*/dqn-breakout-*' \
         --table 300000 --out FIGS/breakout      # the curves and the compare table (the folder's name holds r2d2 too)
 """
@@ -193,8 +196,8 @@ def run(args: argparse.Namespace) -> None:
 
 
 def collect(args: argparse.Namespace) -> None:
-    """Gzipped episodes and greedy returns of every finished run into benchmarks/results/r2d2-dqn/."""
-    collect_runs(args.out, RESULTS, "greedy.json")
+    """Gzipped episodes and greedy returns of every finished run into ``--results`` (benchmarks/results/r2d2-dqn/)."""
+    collect_runs(args.out, args.results, "greedy.json")
 
 
 def collect_runs(out: Path, results: Path, marker: str) -> None:
@@ -243,12 +246,14 @@ def main() -> None:
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--steps", type=int, default=500_000)
     parser.add_argument("--eval-episodes", type=int, default=30)
-    parser.add_argument("--collect", action="store_true", help="copy finished runs (gzipped) to benchmarks/results/r2d2-dqn/")
-    parser.add_argument("--table", action="store_true", help="print the table of --out, or of benchmarks/results/r2d2-dqn/")
+    parser.add_argument("--results", type=Path, default=RESULTS,
+                        help="where --collect copies the runs and --table reads them without --out (an ablation's own folder)")
+    parser.add_argument("--collect", action="store_true", help="copy finished runs (gzipped) to --results")
+    parser.add_argument("--table", action="store_true", help="print the table of --out, or of --results")
     parser.add_argument("--r2d2-options", nargs=argparse.REMAINDER, default=[], help="more options of voidrl train r2d2")
     args = parser.parse_args()
     if args.table:
-        print(table(args.out or RESULTS))
+        print(table(args.out or args.results))
         return
     if args.out is None:
         parser.error("--out is required to train or collect")
