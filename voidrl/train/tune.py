@@ -187,7 +187,7 @@ class ReportToTrial(Callback):
 
 
 class TrialRunner:
-    """The objective: one trial's run in a process of its own, followed evaluation by evaluation."""
+    """The objective: one trial's run in a process of its own (which reports to the trial itself), waited on."""
 
     def __init__(self, config: TuneConfig, study_dir: Path, stop: GracefulStop):
         self.config, self.study_dir, self.stop = config, study_dir, stop
