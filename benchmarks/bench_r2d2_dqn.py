@@ -238,6 +238,35 @@ def table(source: Path, last: int = 100) -> str:
     return "\n".join(lines)
 
 
+def greedy_means(source: Path) -> dict[tuple[str, str], list[float]]:
+    """(game, agent) -> each seed's mean greedy return, in seed order, of the finished runs in ``source``."""
+    found: dict[tuple[str, str], list[tuple[int, float]]] = {}
+    for run_dir in sorted(source.iterdir()):
+        if (run_dir / "greedy.json").exists():
+            agent, game, seed = run_dir.name.split("-")
+            greedy = json.loads((run_dir / "greedy.json").read_text())["greedy_returns"]
+            found.setdefault((game, agent), []).append((int(seed[1:]), statistics.mean(greedy)))
+    return {key: [mean for _, mean in sorted(runs)] for key, runs in found.items()}
+
+
+def greedy_differences(arm: Path, against: Path) -> str:
+    """Per game, each agent of ``arm`` against each agent of ``against`` on the mean greedy return: the difference of
+    the means over seeds with Welch's 95% interval (``voidrl.math.intervals.welch_difference``)."""
+    import numpy as np
+
+    from voidrl.math.intervals import welch_difference
+
+    ours, theirs = greedy_means(arm), greedy_means(against)
+    lines = ["| game | arm | against | seeds | difference of greedy means [95% interval] |", "|---|---|---|---:|---:|"]
+    for (game, agent), means in sorted(ours.items()):
+        for (other_game, other), other_means in sorted(theirs.items()):
+            if other_game == game:
+                d = welch_difference(np.array(means), np.array(other_means))
+                lines.append(f"| {game} | {arm.name}/{agent} | {against.name}/{other} | {len(means)} vs {len(other_means)} | "
+                             f"{d.estimate:.2f} [{d.low:.2f}, {d.high:.2f}] |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=None, help="directory of the runs")
@@ -250,10 +279,14 @@ def main() -> None:
                         help="where --collect copies the runs and --table reads them without --out (an ablation's own folder)")
     parser.add_argument("--collect", action="store_true", help="copy finished runs (gzipped) to --results")
     parser.add_argument("--table", action="store_true", help="print the table of --out, or of --results")
+    parser.add_argument("--greedy-against", type=Path, default=None,
+                        help="with --table: the greedy differences of --results's runs against this folder's")
     parser.add_argument("--r2d2-options", nargs=argparse.REMAINDER, default=[], help="more options of voidrl train r2d2")
     args = parser.parse_args()
     if args.table:
         print(table(args.out or args.results))
+        if args.greedy_against is not None:
+            print(greedy_differences(args.out or args.results, args.greedy_against))
         return
     if args.out is None:
         parser.error("--out is required to train or collect")
