@@ -217,9 +217,9 @@ def collect_runs(out: Path, results: Path, marker: str) -> None:
         print(f"collected {target}")
 
 
-def table(source: Path, last: int = 100) -> str:
-    """Per game and agent: greedy return (mean over seeds of each seed's mean), its per-seed values, and the mean of
-    the last ``last`` training episodes."""
+def finished_runs(source: Path, last: int = 100) -> dict[tuple[str, str], list[tuple[int, float, float]]]:
+    """(game, agent) -> ``(seed, mean greedy return, mean of the last ``last`` training episodes)`` of each finished run
+    in ``source`` (one holding greedy.json), in seed order."""
     found: dict[tuple[str, str], list[tuple[int, float, float]]] = {}
     for run_dir in sorted(source.iterdir()):
         if not (run_dir / "greedy.json").exists():
@@ -229,24 +229,18 @@ def table(source: Path, last: int = 100) -> str:
         training = [value for _, value, _ in read_episodes(episodes)][-last:]
         greedy = json.loads((run_dir / "greedy.json").read_text())["greedy_returns"]
         found.setdefault((game, agent), []).append((int(seed[1:]), statistics.mean(greedy), statistics.mean(training)))
+    return {key: sorted(runs) for key, runs in found.items()}
+
+
+def table(source: Path, last: int = 100) -> str:
+    """Per game and agent: greedy return (mean over seeds of each seed's mean), its per-seed values, and the mean of
+    the last ``last`` training episodes."""
     lines = [f"| game | agent | seeds | greedy return, mean of seeds | per seed | last {last} training episodes |",
              "|---|---|---:|---:|---|---:|"]
-    for (game, agent), runs in sorted(found.items()):
-        runs.sort()
+    for (game, agent), runs in sorted(finished_runs(source, last).items()):
         lines.append(f"| {game} | {agent} | {len(runs)} | {statistics.mean(g for _, g, _ in runs):.2f} | "
                      f"{', '.join(f'{g:.2f}' for _, g, _ in runs)} | {statistics.mean(t for _, _, t in runs):.2f} |")
     return "\n".join(lines)
-
-
-def greedy_means(source: Path) -> dict[tuple[str, str], list[float]]:
-    """(game, agent) -> each seed's mean greedy return, in seed order, of the finished runs in ``source``."""
-    found: dict[tuple[str, str], list[tuple[int, float]]] = {}
-    for run_dir in sorted(source.iterdir()):
-        if (run_dir / "greedy.json").exists():
-            agent, game, seed = run_dir.name.split("-")
-            greedy = json.loads((run_dir / "greedy.json").read_text())["greedy_returns"]
-            found.setdefault((game, agent), []).append((int(seed[1:]), statistics.mean(greedy)))
-    return {key: [mean for _, mean in sorted(runs)] for key, runs in found.items()}
 
 
 def greedy_differences(arm: Path, against: Path) -> str:
@@ -256,7 +250,8 @@ def greedy_differences(arm: Path, against: Path) -> str:
 
     from voidrl.math.intervals import welch_difference
 
-    ours, theirs = greedy_means(arm), greedy_means(against)
+    ours, theirs = ({key: [greedy for _, greedy, _ in runs] for key, runs in finished_runs(source).items()}
+                    for source in (arm, against))
     lines = ["| game | arm | against | seeds | difference of greedy means [95% interval] |", "|---|---|---|---:|---:|"]
     for (game, agent), means in sorted(ours.items()):
         for (other_game, other), other_means in sorted(theirs.items()):
