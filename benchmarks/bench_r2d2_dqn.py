@@ -217,11 +217,12 @@ def collect_runs(out: Path, results: Path, marker: str) -> None:
         print(f"collected {target}")
 
 
-def finished_runs(source: Path, last: int = 100) -> dict[tuple[str, str], list[tuple[int, float, float]]]:
+def finished_runs(*sources: Path, last: int = 100) -> dict[tuple[str, str], list[tuple[int, float, float]]]:
     """(game, agent) -> ``(seed, mean greedy return, mean of the last ``last`` training episodes)`` of each finished run
-    in ``source`` (one holding greedy.json), in seed order."""
+    in ``sources`` (one holding greedy.json; a source is such a run or a folder of them), in seed order."""
     found: dict[tuple[str, str], list[tuple[int, float, float]]] = {}
-    for run_dir in sorted(source.iterdir()):
+    runs = (run for source in sources for run in ([source] if (source / "greedy.json").exists() else source.iterdir()))
+    for run_dir in sorted(runs):
         if not (run_dir / "greedy.json").exists():
             continue
         agent, game, seed = run_dir.name.split("-")
@@ -232,13 +233,18 @@ def finished_runs(source: Path, last: int = 100) -> dict[tuple[str, str], list[t
     return {key: sorted(runs) for key, runs in found.items()}
 
 
-def table(source: Path, last: int = 100) -> str:
-    """Per game and agent: greedy return (mean over seeds of each seed's mean), its per-seed values, and the mean of
-    the last ``last`` training episodes."""
-    lines = [f"| game | agent | seeds | greedy return, mean of seeds | per seed | last {last} training episodes |",
-             "|---|---|---:|---:|---|---:|"]
-    for (game, agent), runs in sorted(finished_runs(source, last).items()):
+def table(*sources: Path, last: int = 100) -> str:
+    """Per game and agent, over the runs of ``sources``: greedy return (mean and interquartile mean over seeds of
+    each seed's mean), its per-seed values, and the mean of the last ``last`` training episodes."""
+    import numpy as np
+
+    from voidrl.math.intervals import iqm
+
+    lines = [f"| game | agent | seeds | greedy return, mean of seeds | IQM of seeds | per seed | last {last} training episodes |",
+             "|---|---|---:|---:|---:|---|---:|"]
+    for (game, agent), runs in sorted(finished_runs(*sources, last=last).items()):
         lines.append(f"| {game} | {agent} | {len(runs)} | {statistics.mean(g for _, g, _ in runs):.2f} | "
+                     f"{iqm(np.array([g for _, g, _ in runs])):.2f} | "
                      f"{', '.join(f'{g:.2f}' for _, g, _ in runs)} | {statistics.mean(t for _, _, t in runs):.2f} |")
     return "\n".join(lines)
 
@@ -274,12 +280,14 @@ def main() -> None:
                         help="where --collect copies the runs and --table reads them without --out (an ablation's own folder)")
     parser.add_argument("--collect", action="store_true", help="copy finished runs (gzipped) to --results")
     parser.add_argument("--table", action="store_true", help="print the table of --out, or of --results")
+    parser.add_argument("--also", type=Path, nargs="+", default=[],
+                        help="with --table: more runs, or folders of runs, that join the table's (more seeds of the same agents)")
     parser.add_argument("--greedy-against", type=Path, default=None,
                         help="with --table: the greedy differences of --results's runs against this folder's")
     parser.add_argument("--r2d2-options", nargs=argparse.REMAINDER, default=[], help="more options of voidrl train r2d2")
     args = parser.parse_args()
     if args.table:
-        print(table(args.out or args.results))
+        print(table(args.out or args.results, *args.also))
         if args.greedy_against is not None:
             print(greedy_differences(args.out or args.results, args.greedy_against))
         return
