@@ -39,6 +39,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "r2d2-dqn"
 DQN_CHECKPOINT_EVERY = 50_000
@@ -236,8 +238,6 @@ def finished_runs(*sources: Path, last: int = 100) -> dict[tuple[str, str], list
 def table(*sources: Path, last: int = 100) -> str:
     """Per game and agent, over the runs of ``sources``: greedy return (mean and interquartile mean over seeds of
     each seed's mean), its per-seed values, and the mean of the last ``last`` training episodes."""
-    import numpy as np
-
     from voidrl.math.intervals import iqm
 
     lines = [f"| game | agent | seeds | greedy return, mean of seeds | IQM of seeds | per seed | last {last} training episodes |",
@@ -252,8 +252,6 @@ def table(*sources: Path, last: int = 100) -> str:
 def greedy_differences(arm: Path, against: Path) -> str:
     """Per game, each agent of ``arm`` against each agent of ``against`` on the mean greedy return: the difference of
     the means over seeds with Welch's 95% interval (``voidrl.math.intervals.welch_difference``)."""
-    import numpy as np
-
     from voidrl.math.intervals import welch_difference
 
     ours, theirs = ({key: [greedy for _, greedy, _ in runs] for key, runs in finished_runs(source).items()}
