@@ -68,7 +68,12 @@ ARMS = {
     # with the baseline's settings and with epochs-3-sign-clip's
     SCRATCH: [],
     f"{SCRATCH}-epochs-3-sign-clip": ["--epochs", "3", "--reward-clip", "1", "--reward-scale", "1"],
+    # scratch on as many environment steps as pre-training (1M reward-free) and fine-tuning (100k) took together
+    f"{SCRATCH}-1.1m": [],
 }
+ARM_STEPS = {f"{SCRATCH}-1.1m": 1_100_000}
+"""Arms trained for other than ``BUDGET`` steps; each is measured on its own budget and left out of the comparisons at
+``BUDGET``."""
 KNN_SCOPE = Path("benchmarks/results/mspacman-2026-11-28-knn-scope")
 EARLIER_ARMS = {
     # the README's 100k table: its arms ran 74 commits apart
@@ -86,10 +91,14 @@ FIRST_GAMES = 20
 first games to end are the short ones, so ``first_games`` also takes each environment's first game instead."""
 
 
+def steps(arm: str) -> int:
+    return ARM_STEPS.get(arm, BUDGET)
+
+
 def command(arm: str, seed: int, run_dir: Path) -> list[str]:
     start = ["train", "ppg"] if arm.startswith(SCRATCH) else ["finetune", "ppg", "--from", WEIGHTS]
     return [sys.executable, "-m", "voidrl", *start, "--env", "ALE/MsPacman-v5", "--preset", "atari",
-            "--steps", str(BUDGET), "--seed", str(seed), "--eval-every", str(BUDGET), "--eval-episodes", "30",
+            "--steps", str(steps(arm)), "--seed", str(seed), "--eval-every", str(steps(arm)), "--eval-episodes", "30",
             "--torch-threads", "1", "--no-progress", "--run-dir", str(run_dir), *ARMS[arm],
             *(["--resume"] if (run_dir / "checkpoint.pt").exists() else [])]
 
@@ -156,15 +165,15 @@ def table(folder: Path) -> None:
             returns = [float(row["return"]) for row in run_csv_rows(run_dir, "episodes.csv")]
             first.append(np.mean(returns[:FIRST_GAMES]))
             each_first += first_games(run_dir)
-            last.append(run_measures(run_dir, BUDGET)["final"])
+            last.append(run_measures(run_dir, steps(arm_dir.name))["final"])
             greedy.append(float(run_csv_rows(run_dir, "evaluations.csv")[-1]["return_mean"]))
         print(f"| {arm_dir.name} | {len(runs)} | {', '.join(f'{v:.0f}' for v in first)} | {games_cell(each_first)} | "
               f"{', '.join(f'{v:.0f}' for v in greedy)} | {', '.join(f'{v:.0f}' for v in last)} |")
-    for arm_dir in sorted(path for path in folder.iterdir() if path.is_dir() and path.name != "baseline"):
+    for arm_dir in sorted(path for path in folder.iterdir() if path.is_dir() and path.name != "baseline" and path.name not in ARM_STEPS):
         print(f"\n{arm_dir.name} against baseline:\n")
         print(compare_runs({arm_dir.name: sorted(arm_dir.glob("seed*")), "baseline": baseline}, BUDGET,
                            folder / f"{arm_dir.name}-against-baseline"))
-    for scratch_dir in sorted(path for path in folder.glob(f"{SCRATCH}-*") if path.is_dir()):  # pre-trained against scratch, same settings
+    for scratch_dir in sorted(path for path in folder.glob(f"{SCRATCH}-*") if path.is_dir() and path.name not in ARM_STEPS):  # pre-trained against scratch, same settings
         pretrained = folder / scratch_dir.name.removeprefix(f"{SCRATCH}-")
         print(f"\n{pretrained.name} against {scratch_dir.name}:\n")
         print(compare_runs({pretrained.name: sorted(pretrained.glob("seed*")), scratch_dir.name: sorted(scratch_dir.glob("seed*"))},
@@ -199,11 +208,12 @@ def ledger(folder: Path) -> None:
             for arm_dir in sorted(path for path in folder.iterdir() if path.is_dir())}
     for name, arm_dir in {**arms, **{name: ROOT / path for name, path in EARLIER_ARMS.items()}}.items():
         runs = sorted(arm_dir.glob("seed*"))
-        last = [run_measures(run, BUDGET)["final"] for run in runs]
+        budget = steps(arm_dir.name)
+        last = [run_measures(run, budget)["final"] for run in runs]
         greedy = [float(run_csv_rows(run, "evaluations.csv")[-1]["return_mean"]) for run in runs]
         commits = sorted({(run / "COMMIT").read_text().strip() for run in runs})
         reward_free = "0" if name.startswith(SCRATCH) else "1,000,000"
-        print(f"| {name} | {reward_free} | {BUDGET:,} | {', '.join(commits)} | last 100 training games within 100k: {seeds_iqm(last)} | "
+        print(f"| {name} | {reward_free} | {budget:,} | {', '.join(commits)} | last 100 training games within {budget // 1000:,}k: {seeds_iqm(last)} | "
               f"{seeds_iqm(greedy)} |")
 
 
