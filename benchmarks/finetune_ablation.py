@@ -70,8 +70,11 @@ ARMS = {
     f"{SCRATCH}-epochs-3-sign-clip": ["--epochs", "3", "--reward-clip", "1", "--reward-scale", "1"],
     # scratch on as many environment steps as pre-training (1M reward-free) and fine-tuning (100k) took together
     f"{SCRATCH}-1.1m": [],
+    # the atari-finetune preset's settings on five times the budget, against scratch with the same settings
+    "epochs-3-sign-clip-500k": ["--epochs", "3", "--reward-clip", "1", "--reward-scale", "1"],
+    f"{SCRATCH}-epochs-3-sign-clip-500k": ["--epochs", "3", "--reward-clip", "1", "--reward-scale", "1"],
 }
-ARM_STEPS = {f"{SCRATCH}-1.1m": 1_100_000}
+ARM_STEPS = {f"{SCRATCH}-1.1m": 1_100_000, "epochs-3-sign-clip-500k": 500_000, f"{SCRATCH}-epochs-3-sign-clip-500k": 500_000}
 """Arms trained for other than ``BUDGET`` steps; each is measured on its own budget and left out of the comparisons at
 ``BUDGET``."""
 KNN_SCOPE = Path("benchmarks/results/mspacman-2026-11-28-knn-scope")
@@ -173,11 +176,13 @@ def table(folder: Path) -> None:
         print(f"\n{arm_dir.name} against baseline:\n")
         print(compare_runs({arm_dir.name: sorted(arm_dir.glob("seed*")), "baseline": baseline}, BUDGET,
                            folder / f"{arm_dir.name}-against-baseline"))
-    for scratch_dir in sorted(path for path in folder.glob(f"{SCRATCH}-*") if path.is_dir() and path.name not in ARM_STEPS):  # pre-trained against scratch, same settings
+    for scratch_dir in sorted(folder.glob(f"{SCRATCH}-*")):  # pre-trained against scratch, same settings and budget
         pretrained = folder / scratch_dir.name.removeprefix(f"{SCRATCH}-")
+        if not pretrained.is_dir():
+            continue
         print(f"\n{pretrained.name} against {scratch_dir.name}:\n")
         print(compare_runs({pretrained.name: sorted(pretrained.glob("seed*")), scratch_dir.name: sorted(scratch_dir.glob("seed*"))},
-                           BUDGET, folder / f"{pretrained.name}-against-{scratch_dir.name}"))
+                           steps(scratch_dir.name), folder / f"{pretrained.name}-against-{scratch_dir.name}"))
 
 
 def games_cell(scores: list[float]) -> str:
