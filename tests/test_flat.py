@@ -3,11 +3,12 @@
 import copy
 import faulthandler
 
+import pytest
 import torch
 from torch import nn
 
 from voidrl.nets.bodies import nature_cnn
-from voidrl.nets.flat import FlatParameters, TrainedParameters
+from voidrl.nets.flat import FlatParameters, TrainedParameters, compiled_gradient
 
 
 def test_gradients_clipping_and_steps_match_plain_parameters():
@@ -94,3 +95,38 @@ def test_without_a_process_group_the_step_is_the_plain_clipped_step():
     torch.testing.assert_close(norm, expected_norm)
     for a, b in zip(plain.parameters(), net.parameters()):
         torch.testing.assert_close(b, a, rtol=1e-5, atol=1e-7)
+
+
+def test_compiled_gradient_is_autograds_and_leaves_the_parameters_alone():
+    """``compiled_gradient`` of a loss that runs a network, against autograd's gradient of the same loss on the same
+    parameters (a transposed weight's strides included), its metrics passed through; ``descend`` then takes the step
+    ``minimize`` takes."""
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 2))
+    net[2].weight = nn.Parameter(net[2].weight.detach().t().contiguous().t())  # non-contiguous [2, 8]
+    reference = copy.deepcopy(net)
+    trained = TrainedParameters(net.parameters(), lambda flat: torch.optim.SGD([flat], lr=0.1))
+    reference_trained = TrainedParameters(reference.parameters(), lambda flat: torch.optim.SGD([flat], lr=0.1))
+    x, target = torch.randn(5, 3), torch.randn(5, 2)
+
+    def loss(inputs, targets):
+        error = net(inputs) - targets
+        return error.pow(2).mean() + net[0].bias.abs().sum(), {"error": error.detach().abs().max()}
+
+    gradient = compiled_gradient(net, trained, loss)
+    for _ in range(3):
+        before = trained.flat.detach().clone()
+        compiled, metrics = gradient(x, target)
+        torch.testing.assert_close(trained.flat.detach(), before, rtol=0, atol=0)
+        expected_loss = (reference(x) - target).pow(2).mean() + reference[0].bias.abs().sum()
+        expected_norm = reference_trained.minimize(expected_loss, max_grad_norm=0.5)
+        torch.testing.assert_close(metrics["error"], (net(x) - target).abs().max())
+        torch.testing.assert_close(trained.descend(compiled, max_grad_norm=0.5), expected_norm)
+        torch.testing.assert_close(trained.flat.detach(), reference_trained.flat.detach(), rtol=1e-5, atol=1e-6)
+
+
+def test_compiled_gradient_refuses_a_parameter_outside_the_flat_buffer():
+    net = nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 1))
+    trained = FlatParameters(net[0].parameters())
+    with pytest.raises(ValueError, match="parameter network.1.weight is not a view of the flat parameters"):
+        compiled_gradient(net, trained, lambda x: (net(x).sum(), {}))

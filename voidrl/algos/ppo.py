@@ -14,7 +14,7 @@ from voidrl.math import (
     explained_variance,
     value_loss,
 )
-from voidrl.nets.flat import adam
+from voidrl.nets.flat import adam, compiled_gradient
 from voidrl.rollout.storage import RolloutStorage
 
 VALUE_LOSS_METRICS = ("train/value_loss", "train/intrinsic_value_loss")
@@ -30,8 +30,9 @@ class PPO(OnPolicyAlgorithm):
     def __init__(self, config: PPOConfig, obs_shape: tuple[int, ...], action_space: gym.Space, device="cpu"):
         super().__init__(config, obs_shape, action_space, device)
         self.parameters = self.trained("optimizer", self.policy.parameters(), adam(config.learning_rate, config.adam_eps))
-        self.minibatch_loss = torch.compile(self.loss, dynamic=False) if config.compile else self.loss
-        """``loss``, compiled with ``compile``: what each gradient step calls."""
+        self.gradient = compiled_gradient(self.policy, self.parameters, self.loss) if config.compile else self.eager_gradient
+        """``(gradient [P], metrics)`` of ``loss(batch)`` with respect to the flat parameters: what each gradient step
+        calls; with ``compile`` one compiled graph without autograd."""
 
     def loss(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """L = L_clip + c_v sum_h L_v^h - c_H H on one minibatch (``minibatches``': sequences ``[L, B, ...]`` or steps
@@ -58,6 +59,12 @@ class PPO(OnPolicyAlgorithm):
                 _, entropy_metrics = entropy_loss(dist.entropy())
         return loss, metrics | entropy_metrics
 
+    def eager_gradient(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        loss, metrics = self.loss(batch)
+        self.parameters.zero_grad()
+        loss.backward()
+        return self.parameters.flat.grad, metrics
+
     def update(self, rollout: RolloutStorage, progress: float) -> dict[str, float]:
         cfg = self.config
         learning_rate = cfg.learning_rate * (1.0 - progress) if cfg.anneal_lr else cfg.learning_rate
@@ -72,11 +79,11 @@ class PPO(OnPolicyAlgorithm):
         stopped_early = False
         for _ in range(cfg.epochs):
             for batch in self.minibatches(fields, cfg.minibatch_size):
-                loss, metrics = self.minibatch_loss(batch)
+                gradient, metrics = self.gradient(batch)
                 if cfg.target_kl is not None and global_mean(metrics["train/approx_kl"]) > cfg.target_kl:
                     stopped_early = True  # measured before this minibatch's step, which is not taken
                     break
-                metrics["train/grad_norm"] = self.parameters.minimize(loss, cfg.max_grad_norm)
+                metrics["train/grad_norm"] = self.parameters.descend(gradient, cfg.max_grad_norm)
                 history.append(metrics)
             if stopped_early:
                 break

@@ -76,6 +76,13 @@ class TrainedParameters(FlatParameters):
         loss.backward()
         return self.step(max_grad_norm)
 
+    def descend(self, gradient: torch.Tensor, max_grad_norm: float | None = None) -> torch.Tensor:
+        """``step`` along ``gradient [P]``, the loss's gradient with respect to ``flat`` (``flat.grad`` itself, or one
+        computed apart from autograd: ``compiled_gradient``). Returns the norm before clipping."""
+        if gradient is not self.flat.grad:
+            self.flat.grad.copy_(gradient)
+        return self.step(max_grad_norm)
+
     def set_learning_rate(self, learning_rate: float) -> None:
         for group in self.optimizer.param_groups:
             group["lr"] = learning_rate
@@ -86,6 +93,43 @@ class TrainedParameters(FlatParameters):
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.optimizer.load_state_dict(state)
+
+
+class _Loss(nn.Module):
+    """``loss`` as the forward of a module holding ``network``, so ``torch.func.functional_call`` can swap the
+    network's parameters for views of another tensor while ``loss`` runs."""
+
+    def __init__(self, network: nn.Module, loss: Callable[..., Any]):
+        super().__init__()
+        self.network = network
+        self.loss = loss
+
+    def forward(self, *args: Any) -> Any:
+        return self.loss(*args)
+
+
+def compiled_gradient(network: nn.Module, parameters: FlatParameters,
+                      loss: Callable[..., tuple[torch.Tensor, dict[str, torch.Tensor]]]) -> Callable[..., tuple[torch.Tensor, dict[str, torch.Tensor]]]:
+    """``loss(*args) -> (scalar, metrics)``, a function that runs ``network``, as ``gradient(*args) -> (dloss/dflat [P],
+    metrics)``: the forward pass, the loss and its gradient with respect to ``parameters.flat`` traced by ``torch.func.grad``
+    and compiled by ``torch.compile`` into one graph. Autograd's engine and the per-operator dispatch of a small
+    network's step are gone; what is left is the kernels. Every parameter of ``network`` must live in ``parameters``
+    (``FlatParameters``' views); ``parameters`` is not changed (``TrainedParameters.descend`` takes the step)."""
+    flat = parameters.flat.data
+    wrapped = _Loss(network, loss)
+    layout = []
+    for name, param in wrapped.named_parameters():
+        offset = (param.data_ptr() - flat.data_ptr()) // flat.element_size()
+        if param.untyped_storage().data_ptr() != flat.untyped_storage().data_ptr() or not 0 <= offset < flat.numel():
+            raise ValueError(f"compiled_gradient: parameter {name} is not a view of the flat parameters")
+        layout.append((name, param.shape, param.stride(), offset))
+
+    def loss_of(weights: torch.Tensor, *args: Any) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        views = {name: weights.as_strided(shape, stride, offset) for name, shape, stride, offset in layout}
+        return torch.func.functional_call(wrapped, views, args)
+
+    gradient = torch.compile(torch.func.grad(loss_of, has_aux=True), dynamic=False, fullgraph=True)
+    return lambda *args: gradient(flat, *args)
 
 
 def adam(learning_rate: float, eps: float) -> Callable[[nn.Parameter], torch.optim.Adam]:
