@@ -62,6 +62,8 @@ ARMS = {
     "epochs-3-sign-clip": ["--epochs", "3", "--reward-clip", "1", "--reward-scale", "1"],
     "epochs-6-sign-clip": ["--epochs", "6", "--reward-clip", "1", "--reward-scale", "1"],
     "epochs-3-sign-clip-entropy-0.001": ["--epochs", "3", "--reward-clip", "1", "--reward-scale", "1", "--entropy-coef", "0.001"],
+    # the critic trained alone for 4 rollouts first (the fresh critic's first advantages moved the loaded policy)
+    "epochs-3-sign-clip-critic-warmup": ["--epochs", "3", "--reward-clip", "1", "--reward-scale", "1", "--critic-warmup-rollouts", "4"],
     "epochs-3-sign-clip-init-all": ["--epochs", "3", "--reward-clip", "1", "--reward-scale", "1",
                                     "--init-parts", "policy_body", "policy_head", "aux_head", "critic"],
     # not fine-tuning: the same agent trained from scratch (voidrl train ppg), at the same commit as the other arms,
