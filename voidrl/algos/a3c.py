@@ -77,8 +77,7 @@ class A3C(A2C, RemoteActors):
     def apply_gradient(self, gradient: torch.Tensor) -> dict[str, float]:
         """The holder's half: one step of the shared optimiser along ``gradient [P]``, computed by any
         actor-learner at any earlier version of the parameters; clipped to ``max_grad_norm`` first."""
-        self.parameters.flat.grad.copy_(gradient)
-        norm = self.parameters.step(self.config.max_grad_norm)
+        norm = self.parameters.descend(gradient, self.config.max_grad_norm)
         self.updates += 1
         return {"train/grad_norm": norm.item(), "train/updates": float(self.updates)}
 
