@@ -70,9 +70,7 @@ class A3C(A2C, RemoteActors):
         """The actor-learner's half: the loss's gradient ``[P]`` on its rollout, at its own copy of the
         parameters (flat, in ``policy.parameters()`` order), and the loss's metrics."""
         loss, metrics = self.loss(rollout)
-        self.parameters.zero_grad()
-        loss.backward()
-        return self.parameters.flat.grad.clone(), metrics
+        return self.parameters.gradient_of(loss).clone(), metrics
 
     def apply_gradient(self, gradient: torch.Tensor) -> dict[str, float]:
         """The holder's half: one step of the shared optimiser along ``gradient [P]``, computed by any

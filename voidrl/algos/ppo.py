@@ -61,9 +61,7 @@ class PPO(OnPolicyAlgorithm):
 
     def eager_gradient(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         loss, metrics = self.loss(batch)
-        self.parameters.zero_grad()
-        loss.backward()
-        return self.parameters.flat.grad, metrics
+        return self.parameters.gradient_of(loss), metrics
 
     def update(self, rollout: RolloutStorage, progress: float) -> dict[str, float]:
         cfg = self.config

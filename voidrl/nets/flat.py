@@ -70,11 +70,15 @@ class TrainedParameters(FlatParameters):
         self.optimizer.step()
         return norm
 
-    def minimize(self, loss: torch.Tensor, max_grad_norm: float | None = None) -> torch.Tensor:
-        """One gradient step on ``loss``: zero, backward, ``step``. Returns the norm before clipping."""
+    def gradient_of(self, loss: torch.Tensor) -> torch.Tensor:
+        """``loss``'s gradient ``[P]`` with respect to ``flat`` by autograd: zero, backward; ``flat.grad`` itself."""
         self.zero_grad()
         loss.backward()
-        return self.step(max_grad_norm)
+        return self.flat.grad
+
+    def minimize(self, loss: torch.Tensor, max_grad_norm: float | None = None) -> torch.Tensor:
+        """One gradient step on ``loss``: ``gradient_of``, ``step``. Returns the norm before clipping."""
+        return self.descend(self.gradient_of(loss), max_grad_norm)
 
     def descend(self, gradient: torch.Tensor, max_grad_norm: float | None = None) -> torch.Tensor:
         """``step`` along ``gradient [P]``, the loss's gradient with respect to ``flat`` (``flat.grad`` itself, or one
