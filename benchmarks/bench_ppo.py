@@ -302,7 +302,8 @@ def raw_sb3(scenario: Scenario, seconds: float, seed: int) -> RawResult:
 # --------------------------------------------------------------------------- training runs
 
 
-def train_voidrl(scenario: Scenario, steps: int, threads: int, seed: int, compile_update: bool = False) -> TrainResult:
+def train_voidrl(scenario: Scenario, steps: int, threads: int, seed: int, compile_update: bool = False,
+                 bfloat16: bool = False) -> TrainResult:
     import voidrl
 
     with tempfile.TemporaryDirectory(prefix="bench_ppo_") as tmp:
@@ -311,6 +312,7 @@ def train_voidrl(scenario: Scenario, steps: int, threads: int, seed: int, compil
         config = voidrl.make_config(
             "ppo", preset=scenario.voidrl_preset, env=scenario.voidrl_env, steps=steps, seed=seed,
             run_dir=str(run_dir), progress=False, torch_threads=threads, device="cpu", compile=compile_update,
+            bfloat16=bfloat16,
             **scenario.voidrl_overrides,
         )
         assert config.steps_per_update == scenario.steps_per_update, config.steps_per_update
@@ -534,6 +536,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--compile", action="store_true",
                         help="voidrl's arm compiles its minibatch step (PPO's compile option); steady steps/s leave the "
                              "first update, which compiles, out; wall time keeps it")
+    parser.add_argument("--bfloat16", action="store_true",
+                        help="voidrl's arm runs its network's bodies in bfloat16 (the policies' bfloat16 option)")
     parser.add_argument("--out", type=Path, default=None, help="append the markdown report to this file")
     args = parser.parse_args(argv)
     if args.steps is not None and args.steps < 1:
@@ -564,7 +568,8 @@ def main(argv: list[str] | None = None) -> int:
     # voidrl's training loop pins glibc's mmap/trim thresholds for the whole process; do it
     # up front so SB3, sharing this process, gets the same allocator in every run.
     pin_allocator_thresholds()
-    threads_note = ("" if args.threads else " (torch default thread count)") + (", voidrl compiled (--compile)" if args.compile else "")
+    threads_note = ("" if args.threads else " (torch default thread count)") + (", voidrl compiled (--compile)" if args.compile else "") \
+        + (", voidrl's bodies in bfloat16 (--bfloat16)" if args.bfloat16 else "")
     names = list(SCENARIOS) if args.scenario == "all" else [args.scenario]
 
     results = []
@@ -585,7 +590,7 @@ def main(argv: list[str] | None = None) -> int:
                 torch.set_num_threads(threads)  # same thread count for both, whatever the other did
                 with BackgroundLoad() as load:
                     if library == "voidrl":
-                        result = train_voidrl(scenario, steps, threads, args.seed, args.compile)
+                        result = train_voidrl(scenario, steps, threads, args.seed, args.compile, args.bfloat16)
                     else:
                         result = train_sb3(scenario, steps, args.seed)
                 result.background = load.cores

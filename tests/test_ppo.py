@@ -159,6 +159,37 @@ def test_compiled_update_follows_the_eager_one_and_repeats_itself():
         PPOConfig(memory="lstm", compile=True).validate()
 
 
+def test_bfloat16_bodies_round_the_features_and_keep_heads_losses_and_parameters_float32():
+    """``bfloat16``: the bodies' features are float32 tensors holding bfloat16 values (8 significant bits) within
+    bfloat16's rounding of the float32 network's; the heads' outputs, the parameters and the optimiser's state stay
+    float32; an update lands near float32's and repeats itself to the bit; a recurrent policy is refused."""
+    rollout = random_rollout()
+    algos = []
+    for bfloat16 in (False, True, True):
+        torch.manual_seed(0)
+        algos.append(PPO(PPOConfig(num_steps=16, minibatch_size=16, epochs=2, bfloat16=bfloat16), (5,), DISCRETE))
+    plain, rounded, _ = (algo.policy for algo in algos)
+    obs, state, starts = first_step_inputs(plain, rollout.obs[0])
+    exact, features = plain.encode(obs, state, starts)[0], rounded.encode(obs, state, starts)[0]
+    assert features.dtype == torch.float32 and torch.equal(features, features.bfloat16().float())
+    assert not torch.equal(features, exact)
+    torch.testing.assert_close(features, exact, rtol=2 ** -6, atol=2 ** -6)
+    dist, values, _ = rounded.forward_heads(obs, state, starts)
+    assert dist.log_probs.dtype == values.dtype == torch.float32
+
+    for algo in algos:
+        torch.manual_seed(1)  # the same minibatches
+        algo.update(rollout, progress=0.0)
+    exact_after, after, again = (algo.policy.state_dict() for algo in algos)
+    for name in exact_after:
+        assert after[name].dtype == torch.float32 and torch.equal(after[name], again[name])
+        torch.testing.assert_close(after[name], exact_after[name], rtol=1e-2, atol=1e-3)
+    assert all(value.dtype == torch.float32 for group in algos[1].parameters.optimizer.state.values()
+               for value in group.values() if value.is_floating_point())
+    with pytest.raises(ValueError, match="bfloat16 needs a feed-forward policy"):
+        PPOConfig(memory="lstm", bfloat16=True).validate()
+
+
 def test_compile_without_a_cpp_compiler_is_refused_before_the_run(monkeypatch):
     monkeypatch.setenv("CXX", "no-such-compiler-here")
     with pytest.raises(ValueError, match="compile needs a C\\+\\+ compiler .*'no-such-compiler-here' is not on the PATH"):

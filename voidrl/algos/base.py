@@ -25,7 +25,7 @@ def build_policy(config: PolicyConfig, obs_shape: tuple[int, ...], action_space:
     return build_actor_critic(obs_shape, action_space, config.memory, config.lstm_size, config.network, config.hidden_sizes,
                               config.shared, config.init_log_std, continuous_policy=config.continuous_policy,
                               std_parameterization=config.std_parameterization, mixture_modes=config.mixture_modes,
-                              intrinsic_value=len(config.value_gammas) > 1).to(device)
+                              intrinsic_value=len(config.value_gammas) > 1, bfloat16_bodies=config.bfloat16).to(device)
 
 
 class OnPolicyAlgorithm(Algorithm):

@@ -112,6 +112,12 @@ class PolicyConfig(MemoryConfig):
     """Mixture policy only: probability that an environment keeps its mode and Gaussian quantile draws
     from the previous step (Leite (2022) uses 0.965 on the pendulum, 0.931 on the cheetah); 0 = fresh
     draws every step."""
+    bfloat16: bool = False
+    """Run the network's bodies (its convolutions and hidden layers) in bfloat16 under torch's autocast, when acting
+    and in updates; the heads, losses, parameters and optimiser stay float32. Feed-forward policies only. On a CPU
+    with bfloat16 instructions (AVX512-BF16 or AMX) a Nature CNN's update runs in about 0.6x float32's time
+    (benchmarks/RESULTS.md); on one without, slower. The features round to 8 significant bits: the same seed is the
+    same run with the same setting, not across it."""
 
     acts_only = {
         "hidden_sizes": MlpBody("network"),
@@ -133,6 +139,8 @@ class PolicyConfig(MemoryConfig):
             raise ValueError(f"action_persistence must lie in [0, 1), got {self.action_persistence}")
         if self.action_persistence and self.continuous_policy != "mixture":
             raise ValueError("action_persistence needs continuous_policy mixture")
+        if self.bfloat16 and self.memory != "none":
+            raise ValueError(f"bfloat16 needs a feed-forward policy (memory none), not memory {self.memory}")
 
 
 def memory_configs() -> dict[str, type[MemoryConfig]]:

@@ -76,13 +76,16 @@ class ActorCritic(nn.Module):
         mixture_modes: int = 3,
         intrinsic_value: bool = False,
         head_inputs: int | None = None,
+        bfloat16_bodies: bool = False,
     ):
         """``critic_network`` gives the separate critic another body (default: ``network``);
         ``aux_value`` adds PPG's auxiliary value head on the policy's features; ``intrinsic_value`` a
         second value head beside the critic's, for a reward plug-in's rewards with their own discount;
         ``head_inputs`` the width the heads take where something sits between body and heads (default:
-        the body's features)."""
+        the body's features); ``bfloat16_bodies`` runs the bodies under bfloat16 autocast (``encode``)."""
         super().__init__()
+        self.bfloat16_bodies = bfloat16_bodies
+        """``encode`` runs the bodies under torch's bfloat16 autocast and hands the heads float32 features."""
         _check_choice("continuous_policy", continuous_policy, CONTINUOUS_POLICIES)
         _check_choice("std_parameterization", std_parameterization, STD_PARAMETERIZATIONS)
         if shared and critic_network is not None:
@@ -175,16 +178,25 @@ class ActorCritic(nn.Module):
         observations at once, the state passed on untouched."""
         sequences = episode_starts.dim() == 2
         observations = obs.flatten(0, 1) if sequences else obs
-        actor_features = self.actor_body(observations) if actor or self.critic_body is None else None
-        if self.critic_body is None:
-            critic_features = actor_features
+        if self.bfloat16_bodies:
+            with torch.autocast(observations.device.type, dtype=torch.bfloat16):
+                actor_features, critic_features = self._body_features(observations, actor, critic)
+            actor_features, critic_features = (None if features is None else features.float()
+                                               for features in (actor_features, critic_features))
         else:
-            critic_features = self.critic_body(observations) if critic else None
+            actor_features, critic_features = self._body_features(observations, actor, critic)
         if sequences:
             steps_and_batch = tuple(obs.shape[:2])
             actor_features = None if actor_features is None else actor_features.unflatten(0, steps_and_batch)
             critic_features = None if critic_features is None else critic_features.unflatten(0, steps_and_batch)
         return actor_features, critic_features, state
+
+    def _body_features(self, observations: torch.Tensor, actor: bool, critic: bool) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+        """The bodies' features ``[B, F]`` of ``observations [B, ...]``, those ``encode`` chooses."""
+        actor_features = self.actor_body(observations) if actor or self.critic_body is None else None
+        if self.critic_body is None:
+            return actor_features, actor_features
+        return actor_features, self.critic_body(observations) if critic else None
 
     def forward(self, obs: torch.Tensor, state: LSTMState, episode_starts: torch.Tensor, final_state: bool = True
                 ) -> tuple[Distribution, torch.Tensor, LSTMState | None]:
