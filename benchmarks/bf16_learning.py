@@ -44,7 +44,8 @@ def collect(out: Path, table: Path, seeds: list[int]) -> dict[str, list[Path]]:
             source, target = out / arm / f"seed{seed}", table / arm / f"seed{seed}"
             target.mkdir(parents=True, exist_ok=True)
             shutil.copy(source / "config.json", target / "config.json")
-            with (source / "episodes.csv").open("rb") as plain, gzip.open(target / "episodes.csv.gz", "wb", mtime=0) as packed:
+            with (source / "episodes.csv").open("rb") as plain, (target / "episodes.csv.gz").open("wb") as file, \
+                    gzip.GzipFile(fileobj=file, mode="wb", mtime=0) as packed:  # mtime 0: the same run, the same bytes
                 shutil.copyfileobj(plain, packed)
             (target / "COMMIT").write_text(commit + "\n")
             groups.setdefault(arm, []).append(target)
