@@ -115,9 +115,9 @@ class PolicyConfig(MemoryConfig):
     bfloat16: bool = False
     """Run the network's bodies (its convolutions and hidden layers) in bfloat16 under torch's autocast, when acting
     and in updates; the heads, losses, parameters and optimiser stay float32. Feed-forward policies only. On a CPU
-    with bfloat16 instructions (AVX512-BF16 or AMX) a Nature CNN's update runs in about 0.6x float32's time
-    (benchmarks/RESULTS.md); on one without, slower. The features round to 8 significant bits: the same seed is the
-    same run with the same setting, not across it."""
+    with bfloat16 instructions (AVX512-BF16 or AMX) PPO on Ms. Pac-Man's Nature CNN ran 1.46-1.61x float32's steps/s
+    (benchmarks/RESULTS.md); on one without, it may run slower (not measured). The features round to 8 significant
+    bits: the same seed is the same run with the same setting, not across it."""
 
     acts_only = {
         "hidden_sizes": MlpBody("network"),
