@@ -146,7 +146,8 @@ def collect(out: Path, destination: Path) -> None:
                 shutil.copy(run_dir / name, target / name)
         shutil.copy(run_dir.parent / f"{run_dir.name}.COMMIT", target / "COMMIT")
         for name in ("episodes.csv", "metrics.csv"):
-            with open(run_dir / name, "rb") as source, gzip.open(target / f"{name}.gz", "wb") as gz:
+            with open(run_dir / name, "rb") as source, open(target / f"{name}.gz", "wb") as file, \
+                    gzip.GzipFile(fileobj=file, mode="wb", mtime=0) as gz:  # mtime 0: a run collected again, the same bytes
                 shutil.copyfileobj(source, gz)
 
 
