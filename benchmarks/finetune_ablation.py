@@ -10,7 +10,8 @@ command, rerun at this commit) and runs the same seeds; ``scratch`` trains the s
 A run is ``voidrl finetune ppg --from WEIGHTS --env ALE/MsPacman-v5 --preset atari --steps 100000 --seed K
 --eval-every 100000 --eval-episodes 30 --torch-threads 1`` plus its arm's options, in ``OUT/ARM/seedK`` (resumed
 where stopped; a finished run, one with ``evaluations.csv``, is skipped). ``seedK.COMMIT`` beside a run names the commit
-that last started it.
+that last started it. The arms of ``ARM_WEIGHTS`` start from another pre-training's weights (a second seed of the same
+preset): ``table`` sets each against the arm with its settings from ``WEIGHTS`` and against scratch.
 """
 
 from __future__ import annotations
@@ -75,11 +76,18 @@ ARMS = {
     # the atari-finetune preset's settings on five times the budget, against scratch with the same settings
     "epochs-3-sign-clip-500k": ["--epochs", "3", "--reward-clip", "1", "--reward-scale", "1"],
     f"{SCRATCH}-epochs-3-sign-clip-500k": ["--epochs", "3", "--reward-clip", "1", "--reward-scale", "1"],
+    # is it luck? epochs-3-sign-clip from a second pre-training of the same preset (seed 1), not the committed seed 0
+    "second-pretraining-epochs-3-sign-clip": ["--epochs", "3", "--reward-clip", "1", "--reward-scale", "1"],
 }
 ARM_STEPS = {f"{SCRATCH}-1.1m": 1_100_000, "epochs-3-sign-clip-500k": 500_000, f"{SCRATCH}-epochs-3-sign-clip-500k": 500_000}
 """Arms trained for other than ``BUDGET`` steps; each is measured on its own budget and left out of the comparisons at
 ``BUDGET``."""
 KNN_SCOPE = Path("benchmarks/results/mspacman-2026-11-28-knn-scope")
+SECOND_PRETRAINING = Path("benchmarks/results/mspacman-2026-11-30-pretrain-seed1")
+ARM_WEIGHTS = {"second-pretraining-epochs-3-sign-clip": str(SECOND_PRETRAINING / "pretrain" / "pretrained-weights.pt")}
+"""Arms fine-tuned from other weights than ``WEIGHTS``."""
+SAME_SETTINGS = {"second-pretraining-epochs-3-sign-clip": "epochs-3-sign-clip"}
+"""Each arm of ``ARM_WEIGHTS`` and the arm with the same settings from ``WEIGHTS``, compared in ``table``."""
 EARLIER_ARMS = {
     # the README's 100k table: its arms ran 74 commits apart
     "pre-trained + 100k fine-tuning, the README's arm": KNN_SCOPE / "compare-100k" / "pretrained",
@@ -90,6 +98,8 @@ ZERO_SHOT = {
     "uniform-random policy": (0, ("explore", KNN_SCOPE / "explore" / "random.csv"), None),
     "pre-trained weights, zero-shot": (1_000_000, ("ablation", "zero-shot-sampled-seed0.csv"),
                                         KNN_SCOPE / "explore" / "step-1003520-greedy.csv"),
+    "second pre-training's weights (seed 1), zero-shot": (1_000_000, ("explore", SECOND_PRETRAINING / "explore" / "step-1003520.csv"),
+                                                          SECOND_PRETRAINING / "explore" / "step-1003520-greedy.csv"),
 }
 FIRST_GAMES = 20
 """The first games of fine-tuning, against the pre-trained policy's own score: does fine-tuning first lose it? The
@@ -101,7 +111,7 @@ def steps(arm: str) -> int:
 
 
 def command(arm: str, seed: int, run_dir: Path) -> list[str]:
-    start = ["train", "ppg"] if arm.startswith(SCRATCH) else ["finetune", "ppg", "--from", WEIGHTS]
+    start = ["train", "ppg"] if arm.startswith(SCRATCH) else ["finetune", "ppg", "--from", ARM_WEIGHTS.get(arm, WEIGHTS)]
     return [sys.executable, "-m", "voidrl", *start, "--env", "ALE/MsPacman-v5", "--preset", "atari",
             "--steps", str(steps(arm)), "--seed", str(seed), "--eval-every", str(steps(arm)), "--eval-episodes", "30",
             "--torch-threads", "1", "--no-progress", "--run-dir", str(run_dir), *ARMS[arm],
@@ -175,7 +185,8 @@ def table(folder: Path) -> None:
             greedy.append(float(run_csv_rows(run_dir, "evaluations.csv")[-1]["return_mean"]))
         print(f"| {arm_dir.name} | {len(runs)} | {', '.join(f'{v:.0f}' for v in first)} | {games_cell(each_first)} | "
               f"{', '.join(f'{v:.0f}' for v in greedy)} | {', '.join(f'{v:.0f}' for v in last)} |")
-    for arm_dir in sorted(path for path in folder.iterdir() if path.is_dir() and path.name != "baseline" and path.name not in ARM_STEPS):
+    for arm_dir in sorted(path for path in folder.iterdir()
+                          if path.is_dir() and path.name != "baseline" and path.name not in ARM_STEPS and path.name not in ARM_WEIGHTS):
         print(f"\n{arm_dir.name} against baseline:\n")
         print(compare_runs({arm_dir.name: sorted(arm_dir.glob("seed*")), "baseline": baseline}, BUDGET,
                            folder / f"{arm_dir.name}-against-baseline"))
@@ -186,6 +197,12 @@ def table(folder: Path) -> None:
         print(f"\n{pretrained.name} against {scratch_dir.name}:\n")
         print(compare_runs({pretrained.name: sorted(pretrained.glob("seed*")), scratch_dir.name: sorted(scratch_dir.glob("seed*"))},
                            steps(scratch_dir.name), folder / f"{pretrained.name}-against-{scratch_dir.name}"))
+    for arm, first_weights_arm in SAME_SETTINGS.items():  # the second pre-training against the first and scratch, alike
+        for other in (first_weights_arm, f"{SCRATCH}-{first_weights_arm}"):
+            if (folder / arm).is_dir() and (folder / other).is_dir():
+                print(f"\n{arm} against {other}:\n")
+                print(compare_runs({arm: sorted((folder / arm).glob("seed*")), other: sorted((folder / other).glob("seed*"))},
+                                   BUDGET, folder / f"{arm}-against-{other}"))
 
 
 def games_cell(scores: list[float]) -> str:
@@ -226,15 +243,17 @@ def ledger(folder: Path) -> None:
 
 
 def same_games(folder: Path) -> None:
-    """Each arm's final agents on the zero-shot games' starts (``EXPLORE``), sampled and greedy, against the weights'
-    own zero-shot play: the IQM over seeds of each agent's mean score, and its ratio to the zero-shot mean."""
-    zero_shot = {"explore.csv": folder / "zero-shot-sampled-seed0.csv",
-                 "explore-greedy.csv": ROOT / KNN_SCOPE / "explore" / "step-1003520-greedy.csv"}
+    """Each arm's final agents on the zero-shot games' starts (``EXPLORE``), sampled and greedy, against their
+    weights' own zero-shot play: the IQM over seeds of each agent's mean score, and its ratio to the zero-shot mean."""
+    first_zero_shot = {"explore.csv": folder / "zero-shot-sampled-seed0.csv",
+                       "explore-greedy.csv": ROOT / KNN_SCOPE / "explore" / "step-1003520-greedy.csv"}
+    second_zero_shot = {"explore.csv": ROOT / SECOND_PRETRAINING / "explore" / "step-1003520.csv",
+                        "explore-greedy.csv": ROOT / SECOND_PRETRAINING / "explore" / "step-1003520-greedy.csv"}
     print("| arm | sampled: IQM of the agents' means (ratio to zero-shot) | greedy: IQM of the agents' means (ratio to zero-shot) |")
     print("|---|---|---|")
     for arm_dir in sorted(path for path in folder.iterdir() if path.is_dir() and any(path.glob("seed*/explore.csv"))):
         cells = []
-        for name, reference in zero_shot.items():
+        for name, reference in (second_zero_shot if arm_dir.name in ARM_WEIGHTS else first_zero_shot).items():
             means = [np.mean([float(row["score"]) for row in run_csv_rows(run, name)]) for run in sorted(arm_dir.glob("seed*"))]
             own = np.mean([float(row["score"]) for row in run_csv_rows(reference.parent, reference.name)])
             interval = iqm_interval(np.array(means))
