@@ -1,12 +1,15 @@
 """Checkpoint files: atomic writes, refusal of unsafe or corrupt content."""
 
+import errno
 import os
 import pickle
+import shutil
 
 import pytest
 import torch
 
-from voidrl.io.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from voidrl.io import checkpoint
+from voidrl.io.checkpoint import CheckpointError, load_checkpoint, save_checkpoint, write_atomically
 
 
 class Exploit:
@@ -84,6 +87,30 @@ def test_failed_write_keeps_the_previous_checkpoint(tmp_path, monkeypatch):
     assert [p.name for p in tmp_path.iterdir()] == ["c.pt"]
 
 
+def half_written_then_torch_fails(handle):
+    """What torch.save does on a full disk: some bytes out, then a RuntimeError of its zip writer (not an OSError)."""
+    handle.write(b"x" * 3 * 2**20)
+    raise RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos 501815424 vs 501815312")
+
+
+@pytest.mark.parametrize("free_mb, raised", [(1, OSError), (10_000, RuntimeError)])
+def test_a_write_failing_on_a_full_disk_says_so(tmp_path, monkeypatch, free_mb, raised):
+    path = tmp_path / "c.pt"
+    save_checkpoint(path, {"step": 1})
+    usage = shutil.disk_usage(tmp_path)
+    monkeypatch.setattr(checkpoint.shutil, "disk_usage", lambda where: usage._replace(free=free_mb * 2**20))
+    with pytest.raises(raised) as failure:
+        write_atomically(path, half_written_then_torch_fails)
+    if raised is OSError:  # a full disk: named, with what was written and what is free
+        assert failure.value.errno == errno.ENOSPC
+        assert str(tmp_path) in str(failure.value) and "3 MB of c.pt were written" in str(failure.value)
+        assert "1 MB are free" in str(failure.value) and "--resume" in str(failure.value)
+    else:  # room to spare: torch's own error, unchanged
+        assert "unexpected pos" in str(failure.value)
+    assert load_checkpoint(path)["step"] == 1
+    assert [p.name for p in tmp_path.iterdir()] == ["c.pt"]
+
+
 def test_config_written_with_the_old_network_name_still_loads():
     from voidrl.config import TrainConfig
     from voidrl.train.presets import make_config
@@ -103,3 +130,20 @@ def test_renamed_presets_keep_their_old_names(tmp_path, capsys):
     assert old == new and new["intrinsic_config"]["contrastive_loss"] == "nt-xent"
     assert main(["train", "ppg", "--preset", "thesis", "--steps", "-1", "--run-dir", str(tmp_path / "bad")]) == 2
     assert "steps" in capsys.readouterr().err  # the old name passes the parser; the bad step count is what is refused
+
+
+def test_a_run_on_a_full_disk_stops_with_one_line_and_its_last_checkpoint(tmp_path, monkeypatch, capsys):
+    from voidrl.cli import main
+
+    run = tmp_path / "run"
+    command = ["train", "a2c", "--env", "CartPole-v1", "--num-envs", "2", "--num-steps", "8", "--checkpoint-every", "2",
+               "--torch-threads", "1", "--no-progress", "--run-dir", str(run)]
+    assert main([*command, "--steps", "32"]) == 0
+    capsys.readouterr()
+    usage = shutil.disk_usage(tmp_path)
+    monkeypatch.setattr(checkpoint.shutil, "disk_usage", lambda where: usage._replace(free=2**20))
+    monkeypatch.setattr(checkpoint.torch, "save", lambda payload, handle: half_written_then_torch_fails(handle))
+    assert main([*command, "--steps", "64", "--resume"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("voidrl: the disk holding") and "checkpoint.pt is left as it was" in err and "Traceback" not in err
+    assert load_checkpoint(run / "checkpoint.pt")["step"] == 32

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import errno
 import functools
 import gc
 import importlib.util
@@ -746,6 +747,12 @@ def main(argv: list[str] | None = None, callbacks: Sequence[Callback] = ()) -> i
             print(f"voidrl: {aborted}", file=sys.stderr)
             return 1
         except collective.GroupFailed:  # said where it happened
+            return 1
+        except OSError as error:
+            if error.errno != errno.ENOSPC:
+                raise
+            # write_atomically's own words say which disk, what is kept and what to do; another writer's name the file
+            print(f"voidrl: {error.strerror}" + (f": {error.filename}" if error.filename else ""), file=sys.stderr)
             return 1
         except RuntimeError as error:
             if not collective.is_group_failure(error):

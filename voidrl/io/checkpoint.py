@@ -8,9 +8,11 @@ run code).
 
 from __future__ import annotations
 
+import errno
 import os
 import pickle
 import re
+import shutil
 import tempfile
 import warnings
 from pathlib import Path
@@ -19,6 +21,9 @@ from typing import Any, BinaryIO, Callable
 import torch
 
 FORMAT = "voidrl-checkpoint-v1"
+FULL_DISK_BYTES = 64 * 2**20
+"""A write that fails with less than this free on its file system is reported as a full disk: torch's zip writer
+reports the operating system's "no space left" as a position mismatch of its own."""
 
 
 class CheckpointError(ValueError):
@@ -31,7 +36,8 @@ def save_checkpoint(path: str | os.PathLike, payload: dict[str, Any]) -> None:
 
 
 def write_atomically(path: str | os.PathLike, write: Callable[[BinaryIO], None]) -> None:
-    """``write`` the file at ``path`` (its folders made) via a temporary file, fsync and rename: never half-written."""
+    """``write`` the file at ``path`` (its folders made) via a temporary file, fsync and rename: never half-written.
+    A write that fails on a full disk raises ``OSError`` (``ENOSPC``) saying so; the file at ``path`` is left as it was."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -41,6 +47,15 @@ def write_atomically(path: str | os.PathLike, write: Callable[[BinaryIO], None])
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
+    except Exception as error:
+        written, free = Path(tmp).stat().st_size if Path(tmp).exists() else 0, shutil.disk_usage(path.parent).free
+        Path(tmp).unlink(missing_ok=True)
+        if free < FULL_DISK_BYTES:
+            raise OSError(errno.ENOSPC, f"the disk holding {str(path.parent)!r} is full: {written / 2**20:.0f} MB of "
+                                        f"{path.name} were written when the write failed, {free / 2**20:.0f} MB are free; "
+                                        f"{path.name} is left as it was. Free some space and run it again (a training run goes on from "
+                                        f"its last checkpoint with --resume)") from error
+        raise
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
