@@ -78,6 +78,9 @@ ARMS = {
     f"{SCRATCH}-epochs-3-sign-clip-500k": ["--epochs", "3", "--reward-clip", "1", "--reward-scale", "1"],
     # is it luck? epochs-3-sign-clip from a second pre-training of the same preset (seed 1), not the committed seed 0
     "second-pretraining-epochs-3-sign-clip": ["--epochs", "3", "--reward-clip", "1", "--reward-scale", "1"],
+    # epochs-3-sign-clip run again at the second pre-training's arm's commit (81f52d3): since 459f317 networks are built
+    # with the run's torch thread count, so the fresh critic starts from other bits than at ad8a0af
+    "epochs-3-sign-clip-again": ["--epochs", "3", "--reward-clip", "1", "--reward-scale", "1"],
 }
 ARM_STEPS = {f"{SCRATCH}-1.1m": 1_100_000, "epochs-3-sign-clip-500k": 500_000, f"{SCRATCH}-epochs-3-sign-clip-500k": 500_000}
 """Arms trained for other than ``BUDGET`` steps; each is measured on its own budget and left out of the comparisons at
@@ -86,8 +89,9 @@ KNN_SCOPE = Path("benchmarks/results/mspacman-2026-11-28-knn-scope")
 SECOND_PRETRAINING = Path("benchmarks/results/mspacman-2026-11-30-pretrain-seed1")
 ARM_WEIGHTS = {"second-pretraining-epochs-3-sign-clip": str(SECOND_PRETRAINING / "pretrain" / "pretrained-weights.pt")}
 """Arms fine-tuned from other weights than ``WEIGHTS``."""
-SAME_SETTINGS = {"second-pretraining-epochs-3-sign-clip": "epochs-3-sign-clip"}
-"""Each arm of ``ARM_WEIGHTS`` and the arm with the same settings from ``WEIGHTS``, compared in ``table``."""
+SAME_SETTINGS = {"second-pretraining-epochs-3-sign-clip": ("epochs-3-sign-clip", "epochs-3-sign-clip-again")}
+"""Each arm of ``ARM_WEIGHTS`` and the arms with the same settings from ``WEIGHTS``, compared in ``table`` (with
+scratch's arm of those settings, ``SCRATCH-`` the first of them)."""
 EARLIER_ARMS = {
     # the README's 100k table: its arms ran 74 commits apart
     "pre-trained + 100k fine-tuning, the README's arm": KNN_SCOPE / "compare-100k" / "pretrained",
@@ -197,8 +201,13 @@ def table(folder: Path) -> None:
         print(f"\n{pretrained.name} against {scratch_dir.name}:\n")
         print(compare_runs({pretrained.name: sorted(pretrained.glob("seed*")), scratch_dir.name: sorted(scratch_dir.glob("seed*"))},
                            steps(scratch_dir.name), folder / f"{pretrained.name}-against-{scratch_dir.name}"))
-    for arm, first_weights_arm in SAME_SETTINGS.items():  # the second pre-training against the first and scratch, alike
-        for other in (first_weights_arm, f"{SCRATCH}-{first_weights_arm}"):
+    for again in sorted(folder.glob("*-again")):  # an arm run again at a later commit, against itself at the first
+        first = folder / again.name.removesuffix("-again")
+        print(f"\n{again.name} against {first.name}:\n")
+        print(compare_runs({again.name: sorted(again.glob("seed*")), first.name: sorted(first.glob("seed*"))}, BUDGET,
+                           folder / f"{again.name}-against-{first.name}"))
+    for arm, first_weights_arms in SAME_SETTINGS.items():  # the second pre-training against the first and scratch, alike
+        for other in (*first_weights_arms, f"{SCRATCH}-{first_weights_arms[0]}"):
             if (folder / arm).is_dir() and (folder / other).is_dir():
                 print(f"\n{arm} against {other}:\n")
                 print(compare_runs({arm: sorted((folder / arm).glob("seed*")), other: sorted((folder / other).glob("seed*"))},
