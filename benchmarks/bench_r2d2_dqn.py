@@ -40,6 +40,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from pool import gzip_copy
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "r2d2-dqn"
@@ -210,9 +211,7 @@ def collect_runs(out: Path, results: Path, marker: str) -> None:
             continue
         target = results / run_dir.name
         target.mkdir(parents=True, exist_ok=True)
-        with (run_dir / "episodes.csv").open("rb") as source, (target / "episodes.csv.gz").open("wb") as file, \
-                gzip.GzipFile(fileobj=file, mode="wb", mtime=0) as sink:  # mtime 0: the same run gives the same bytes
-            shutil.copyfileobj(source, sink)
+        gzip_copy(run_dir / "episodes.csv", target / "episodes.csv.gz")
         shutil.copy(run_dir / marker, target / marker)
         if (run_dir / "config.json").exists():
             shutil.copy(run_dir / "config.json", target / "config.json")

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, Callable, NamedTuple
 
 from gymnasium.envs.toy_text.frozen_lake import FrozenLakeEnv
-from pool import run_commands
+from pool import gzip_copy, run_commands
 from gymnasium.envs.toy_text.taxi import TaxiEnv
 from stable_baselines3.common.envs import BitFlippingEnv
 
@@ -149,8 +149,7 @@ def collect(out: Path, destination: Path) -> None:
         target.mkdir(parents=True, exist_ok=True)
         shutil.copy(result, target / "result.json")
         shutil.copy(run_dir / "config.json", target / "config.json")
-        with open(run_dir / "episodes.csv", "rb") as source, gzip.open(target / "episodes.csv.gz", "wb") as gz:
-            shutil.copyfileobj(source, gz)
+        gzip_copy(run_dir / "episodes.csv", target / "episodes.csv.gz")
 
 
 def table(folder: Path) -> None:

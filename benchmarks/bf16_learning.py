@@ -14,7 +14,6 @@ of the two groups side by side with 95% intervals (``compare_runs``: bfloat16 mi
 from __future__ import annotations
 
 import argparse
-import gzip
 import shutil
 import subprocess
 import sys
@@ -23,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pool import run_commands  # noqa: E402
+from pool import gzip_copy, run_commands  # noqa: E402
 from voidrl.io.report import compare_runs  # noqa: E402
 
 ARMS = {"bfloat16": ["--bfloat16"], "float32": []}
@@ -44,9 +43,7 @@ def collect(out: Path, table: Path, seeds: list[int]) -> dict[str, list[Path]]:
             source, target = out / arm / f"seed{seed}", table / arm / f"seed{seed}"
             target.mkdir(parents=True, exist_ok=True)
             shutil.copy(source / "config.json", target / "config.json")
-            with (source / "episodes.csv").open("rb") as plain, (target / "episodes.csv.gz").open("wb") as file, \
-                    gzip.GzipFile(fileobj=file, mode="wb", mtime=0) as packed:  # mtime 0: the same run, the same bytes
-                shutil.copyfileobj(plain, packed)
+            gzip_copy(source / "episodes.csv", target / "episodes.csv.gz")
             (target / "COMMIT").write_text(commit + "\n")
             groups.setdefault(arm, []).append(target)
     return groups

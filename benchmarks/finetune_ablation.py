@@ -17,7 +17,6 @@ preset): ``table`` sets each against the arm with its settings from ``WEIGHTS`` 
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import shutil
 import subprocess
@@ -30,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from mspacman_tables import mean_sem, read_exploration  # noqa: E402
-from pool import run_commands  # noqa: E402
+from pool import gzip_copy, run_commands  # noqa: E402
 from voidrl.io.report import compare_runs, run_csv_rows, run_measures  # noqa: E402
 from voidrl.math.intervals import iqm_interval  # noqa: E402
 
@@ -160,9 +159,7 @@ def collect(out: Path, destination: Path) -> None:
                 shutil.copy(run_dir / name, target / name)
         shutil.copy(run_dir.parent / f"{run_dir.name}.COMMIT", target / "COMMIT")
         for name in ("episodes.csv", "metrics.csv"):
-            with open(run_dir / name, "rb") as source, open(target / f"{name}.gz", "wb") as file, \
-                    gzip.GzipFile(fileobj=file, mode="wb", mtime=0) as gz:  # mtime 0: a run collected again, the same bytes
-                shutil.copyfileobj(source, gz)
+            gzip_copy(run_dir / name, target / f"{name}.gz")
 
 
 def first_games(run_dir: Path) -> list[float]:
@@ -174,7 +171,6 @@ def first_games(run_dir: Path) -> list[float]:
 
 
 def table(folder: Path) -> None:
-    baseline = sorted((folder / "baseline").glob("seed*"))
     print(f"| arm | seeds | first {FIRST_GAMES} games per seed | each environment's first game, all seeds | greedy (30 games) per seed | "
           "last 100 training games per seed |")
     print("|---|---:|---|---|---|---|")
@@ -191,27 +187,24 @@ def table(folder: Path) -> None:
               f"{', '.join(f'{v:.0f}' for v in greedy)} | {', '.join(f'{v:.0f}' for v in last)} |")
     for arm_dir in sorted(path for path in folder.iterdir()
                           if path.is_dir() and path.name != "baseline" and path.name not in ARM_STEPS and path.name not in ARM_WEIGHTS):
-        print(f"\n{arm_dir.name} against baseline:\n")
-        print(compare_runs({arm_dir.name: sorted(arm_dir.glob("seed*")), "baseline": baseline}, BUDGET,
-                           folder / f"{arm_dir.name}-against-baseline"))
+        compare_arms(folder, arm_dir.name, "baseline", BUDGET)
     for scratch_dir in sorted(folder.glob(f"{SCRATCH}-*")):  # pre-trained against scratch, same settings and budget
         pretrained = folder / scratch_dir.name.removeprefix(f"{SCRATCH}-")
         if not pretrained.is_dir():
             continue
-        print(f"\n{pretrained.name} against {scratch_dir.name}:\n")
-        print(compare_runs({pretrained.name: sorted(pretrained.glob("seed*")), scratch_dir.name: sorted(scratch_dir.glob("seed*"))},
-                           steps(scratch_dir.name), folder / f"{pretrained.name}-against-{scratch_dir.name}"))
+        compare_arms(folder, pretrained.name, scratch_dir.name, steps(scratch_dir.name))
     for again in sorted(folder.glob("*-again")):  # an arm run again at a later commit, against itself at the first
-        first = folder / again.name.removesuffix("-again")
-        print(f"\n{again.name} against {first.name}:\n")
-        print(compare_runs({again.name: sorted(again.glob("seed*")), first.name: sorted(first.glob("seed*"))}, BUDGET,
-                           folder / f"{again.name}-against-{first.name}"))
+        compare_arms(folder, again.name, again.name.removesuffix("-again"), BUDGET)
     for arm, first_weights_arms in SAME_SETTINGS.items():  # the second pre-training against the first and scratch, alike
         for other in (*first_weights_arms, f"{SCRATCH}-{first_weights_arms[0]}"):
             if (folder / arm).is_dir() and (folder / other).is_dir():
-                print(f"\n{arm} against {other}:\n")
-                print(compare_runs({arm: sorted((folder / arm).glob("seed*")), other: sorted((folder / other).glob("seed*"))},
-                                   BUDGET, folder / f"{arm}-against-{other}"))
+                compare_arms(folder, arm, other, BUDGET)
+
+
+def compare_arms(folder: Path, arm: str, other: str, budget: int) -> None:
+    """Print ``compare_runs``' table of ``arm``'s seeds against ``other``'s in ``folder`` (its plot beside them)."""
+    print(f"\n{arm} against {other}:\n")
+    print(compare_runs({name: sorted((folder / name).glob("seed*")) for name in (arm, other)}, budget, folder / f"{arm}-against-{other}"))
 
 
 def games_cell(scores: list[float]) -> str:
@@ -254,15 +247,15 @@ def ledger(folder: Path) -> None:
 def same_games(folder: Path) -> None:
     """Each arm's final agents on the zero-shot games' starts (``EXPLORE``), sampled and greedy, against their
     weights' own zero-shot play: the IQM over seeds of each agent's mean score, and its ratio to the zero-shot mean."""
-    first_zero_shot = {"explore.csv": folder / "zero-shot-sampled-seed0.csv",
-                       "explore-greedy.csv": ROOT / KNN_SCOPE / "explore" / "step-1003520-greedy.csv"}
-    second_zero_shot = {"explore.csv": ROOT / SECOND_PRETRAINING / "explore" / "step-1003520.csv",
-                        "explore-greedy.csv": ROOT / SECOND_PRETRAINING / "explore" / "step-1003520-greedy.csv"}
+    zero_shot = {  # the weights' own games, as EXPLORE's file names: the first weights' and the second's
+        False: {"explore.csv": folder / "zero-shot-sampled-seed0.csv", "explore-greedy.csv": ROOT / KNN_SCOPE / "explore" / "step-1003520-greedy.csv"},
+        True: {name: ROOT / SECOND_PRETRAINING / "explore" / f"step-1003520{suffix}.csv" for name, suffix in (("explore.csv", ""), ("explore-greedy.csv", "-greedy"))},
+    }
     print("| arm | sampled: IQM of the agents' means (ratio to zero-shot) | greedy: IQM of the agents' means (ratio to zero-shot) |")
     print("|---|---|---|")
     for arm_dir in sorted(path for path in folder.iterdir() if path.is_dir() and any(path.glob("seed*/explore.csv"))):
         cells = []
-        for name, reference in (second_zero_shot if arm_dir.name in ARM_WEIGHTS else first_zero_shot).items():
+        for name, reference in zero_shot[arm_dir.name in ARM_WEIGHTS].items():
             means = [np.mean([float(row["score"]) for row in run_csv_rows(run, name)]) for run in sorted(arm_dir.glob("seed*"))]
             own = np.mean([float(row["score"]) for row in run_csv_rows(reference.parent, reference.name)])
             interval = iqm_interval(np.array(means))
