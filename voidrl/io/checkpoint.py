@@ -54,7 +54,7 @@ def write_atomically(path: str | os.PathLike, write: Callable[[BinaryIO], None])
             raise OSError(errno.ENOSPC, f"the disk holding {str(path.parent)!r} is full: {written / 2**20:.0f} MB of "
                                         f"{path.name} were written when the write failed, {free / 2**20:.0f} MB are free; "
                                         f"{path.name} is left as it was. Free some space and run it again (a training run goes on from "
-                                        f"its last checkpoint with --resume)") from error
+                                        f"its last checkpoint with --resume, resume=True in Python)") from error
         raise
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
