@@ -62,3 +62,30 @@ def test_the_committed_ms_pacman_weights_fine_tune_as_the_readme_shows(tmp_path)
                     "--no-progress", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "ft" / "checkpoint.pt").exists()
+
+
+def test_keep_weights_keeps_each_checkpoints_networks_and_may_be_turned_on_at_resume(tmp_path):
+    """128 steps an update (4 x 32), a checkpoint every 2 updates: kept at 256 and 512; the resumed run adds 768."""
+    pretrain_small_minatar(tmp_path, 512, "pre")
+    assert not (tmp_path / "pre" / "weights").exists()  # off by default
+    resumed = voidrl("pretrain", "ppg", "--env", "MinAtar/Breakout-v1", "--steps", "768", "--contrastive-start", "64",
+                     "--contrastive-batch-size", "16", "--run-dir", "pre", *SMALL_PPG, "--resume", "--keep-weights", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    kept = tmp_path / "pre" / "weights" / "step-768.pt"
+    assert sorted(path.name for path in kept.parent.iterdir()) == ["step-768.pt"]
+    weights = torch.load(kept, weights_only=True)
+    checkpoint = torch.load(tmp_path / "pre" / "checkpoint.pt", weights_only=True)
+    assert weights["step"] == checkpoint["step"] == 768 and set(weights["algorithm"]) == {"policy"}
+    for key, value in checkpoint["algorithm"]["policy"].items():
+        assert torch.equal(weights["algorithm"]["policy"][key], value)
+
+    run = voidrl("pretrain", "ppg", "--env", "MinAtar/Breakout-v1", "--steps", "512", "--contrastive-start", "64",
+                 "--contrastive-batch-size", "16", "--run-dir", "kept", "--checkpoint-every", "2", "--keep-weights",
+                 *SMALL_PPG, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert sorted(path.name for path in (tmp_path / "kept" / "weights").iterdir()) == ["step-256.pt", "step-512.pt"]
+    early, late = (torch.load(tmp_path / "kept" / "weights" / f"step-{step}.pt", weights_only=True) for step in (256, 512))
+    assert (early["step"], late["step"]) == (256, 512)
+    assert not all(torch.equal(early["algorithm"]["policy"][key], value) for key, value in late["algorithm"]["policy"].items())
+    played = voidrl("eval", "--checkpoint", "kept/weights/step-256.pt", "--episodes", "2", cwd=tmp_path)
+    assert played.returncode == 0, played.stderr

@@ -24,7 +24,7 @@ from typing import Any, NoReturn
 
 import voidrl
 from voidrl.callbacks import Callback
-from voidrl.config import (COMMAND_PRESETS, RENAMED_FIELDS, RENAMED_PRESETS, TrainConfig, algorithm_presets, check_field_types, field_docs, field_type,
+from voidrl.config import (COMMAND_PRESETS, RENAMED_FIELDS, RENAMED_PRESETS, RESUME_CHANGEABLE, TrainConfig, algorithm_presets, check_field_types, field_docs, field_type,
                            default_presets_text, plugin_options)
 from voidrl.configs.choices import EXPORT_FORMATS, WEIGHTS_FORMAT
 from voidrl.configs.env import EnvConfig
@@ -74,6 +74,11 @@ COLLAPSE_OPTIONS = ("collapse_entropy", "collapse_patience", "collapse_restore")
 """The policy-collapse guard's options: for algorithms with a policy entropy (not ``acts_greedily``)."""
 
 
+def option_flag(name: str) -> str:
+    """The command-line flag of a config field: ``keep_weights`` -> ``--keep-weights``."""
+    return "--" + name.replace("_", "-")
+
+
 def add_dataclass_options(parser: argparse.ArgumentParser, cls: type, title: str, skip: tuple[str, ...] = (),
                           unlisted: tuple[str, ...] = ()) -> None:
     """One ``--field-name`` per field of ``cls`` but ``skip``; defaults stay unset so presets can fill them. The
@@ -84,7 +89,7 @@ def add_dataclass_options(parser: argparse.ArgumentParser, cls: type, title: str
     for field in dataclasses.fields(cls):
         if field.name in skip:
             continue
-        flags = ["--" + name.replace("_", "-") for name in (field.name, *(old for old, new in RENAMED_FIELDS.items() if new == field.name))]
+        flags = [option_flag(name) for name in (field.name, *(old for old, new in RENAMED_FIELDS.items() if new == field.name))]
         base, optional = field_type(cls, field.name)
         default = getattr(defaults, field.name)
         help_text = argparse.SUPPRESS if field.name in unlisted else f"{docs.get(field.name, '')} (default: {default})"
@@ -113,7 +118,7 @@ def add_plugin_options(parser: argparse.ArgumentParser, listed: set[str]) -> Non
             defaults = ", ".join(f"{plugin} {getattr(cls(), name)}" for plugin, cls in zip(owners[name], sources))
             base, _ = field_type(sources[0], name)
             help_text = f"{field_docs(sources[0]).get(name, '')} (default: {defaults})" if listed & set(owners[name]) else argparse.SUPPRESS
-            group.add_argument("--" + name.replace("_", "-"), dest=name, type=base, metavar=base.__name__.upper(),
+            group.add_argument(option_flag(name), dest=name, type=base, metavar=base.__name__.upper(),
                                default=argparse.SUPPRESS, help=help_text)
     for plugin in REWARD_SOURCES:
         config_class = REWARD_SOURCES.config_class(plugin)
@@ -182,7 +187,7 @@ def add_training_commands(commands: Subcommands, argv: list[str] | None) -> None
             if command != "compare":
                 sub.add_argument("--resume", action="store_true",
                                  help="continue the run in --run-dir from its checkpoint with its saved settings (options given "
-                                      "again must equal them; --steps, --device, --torch-threads, --progress, --wandb may "
+                                      f"again must equal them; {', '.join(option_flag(name) for name in RESUME_CHANGEABLE)} may "
                                       "change); a directory without a checkpoint starts the run (over)")
             if command in ("finetune", "compare"):
                 sub.add_argument("--from", dest="init_from", required=command == "finetune", metavar="CHECKPOINT",

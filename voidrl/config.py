@@ -192,7 +192,7 @@ def plugin_options() -> dict[str, tuple[str, ...]]:
     return owners
 
 
-RESUME_CHANGEABLE = ("steps", "device", "deterministic_kernels", "progress", "torch_threads", "wandb", "actors", "ray_address")
+RESUME_CHANGEABLE = ("steps", "device", "deterministic_kernels", "progress", "torch_threads", "wandb", "keep_weights", "actors", "ray_address")
 """Options a resumed run may change: the budget and how the run is executed, never what it learns (a new
 number of actors spreads R2D2's epsilon ladder over the new number of environments)."""
 

@@ -29,6 +29,10 @@ class RunConfig:
     """Directory for logs and checkpoints; default runs/<algo>-<env>-seed<seed>-<start time>."""
     checkpoint_every: int = 20
     """Write a checkpoint every this many updates (and always at the end)."""
+    keep_weights: bool = False
+    """At every checkpoint also keep the networks that runs start from (what ``voidrl export --format weights``
+    writes) in weights/step-<step>.pt, so each stage of the run can be played (voidrl eval, explore) and fine-tuned
+    from; the checkpoint itself is overwritten. A PPG Atari network is about 10 MB a file."""
     torch_threads: int = 0
     """Torch intra-op CPU threads for the whole run; 0 chooses once from the network and the CPUs this process may
     use (1 for an MLP, every CPU for a CNN, 1 in a process started with nice), and config.json records the count

@@ -35,7 +35,7 @@ from voidrl.intrinsic.base import RewardSource
 from voidrl.io.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from voidrl.io.logger import RunLogger
 from voidrl.io.run_dir import RunDirError, RunDirLock, check_writable_dir, remove_stale_temporaries
-from voidrl.nets.parts import load_parts
+from voidrl.nets.parts import fine_tuning_weights, load_parts
 from voidrl.nets.persistence import PersistentUniforms
 from voidrl.registry import ALGORITHMS, REWARD_SOURCES
 from voidrl.replay.store import ReplayStore
@@ -52,6 +52,8 @@ from voidrl.train.threads import busy_cpus_warning, default_threads, torch_threa
 
 CHECKPOINT_NAME = "checkpoint.pt"
 HEALTHY_NAME = "healthy.pt"
+KEPT_WEIGHTS_DIR = "weights"
+"""With keep_weights: the folder of the networks kept at each checkpoint, step-<step>.pt."""
 """With the collapse guard on: the last checkpoint written while the policy entropy was healthy."""
 REPLAY_DIR = "replay"
 """Where a replay learner keeps its replay beside the checkpoints (``--save-replay``)."""
@@ -296,6 +298,8 @@ class Trainer:
                 return
             payload |= {"world_size": self.world_size, "rank_states": others[1:]}
         save_checkpoint(self.run_dir / CHECKPOINT_NAME, payload)
+        if self.config.run.keep_weights:
+            save_checkpoint(self.run_dir / KEPT_WEIGHTS_DIR / f"step-{self.step}.pt", fine_tuning_weights(payload))
         if healthy and self.config.run.collapse_entropy is not None:
             save_checkpoint(self.run_dir / HEALTHY_NAME, payload)
 
