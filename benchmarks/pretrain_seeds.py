@@ -1,0 +1,103 @@
+"""Issue 63, part 5 (is it luck?): the 1M-step pre-trainings of the ``pretrain`` preset on Ms. Pac-Man, one per seed,
+side by side, rebuilt from their committed results folders:
+
+    python benchmarks/pretrain_seeds.py
+
+Each folder (``mspacman_tables.py``'s layout) holds ``pretrain/`` (config.json, metrics.csv.gz, episodes.csv.gz) and
+``explore/`` (``voidrl explore --seed 0`` games on the same starts: random.csv, step-N.csv of the networks at step N,
+step-N-greedy.csv acting greedily). It prints what each seed's final networks do zero-shot, what the run measured of
+its own objective at the end, and the sampled games of the networks along the way where a seed kept them, as ratios
+to the uniform-random policy's games.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from mspacman_tables import read_exploration  # noqa: E402
+from voidrl.io.report import run_csv_rows  # noqa: E402
+
+RESULTS = ROOT / "benchmarks" / "results"
+SEED_FOLDERS = [RESULTS / "mspacman-2026-11-28-knn-scope", RESULTS / "mspacman-2026-11-30-pretrain-seed1",
+                *(RESULTS / "mspacman-2026-11-30-pretrain-seeds" / f"seed{seed}" for seed in (2, 3))]
+"""The pre-trainings of seeds 0, 1, 2 and 3: the committed weights' run, then one folder per seed."""
+SAMPLED_AGAIN = {RESULTS / "mspacman-2026-11-28-knn-scope": RESULTS / "mspacman-2026-11-29-finetune-ablation" / "zero-shot-sampled-seed0.csv"}
+"""Seed 0's final sampled games as played again once ``voidrl explore`` seeded its sampled actions (issue 63, part 4):
+its ``explore/`` files were played before, with unseeded actions, as were its games along the way."""
+FINAL = "step-1003520"
+"""The last update's networks (1M steps rounded up to whole rollouts of 8 x 512)."""
+LAST_UPDATES = 10
+"""The final row of each run's own measures averages its last this many updates."""
+
+
+def snapshots(explore: Path) -> dict[int, dict[str, np.ndarray]]:
+    """Sampled games of the networks at step N (``step-N.csv``), by N."""
+    return {int(m.group(1)): read_exploration(path) for path in explore.glob("step-*.csv") if (m := re.fullmatch(r"step-(\d+)", path.stem))}
+
+
+def spread(values: np.ndarray) -> str:
+    return f"{values.mean():.1f} +- {values.std(ddof=1) / np.sqrt(len(values)):.1f}"
+
+
+def final_table(folders: list[Path]) -> list[str]:
+    lines = ["## Each seed's final networks, zero-shot (30 games each on the same starts; mean +- standard error)", "",
+             "| seed | sampled score | sampled positions | positions / random | greedy score | greedy positions "
+             "| particle reward | top-1 | entropy | training games' score (last 100) |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for folder in folders:
+        seed = json.loads((folder / "pretrain" / "config.json").read_text())["run"]["seed"]
+        random = read_exploration(folder / "explore" / "random.csv")
+        sampled = read_exploration(SAMPLED_AGAIN.get(folder, folder / "explore" / f"{FINAL}.csv"))
+        greedy = read_exploration(folder / "explore" / f"{FINAL}-greedy.csv")
+        rows = run_csv_rows(folder / "pretrain", "metrics.csv")[-LAST_UPDATES:]
+        own = {name: np.mean([float(row[name]) for row in rows]) for name in ("apt/particle_reward", "apt/contrastive_accuracy", "train/entropy")}
+        games = np.array([float(row["return"]) for row in run_csv_rows(folder / "pretrain", "episodes.csv")][-100:])
+        lines.append(f"| {seed} | {spread(sampled['score'])} | {spread(sampled['positions'])} | "
+                     f"{sampled['positions'].mean() / random['positions'].mean():.2f}x | {spread(greedy['score'])} | "
+                     f"{spread(greedy['positions'])} | {own['apt/particle_reward']:.3f} | {own['apt/contrastive_accuracy']:.3f} | "
+                     f"{own['train/entropy']:.2f} | {games.mean():.0f} |")
+    random = read_exploration(folders[0] / "explore" / "random.csv")
+    return lines + ["", f"Uniform-random policy on the same starts: score {spread(random['score'])}, positions "
+                    f"{spread(random['positions'])}. The run's own measures: the mean of its last {LAST_UPDATES} updates.", ""]
+
+
+def trace_table(folders: list[Path]) -> list[str]:
+    """Distinct positions / random's, at each step where at least two seeds kept their networks."""
+    traced = {}
+    for folder in folders:
+        games = snapshots(folder / "explore")
+        if len(games) > 1:
+            seed = json.loads((folder / "pretrain" / "config.json").read_text())["run"]["seed"]
+            random = read_exploration(folder / "explore" / "random.csv")
+            traced[seed] = {step: (values["positions"].mean() / random["positions"].mean(), values["score"].mean() / random["score"].mean())
+                            for step, values in games.items()}
+    steps = sorted(step for step in set().union(*traced.values()) if sum(step in games for games in traced.values()) > 1)
+    if not steps:
+        return []
+    lines = ["## Along the way: sampled games of each seed's networks (30 each; positions / random, score / random)", "",
+             "| step | " + " | ".join(f"seed {seed}" for seed in traced) + " |", "|---:|" + "---:|" * len(traced)]
+    for step in steps:
+        cells = [f"{games[step][0]:.2f}x, {games[step][1]:.2f}x" if step in games else "" for games in traced.values()]
+        lines.append(f"| {step:,} | {' | '.join(cells)} |")
+    return lines + [""]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folders", type=Path, nargs="*", help="results folders, one per seed (default: seeds 0-3's, those present)")
+    folders = parser.parse_args().folders or [folder for folder in SEED_FOLDERS if (folder / "explore" / f"{FINAL}-greedy.csv").exists()]
+    print("\n".join(final_table(folders) + trace_table(folders)))
+
+
+if __name__ == "__main__":
+    main()
