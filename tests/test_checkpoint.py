@@ -31,6 +31,20 @@ def test_round_trip_nested_state(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["c.pt"]  # no temporary file left behind
 
 
+@pytest.mark.parametrize("mask", [0o022, 0o077, 0o002])
+def test_a_written_file_has_the_mode_of_any_file_the_process_makes(tmp_path, mask):
+    """Not mkstemp's owner-only 0600: a checkpoint or an exported policy reads like the run's other files."""
+    previous = os.umask(mask)
+    try:
+        assert checkpoint.process_umask() == mask
+        save_checkpoint(tmp_path / "c.pt", {"step": 1})
+        (tmp_path / "plain.txt").write_text("x")
+    finally:
+        os.umask(previous)
+    modes = {name: (tmp_path / name).stat().st_mode & 0o777 for name in ("c.pt", "plain.txt")}
+    assert modes["c.pt"] == modes["plain.txt"] == 0o666 & ~mask
+
+
 def test_crafted_checkpoint_cannot_run_code(tmp_path):
     marker = tmp_path / "pwned"
     path = tmp_path / "evil.pt"

@@ -35,6 +35,20 @@ def save_checkpoint(path: str | os.PathLike, payload: dict[str, Any]) -> None:
     write_atomically(path, lambda handle: torch.save({"format": FORMAT, **payload}, handle))
 
 
+def process_umask() -> int:
+    """The process's file-mode creation mask, read without changing it where Linux shows it (``/proc/self/status``)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except OSError:
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def write_atomically(path: str | os.PathLike, write: Callable[[BinaryIO], None]) -> None:
     """``write`` the file at ``path`` (its folders made) via a temporary file, fsync and rename: never half-written.
     A write that fails on a full disk raises ``OSError`` (``ENOSPC``) saying so; the file at ``path`` is left as it was."""
@@ -42,6 +56,7 @@ def write_atomically(path: str | os.PathLike, write: Callable[[BinaryIO], None])
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~process_umask())  # mkstemp's file is the owner's alone; a written file reads as any other
         with os.fdopen(fd, "wb") as handle:
             write(handle)
             handle.flush()
