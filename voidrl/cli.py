@@ -184,10 +184,12 @@ def add_training_commands(commands: Subcommands, argv: list[str] | None) -> None
                                         help="instead of --preset: a JSON or TOML file of a preset's shape, section (run, env, "
                                              "algo_config, intrinsic_config) -> option -> value, e.g. the best-preset.json "
                                              "voidrl tune writes")
+            unlisted_run = (() if config_class.remote_actors else ("actors", "ray_address")) + (COLLAPSE_OPTIONS if config_class.acts_greedily else ())
             if command != "compare":
+                changeable = [option_flag(name) for name in RESUME_CHANGEABLE if name not in unlisted_run]
                 sub.add_argument("--resume", action="store_true",
                                  help="continue the run in --run-dir from its checkpoint with its saved settings (options given "
-                                      f"again must equal them; {', '.join(option_flag(name) for name in RESUME_CHANGEABLE)} may "
+                                      f"again must equal them; {', '.join(changeable)} may "
                                       "change); a directory without a checkpoint starts the run (over)")
             if command in ("finetune", "compare"):
                 sub.add_argument("--from", dest="init_from", required=command == "finetune", metavar="CHECKPOINT",
@@ -201,8 +203,7 @@ def add_training_commands(commands: Subcommands, argv: list[str] | None) -> None
                                  help="runs trained side by side in K worker processes, the CPUs shared between them "
                                       "(default: 1, one after the other)")
             add_dataclass_options(sub, RunConfig, "run", skip=("init_from",) if command in ("finetune", "compare") else (),
-                                  unlisted=(() if config_class.remote_actors else ("actors", "ray_address"))
-                                  + (COLLAPSE_OPTIONS if config_class.acts_greedily else ()))
+                                  unlisted=unlisted_run)
             add_dataclass_options(sub, EnvConfig, "environment")
             feed_forward = issubclass(config_class, MemoryConfig) and not config_class.takes_memory
             add_dataclass_options(sub, config_class, name, unlisted=MEMORY_OPTIONS if feed_forward else ())
