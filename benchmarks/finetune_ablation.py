@@ -10,7 +10,7 @@ command, rerun at this commit) and runs the same seeds; ``scratch`` trains the s
 A run is ``voidrl finetune ppg --from WEIGHTS --env ALE/MsPacman-v5 --preset atari --steps 100000 --seed K
 --eval-every 100000 --eval-episodes 30 --torch-threads 1`` plus its arm's options, in ``OUT/ARM/seedK`` (resumed
 where stopped; a finished run, one with ``evaluations.csv``, is skipped). ``seedK.COMMIT`` beside a run names the commit
-that last started it. The arms of ``ARM_WEIGHTS`` start from another pre-training's weights (a second seed of the same
+that last started it. The arms of ``ARM_WEIGHTS`` start from another pre-training's weights (another seed of the same
 preset): ``table`` sets each against the arm with its settings from ``WEIGHTS`` and against scratch.
 """
 
@@ -86,9 +86,13 @@ ARM_STEPS = {f"{SCRATCH}-1.1m": 1_100_000, "epochs-3-sign-clip-500k": 500_000, f
 ``BUDGET``."""
 KNN_SCOPE = Path("benchmarks/results/mspacman-2026-11-28-knn-scope")
 SECOND_PRETRAINING = Path("benchmarks/results/mspacman-2026-11-30-pretrain-seed1")
-ARM_WEIGHTS = {"second-pretraining-epochs-3-sign-clip": str(SECOND_PRETRAINING / "pretrain" / "pretrained-weights.pt")}
-"""Arms fine-tuned from other weights than ``WEIGHTS``."""
-SAME_SETTINGS = {"second-pretraining-epochs-3-sign-clip": ("epochs-3-sign-clip", "epochs-3-sign-clip-again")}
+THIRD_PRETRAINING = Path("benchmarks/results/mspacman-2026-11-30-pretrain-seeds/seed2")
+"""A third pre-training (seed 2), whose weights are not in git (the issue allows one more set, the second's): its
+zero-shot games only."""
+ARM_WEIGHTS = {"second-pretraining-epochs-3-sign-clip": (str(SECOND_PRETRAINING / "pretrain" / "pretrained-weights.pt"), SECOND_PRETRAINING)}
+"""Arms fine-tuned from other weights than ``WEIGHTS``: the weights, and the results folder of their pre-training
+(its ``explore/`` holds the weights' zero-shot games)."""
+SAME_SETTINGS = {arm: ("epochs-3-sign-clip", "epochs-3-sign-clip-again") for arm in ARM_WEIGHTS}
 """Each arm of ``ARM_WEIGHTS`` and the arms with the same settings from ``WEIGHTS``, compared in ``table`` (with
 scratch's arm of those settings, ``SCRATCH-`` the first of them)."""
 EARLIER_ARMS = {
@@ -103,6 +107,8 @@ ZERO_SHOT = {
                                         KNN_SCOPE / "explore" / "step-1003520-greedy.csv"),
     "second pre-training's weights (seed 1), zero-shot": (1_000_000, ("explore", SECOND_PRETRAINING / "explore" / "step-1003520.csv"),
                                                           SECOND_PRETRAINING / "explore" / "step-1003520-greedy.csv"),
+    "third pre-training's weights (seed 2), zero-shot": (1_000_000, ("explore", THIRD_PRETRAINING / "explore" / "step-1003520.csv"),
+                                                         THIRD_PRETRAINING / "explore" / "step-1003520-greedy.csv"),
 }
 FIRST_GAMES = 20
 """The first games of fine-tuning, against the pre-trained policy's own score: does fine-tuning first lose it? The
@@ -114,7 +120,7 @@ def steps(arm: str) -> int:
 
 
 def command(arm: str, seed: int, run_dir: Path) -> list[str]:
-    start = ["train", "ppg"] if arm.startswith(SCRATCH) else ["finetune", "ppg", "--from", ARM_WEIGHTS.get(arm, WEIGHTS)]
+    start = ["train", "ppg"] if arm.startswith(SCRATCH) else ["finetune", "ppg", "--from", ARM_WEIGHTS.get(arm, (WEIGHTS,))[0]]
     return [sys.executable, "-m", "voidrl", *start, "--env", "ALE/MsPacman-v5", "--preset", "atari",
             "--steps", str(steps(arm)), "--seed", str(seed), "--eval-every", str(steps(arm)), "--eval-episodes", "30",
             "--torch-threads", "1", "--no-progress", "--run-dir", str(run_dir), *ARMS[arm],
@@ -247,15 +253,14 @@ def ledger(folder: Path) -> None:
 def same_games(folder: Path) -> None:
     """Each arm's final agents on the zero-shot games' starts (``EXPLORE``), sampled and greedy, against their
     weights' own zero-shot play: the IQM over seeds of each agent's mean score, and its ratio to the zero-shot mean."""
-    zero_shot = {  # the weights' own games, as EXPLORE's file names: the first weights' and the second's
-        False: {"explore.csv": folder / "zero-shot-sampled-seed0.csv", "explore-greedy.csv": ROOT / KNN_SCOPE / "explore" / "step-1003520-greedy.csv"},
-        True: {name: ROOT / SECOND_PRETRAINING / "explore" / f"step-1003520{suffix}.csv" for name, suffix in (("explore.csv", ""), ("explore-greedy.csv", "-greedy"))},
-    }
+    first_weights = {"explore.csv": folder / "zero-shot-sampled-seed0.csv", "explore-greedy.csv": ROOT / KNN_SCOPE / "explore" / "step-1003520-greedy.csv"}
+    zero_shot = {arm: {name: ROOT / pretraining / "explore" / f"step-1003520{suffix}.csv" for name, suffix in (("explore.csv", ""), ("explore-greedy.csv", "-greedy"))}
+                 for arm, (_, pretraining) in ARM_WEIGHTS.items()}  # the weights' own games, as EXPLORE's file names
     print("| arm | sampled: IQM of the agents' means (ratio to zero-shot) | greedy: IQM of the agents' means (ratio to zero-shot) |")
     print("|---|---|---|")
     for arm_dir in sorted(path for path in folder.iterdir() if path.is_dir() and any(path.glob("seed*/explore.csv"))):
         cells = []
-        for name, reference in zero_shot[arm_dir.name in ARM_WEIGHTS].items():
+        for name, reference in zero_shot.get(arm_dir.name, first_weights).items():
             means = [np.mean([float(row["score"]) for row in run_csv_rows(run, name)]) for run in sorted(arm_dir.glob("seed*"))]
             own = np.mean([float(row["score"]) for row in run_csv_rows(reference.parent, reference.name)])
             interval = iqm_interval(np.array(means))
