@@ -113,7 +113,7 @@ ANY_VALUE = {
     "seed", "init_log_std", "collapse_entropy", "run_dir", "init_from", "progress", "wandb", "collapse_restore",
     "deterministic_kernels", "normalize_observation", "normalize_reward", "episodic_life", "previous_action_reward", "anneal_lr", "normalize_advantages", "shared",
     "baseline", "reward_to_go", "spectral_norm", "value_rescaling", "save_replay", "ray_address", "split_values",
-    "intrinsic_terminates", "eval_video", "refresh_states", "compile", "bfloat16",
+    "intrinsic_terminates", "eval_video", "refresh_states", "compile", "bfloat16", "keep_weights",
 }
 """Fields with no range of their own: any value of the right type is valid (device and the run directory
 are checked when the run is built; booleans have no range)."""
