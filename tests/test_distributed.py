@@ -30,9 +30,46 @@ def metric_rows(run_dir):
     return list(csv.DictReader(path.open())) if path.exists() else []
 
 
+RUN_MARK = "VOIDRL_TEST_RUN"
+"""An environment variable naming the run under test: Ray's processes inherit the driver's environment, so a
+run's own processes are found by it after the driver is gone, and another run's, still shutting down, are not."""
+
+
+def start_run(command: list[str], run_dir) -> subprocess.Popen:
+    """``command`` started with ``RUN_MARK`` set to ``run_dir``."""
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, RUN_MARK: str(run_dir)})
+
+
+def processes_of(run_dir, title: str = "") -> set[int]:
+    """Live processes started by the run of ``run_dir`` (its driver, the local Ray cluster, its actors) whose
+    command line starts with ``title``."""
+    mark = f"{RUN_MARK}={run_dir}".encode()
+    found = set()
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/environ", "rb") as environ, open(f"/proc/{entry.name}/cmdline", "rb") as cmdline:
+                if mark in environ.read().split(b"\0") and cmdline.read().startswith(title.encode()):
+                    found.add(int(entry.name))
+        except OSError:  # ended while read, or not ours to read
+            pass
+    return found
+
+
+def assert_no_process_outlives(run_dir, seconds: float = 120) -> None:
+    """Every process of the run gone within ``seconds`` of its driver's exit (a loaded machine slows Ray's
+    shutdown, but nothing of a run may stay behind)."""
+    deadline = time.monotonic() + seconds
+    while processes_of(run_dir) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not processes_of(run_dir), "processes of the run outlived it"
+
+
 def stop_after_rows(command: list[str], run_dir, rows: int) -> tuple[int, str]:
     """Start ``command``, send it SIGTERM once its metrics.csv has ``rows`` rows; its exit status and stderr."""
-    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run = start_run(command, run_dir)
     try:
         deadline = time.monotonic() + 240
         while len(metric_rows(run_dir)) < rows and run.poll() is None and time.monotonic() < deadline:
@@ -46,29 +83,13 @@ def stop_after_rows(command: list[str], run_dir, rows: int) -> tuple[int, str]:
     return run.returncode, stderr
 
 
-def descendants_named(driver: int, pattern: str) -> set[int]:
-    """Processes matching ``pattern`` started by the run whose driver is ``driver`` (its local Ray cluster is its
-    descendant); another run's Ray processes, still shutting down or from another test, are not counted."""
-    import psutil
-
-    found = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True).stdout.split()
-    ours = set()
-    for pid in map(int, found):
-        try:
-            if driver in {parent.pid for parent in psutil.Process(pid).parents()}:
-                ours.add(pid)
-        except psutil.NoSuchProcess:
-            pass
-    return ours
-
-
 def test_a_killed_actor_is_replaced_the_run_finishes_and_resumes(tmp_path):
     run_dir = tmp_path / "run"
     command = [sys.executable, "-m", "voidrl", "train", "r2d2", *SMALL, "--actors", "2", "--steps", "3000", "--run-dir", str(run_dir)]
-    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run = start_run(command, run_dir)
 
     def actor_pids():
-        return descendants_named(run.pid, "ray::ActorWorker")
+        return processes_of(run_dir, "ray::ActorWorker")
 
     deadline = time.monotonic() + 240
     while (len(metric_rows(run_dir)) < 3 or len(actor_pids()) < 2) and run.poll() is None and time.monotonic() < deadline:
@@ -85,6 +106,7 @@ def test_a_killed_actor_is_replaced_the_run_finishes_and_resumes(tmp_path):
     _, stderr = run.communicate(timeout=300)
     assert run.returncode == 0, stderr
     assert replaced, "no new actor process after the kill"
+    assert_no_process_outlives(run_dir)
     rows = metric_rows(run_dir)
     assert int(rows[-1]["step"]) >= 3000 and len(rows) > killed_at + 5
     assert float(rows[-1]["train/updates"]) > 0 and float(rows[-1]["time/actor_sps"]) > 0
@@ -97,27 +119,17 @@ def test_a_killed_actor_is_replaced_the_run_finishes_and_resumes(tmp_path):
     assert resumed["step"] >= 3400 and resumed["algorithm"]["replay"]["index"]["added"] > stored
 
 
-def ray_pids():
-    found = subprocess.run(["pgrep", "-f", "ray::"], capture_output=True, text=True).stdout.split()
-    return {int(pid) for pid in found}
-
-
-def replay_server_pids(driver: int) -> set[int]:
-    return descendants_named(driver, "ray::Hosted")
-
-
 def test_a_dead_replay_server_ends_the_run_in_one_line_with_the_learner_checkpointed(tmp_path):
     run_dir = tmp_path / "run"
     options = [option for option in SMALL if option != "--save-replay"]
-    before = ray_pids()  # another run's Ray may still be shutting down
-    run = subprocess.Popen([sys.executable, "-m", "voidrl", "train", "r2d2", *options, "--actors", "2", "--steps", "100000000",
-                            "--run-dir", str(run_dir)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run = start_run([sys.executable, "-m", "voidrl", "train", "r2d2", *options, "--actors", "2", "--steps", "100000000",
+                     "--run-dir", str(run_dir)], run_dir)
     try:
         deadline = time.monotonic() + 240
-        while (len(metric_rows(run_dir)) < 3 or not replay_server_pids(run.pid)) and run.poll() is None \
+        while (len(metric_rows(run_dir)) < 3 or not processes_of(run_dir, "ray::Hosted")) and run.poll() is None \
                 and time.monotonic() < deadline:
             time.sleep(0.2)
-        (server,) = replay_server_pids(run.pid)
+        (server,) = processes_of(run_dir, "ray::Hosted")
         os.kill(server, signal.SIGKILL)
         _, stderr = run.communicate(timeout=180)
     finally:
@@ -128,9 +140,7 @@ def test_a_dead_replay_server_ends_the_run_in_one_line_with_the_learner_checkpoi
     line = stderr.strip().splitlines()[-1]  # Ray's own notices may come first
     assert "the replay server died at step" in line and "the learner's state at step" in line and "--resume" in line
     assert load_checkpoint(run_dir / "checkpoint.pt")["step"] >= int(metric_rows(run_dir)[-1]["step"])
-    while ray_pids() - before and time.monotonic() < deadline:
-        time.sleep(0.5)
-    assert not ray_pids() - before, "Ray processes outlived the run"
+    assert_no_process_outlives(run_dir)
 
 
 @pytest.mark.parametrize("algo", ["r2d2"])  # a3c runs the same engine loop
@@ -139,15 +149,11 @@ def test_sigterm_stops_a_ray_run_with_a_checkpoint_and_no_ray_process_left(tmp_p
     options = SMALL if algo == "r2d2" else ["--env", "CartPole-v1", "--preset", "cartpole", "--torch-threads", "1", "--no-progress"]
     command = [sys.executable, "-m", "voidrl", "train", algo, *options, "--actors", "2", "--steps", "100000000",
                "--run-dir", str(run_dir)]
-    before = ray_pids()
-    deadline = time.monotonic() + 240
     returncode, stderr = stop_after_rows(command, run_dir, 3)
     assert returncode == 128 + signal.SIGTERM, stderr  # before: 15, Ray's handler, and no checkpoint
     assert "stopped by SIGTERM" in stderr and "checkpoint written" in stderr
     assert load_checkpoint(run_dir / "checkpoint.pt")["step"] >= int(metric_rows(run_dir)[-1]["step"])
-    while ray_pids() - before and time.monotonic() < deadline:
-        time.sleep(0.5)
-    assert not ray_pids() - before, "Ray processes outlived the run"
+    assert_no_process_outlives(run_dir)
 
 
 @pytest.mark.parametrize("extra,message", [
@@ -189,6 +195,7 @@ def test_the_policy_family_trains_on_ray_actors_stops_resumes_and_is_evaluated(t
     command = [sys.executable, "-m", "voidrl", "train", algo, *options, "--actors", "2", "--steps", "100000000"]
     returncode, stderr = stop_after_rows(command, run_dir, 12)
     assert returncode == 128 + signal.SIGTERM and "checkpoint written" in stderr, stderr
+    assert_no_process_outlives(run_dir)
     rows = metric_rows(run_dir)
     assert float(rows[-1]["train/updates"]) > 0 and float(rows[-1]["ngu/intrinsic"]) > 0
     saved = load_checkpoint(run_dir / "checkpoint.pt")
