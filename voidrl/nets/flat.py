@@ -132,7 +132,8 @@ def compiled_gradient(network: nn.Module, parameters: FlatParameters,
         views = {name: weights.as_strided(shape, stride, offset) for name, shape, stride, offset in layout}
         return torch.func.functional_call(wrapped, views, args)
 
-    gradient = torch.compile(torch.func.grad(loss_of, has_aux=True), dynamic=False, fullgraph=True)
+    gradient = torch.compile(torch.func.grad(loss_of, has_aux=True), dynamic=False, fullgraph=True,
+                             options={"cpp_wrapper": flat.device.type == "cpu"})
     return lambda *args: gradient(flat, *args)
 
 
