@@ -157,10 +157,10 @@ class PPOConfig(PolicyConfig):
     compile: bool = False
     """Compute each minibatch's gradient as one compiled graph: torch.func.grad of the loss over the flat
     parameters, compiled by torch.compile (inductor; needs a C++ compiler), without autograd; torch's Adam takes the
-    step. Feed-forward policies only. On a CPU an MLP's update takes about 0.45x the time (CartPole with SB3's
-    settings: 0.72 s an update against 1.6 s); a CNN's gains little or nothing (MinAtar's ran slower; the
+    step. Feed-forward policies only. On a CPU an MLP's update takes about 0.4x the time (CartPole with SB3's
+    settings: 0.64 s an update against 1.6 s); a CNN's gains little or nothing (MinAtar's ran slower; the
     convolutions dominate). Compiling costs about 10 s at the first update (about 2 s when torch's inductor cache
-    holds the graph from an earlier run), so it pays from about 200k steps: benchmarks/RESULTS.md. The compiled
+    holds the graph from an earlier run), so it pays from about 180k steps: benchmarks/RESULTS.md. The compiled
     kernels round differently from eager ones: the same seed is the same run with the same setting, not across
     it."""
 
