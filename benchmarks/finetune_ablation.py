@@ -102,6 +102,8 @@ zero-shot games only."""
 ARM_WEIGHTS = {"second-pretraining-epochs-3-sign-clip": (str(SECOND_PRETRAINING / "pretrain" / "pretrained-weights.pt"), SECOND_PRETRAINING)}
 """Arms fine-tuned from other weights than ``WEIGHTS``: the weights, and the results folder of their pre-training
 (its ``explore/`` holds the weights' zero-shot games)."""
+AGAINST = {"epochs-3-sign-clip-entropy-0.001-16x64": "epochs-3-sign-clip-entropy-0.001"}
+"""Arms compared in ``table`` with the arm they change one setting of, besides the baseline."""
 SAME_SETTINGS = {arm: ("epochs-3-sign-clip", "epochs-3-sign-clip-again") for arm in ARM_WEIGHTS}
 """Each arm of ``ARM_WEIGHTS`` and the arms with the same settings from ``WEIGHTS``, compared in ``table`` (with
 scratch's arm of those settings, ``SCRATCH-`` the first of them)."""
@@ -209,6 +211,8 @@ def table(folder: Path) -> None:
         if not pretrained.is_dir():
             continue
         compare_arms(folder, pretrained.name, scratch_dir.name, steps(scratch_dir.name))
+    for arm, other in AGAINST.items():
+        compare_arms(folder, arm, other, BUDGET)
     for again in sorted(folder.glob("*-again")):  # an arm run again at a later commit, against itself at the first
         compare_arms(folder, again.name, again.name.removesuffix("-again"), BUDGET)
     for arm, first_weights_arms in SAME_SETTINGS.items():  # the second pre-training against the first and scratch, alike
