@@ -32,6 +32,7 @@ before and after a change, paired.
 
     python benchmarks/bench_pretrain_overhead.py --repeats 3 --steps 12288 --threads 1
     python benchmarks/bench_pretrain_overhead.py --repeats 3 --steps 12288 --threads 1 --base-tree /tmp/base
+    python benchmarks/bench_pretrain_overhead.py --repeats 2 --steps 12288 --threads 1 --contrastive-updates-per-step 0.015625
     python benchmarks/bench_pretrain_overhead.py --flops --steps 8192
     python benchmarks/bench_pretrain_overhead.py --report-only --run-dir DIR
 """
@@ -73,9 +74,10 @@ def plain_preset_file(directory: Path) -> Path:
     return path
 
 
-def commands(steps: int, preset_file: Path) -> dict[str, list[str]]:
+def commands(steps: int, preset_file: Path, contrastive_updates_per_step: float | None = None) -> dict[str, list[str]]:
     common = [*GAME, "--steps", str(steps), "--policy-iterations", "1"]
-    return {"apt": ["pretrain", "ppg", *common], "plain": ["train", "ppg", *common, "--preset-file", str(preset_file)]}
+    apt_options = [] if contrastive_updates_per_step is None else ["--contrastive-updates-per-step", str(contrastive_updates_per_step)]
+    return {"apt": ["pretrain", "ppg", *common, *apt_options], "plain": ["train", "ppg", *common, "--preset-file", str(preset_file)]}
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -324,6 +326,9 @@ def main() -> None:
     parser.add_argument("--base-tree", default=None, metavar="DIR",
                         help="also run APT with the code in DIR (e.g. `git archive BASE | tar -x -C DIR`), paired with "
                              "today's: before/after a change")
+    parser.add_argument("--contrastive-updates-per-step", type=float, default=None, metavar="X",
+                        help="APT's contrastive updates per vector step instead of the preset's (0.125: 32 a rollout of "
+                             "16 x 256): what less contrastive work would buy")
     parser.add_argument("--run-dir", default=None, help="where the runs go (default: a temporary directory)")
     parser.add_argument("--report-only", action="store_true", help="train nothing: report the runs in --run-dir")
     parser.add_argument("--flops", action="store_true", help="instead: count each run's work by part (in this process)")
@@ -338,7 +343,7 @@ def main() -> None:
     names = ["apt", "plain"] + (["apt-base"] if args.base_tree or (scratch / "apt-base-0").exists() else [])
     runs = {name: [scratch / f"{name}-{repeat}" for repeat in range(args.repeats)] for name in names}
     if not args.report_only:
-        argv = commands(args.steps, plain_preset_file(scratch))
+        argv = commands(args.steps, plain_preset_file(scratch), args.contrastive_updates_per_step)
         argv["apt-base"] = argv["apt"]
         for repeat in range(args.repeats):
             for name in (names if repeat % 2 == 0 else names[::-1]):
@@ -348,8 +353,9 @@ def main() -> None:
     speeds = {name: [steps / seconds for steps, seconds in map(steady_speed, dirs)] for name, dirs in runs.items()}
     ratios = [a / p for a, p in zip(speeds["apt"], speeds["plain"])]
     threads = int(float(steady_rows(runs["apt"][0])[0].get("sys/torch_threads") or args.threads))
+    updates = "" if args.contrastive_updates_per_step is None else f", {args.contrastive_updates_per_step:g} contrastive updates per vector step"
     lines = [f"## APT + PPG pre-training against plain PPG, Ms. Pac-Man, {threads} torch thread(s), "
-             f"{len(ratios)} paired repeat(s)", "",
+             f"{len(ratios)} paired repeat(s){updates}", "",
              "| repeat | APT + PPG steps/s | plain PPG steps/s | ratio |", "|---:|---:|---:|---:|"]
     lines += [f"| {i} | {a:.1f} | {p:.1f} | {a / p:.3f} |" for i, (a, p) in enumerate(zip(speeds["apt"], speeds["plain"]))]
     lines += ["", f"Median ratio **{statistics.median(ratios):.3f}x** (bar: 0.9x; range {min(ratios):.3f}-{max(ratios):.3f}).", ""]
