@@ -14,3 +14,8 @@ for arm in compile eager; do
     cp $run/config.json $D/first-update-$arm/
     gzip -c $run/metrics.csv > $D/first-update-$arm/metrics.csv.gz
 done
+# APT + PPG against plain PPG (issue 65, part 3): the pretrain preset's 32 contrastive updates a rollout, then 4 and 2.
+for updates in "" 0.015625 0.0078125; do
+    python benchmarks/bench_pretrain_overhead.py --repeats 2 --steps 12288 --threads 1 \
+        ${updates:+--contrastive-updates-per-step $updates} > $D/pretrain-overhead${updates:+-$updates}.md
+done
