@@ -2,6 +2,7 @@
 side by side, rebuilt from their committed results folders:
 
     python benchmarks/pretrain_seeds.py
+    python benchmarks/pretrain_seeds.py FOLDER...      # others, e.g. with fewer contrastive updates
 
 Each folder (``mspacman_tables.py``'s layout) holds ``pretrain/`` (config.json, metrics.csv.gz, episodes.csv.gz) and
 ``explore/`` (``voidrl explore --seed 0`` games on the same starts: random.csv, step-N.csv of the networks at step N,
@@ -34,8 +35,8 @@ SEED_FOLDERS = [RESULTS / "mspacman-2026-11-28-knn-scope", RESULTS / "mspacman-2
 SAMPLED_AGAIN = {RESULTS / "mspacman-2026-11-28-knn-scope": RESULTS / "mspacman-2026-11-29-finetune-ablation" / "zero-shot-sampled-seed0.csv"}
 """Seed 0's final sampled games as played again once ``voidrl explore`` seeded its sampled actions (issue 63, part 4):
 its ``explore/`` files were played before, with unseeded actions, as were its games along the way."""
-FINAL = "step-1003520"
-"""The last update's networks (1M steps rounded up to whole rollouts of 8 x 512)."""
+PRESET_UPDATES = 32
+"""The ``pretrain`` preset's contrastive updates per rollout (0.125 per vector step, 256 vector steps)."""
 LAST_UPDATES = 10
 """The final row of each run's own measures averages its last this many updates."""
 
@@ -43,6 +44,19 @@ LAST_UPDATES = 10
 def snapshots(explore: Path) -> dict[int, dict[str, np.ndarray]]:
     """Sampled games of the networks at step N (``step-N.csv``), by N."""
     return {int(m.group(1)): read_exploration(path) for path in explore.glob("step-*.csv") if (m := re.fullmatch(r"step-(\d+)", path.stem))}
+
+
+def final_step(folder: Path) -> str:
+    """``step-N`` of the last networks whose greedy games the folder holds: the run's final ones."""
+    steps = [int(m.group(1)) for path in (folder / "explore").glob("step-*-greedy.csv") if (m := re.fullmatch(r"step-(\d+)-greedy", path.stem))]
+    return f"step-{max(steps)}"
+
+
+def label(folder: Path) -> str:
+    """The run's seed, and its contrastive updates per rollout where they are not the preset's."""
+    config = json.loads((folder / "pretrain" / "config.json").read_text())
+    updates = config["intrinsic_config"]["contrastive_updates_per_step"] * config["algo_config"]["num_steps"]
+    return f"{config['run']['seed']}" + ("" if updates == PRESET_UPDATES else f", {updates:g} contrastive updates a rollout")
 
 
 def spread(values: np.ndarray) -> str:
@@ -55,14 +69,14 @@ def final_table(folders: list[Path]) -> list[str]:
              "| particle reward | top-1 | entropy | training games' score (last 100) |",
              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for folder in folders:
-        seed = json.loads((folder / "pretrain" / "config.json").read_text())["run"]["seed"]
+        final = final_step(folder)
         random = read_exploration(folder / "explore" / "random.csv")
-        sampled = read_exploration(SAMPLED_AGAIN.get(folder, folder / "explore" / f"{FINAL}.csv"))
-        greedy = read_exploration(folder / "explore" / f"{FINAL}-greedy.csv")
+        sampled = read_exploration(SAMPLED_AGAIN.get(folder, folder / "explore" / f"{final}.csv"))
+        greedy = read_exploration(folder / "explore" / f"{final}-greedy.csv")
         rows = run_csv_rows(folder / "pretrain", "metrics.csv")[-LAST_UPDATES:]
         own = {name: np.mean([float(row[name]) for row in rows]) for name in ("apt/particle_reward", "apt/contrastive_accuracy", "train/entropy")}
         games = np.array([float(row["return"]) for row in run_csv_rows(folder / "pretrain", "episodes.csv")][-100:])
-        lines.append(f"| {seed} | {spread(sampled['score'])} | {spread(sampled['positions'])} | "
+        lines.append(f"| {label(folder)} ({int(final.removeprefix('step-')):,} steps) | {spread(sampled['score'])} | {spread(sampled['positions'])} | "
                      f"{sampled['positions'].mean() / random['positions'].mean():.2f}x | {spread(greedy['score'])} | "
                      f"{spread(greedy['positions'])} | {own['apt/particle_reward']:.3f} | {own['apt/contrastive_accuracy']:.3f} | "
                      f"{own['train/entropy']:.2f} | {games.mean():.0f} |")
@@ -77,15 +91,14 @@ def trace_table(folders: list[Path]) -> list[str]:
     for folder in folders:
         games = snapshots(folder / "explore")
         if len(games) > 1:
-            seed = json.loads((folder / "pretrain" / "config.json").read_text())["run"]["seed"]
             random = read_exploration(folder / "explore" / "random.csv")
-            traced[seed] = {step: (values["positions"].mean() / random["positions"].mean(), values["score"].mean() / random["score"].mean())
+            traced[label(folder)] = {step: (values["positions"].mean() / random["positions"].mean(), values["score"].mean() / random["score"].mean())
                             for step, values in games.items()}
     steps = sorted(step for step in set().union(*traced.values()) if sum(step in games for games in traced.values()) > 1)
     if not steps:
         return []
     lines = ["## Along the way: sampled games of each seed's networks (30 each; positions / random, score / random)", "",
-             "| step | " + " | ".join(f"seed {seed}" for seed in traced) + " |", "|---:|" + "---:|" * len(traced)]
+             "| step | " + " | ".join(f"seed {name}" for name in traced) + " |", "|---:|" + "---:|" * len(traced)]
     for step in steps:
         cells = [f"{games[step][0]:.2f}x, {games[step][1]:.2f}x" if step in games else "" for games in traced.values()]
         lines.append(f"| {step:,} | {' | '.join(cells)} |")
@@ -95,7 +108,7 @@ def trace_table(folders: list[Path]) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folders", type=Path, nargs="*", help="results folders, one per seed (default: seeds 0-3's, those present)")
-    folders = parser.parse_args().folders or [folder for folder in SEED_FOLDERS if (folder / "explore" / f"{FINAL}-greedy.csv").exists()]
+    folders = parser.parse_args().folders or [folder for folder in SEED_FOLDERS if any((folder / "explore").glob("step-*-greedy.csv"))]
     print("\n".join(final_table(folders) + trace_table(folders)))
 
 
