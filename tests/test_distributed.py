@@ -6,6 +6,7 @@ import csv
 import os
 import pickle
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -168,10 +169,17 @@ def test_bad_engine_options_are_one_line_errors_before_anything_is_written(tmp_p
         from ray._private.services import canonicalize_bootstrap_address
 
         try:
-            if canonicalize_bootstrap_address("auto") is not None:
-                pytest.skip("a Ray cluster runs on this machine, which --ray-address auto would join")
+            found = canonicalize_bootstrap_address("auto")
         except ConnectionError:
-            pass
+            found = None
+        if found is not None:  # a live head, or the address file of a cluster that ended without removing it
+            host, _, port = found.rpartition(":")
+            try:
+                socket.create_connection((host, int(port)), timeout=3).close()
+            except OSError:
+                message = f"ray_address {found!r}: no Ray head answers there"
+            else:
+                pytest.skip("a Ray cluster runs on this machine, which --ray-address auto would join")
     assert main(["train", "r2d2", *SMALL, "--steps", "100", "--run-dir", str(tmp_path / "bad"), *extra]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "bad").exists()
