@@ -12,14 +12,4 @@ seed=${1:?SEED}; run=${2:?RUN_DIR}; shift 2
 here=benchmarks/results/mspacman-2026-11-30-fewer-contrastive/seed$seed
 python -m voidrl pretrain ppg --env ALE/MsPacman-v5 --steps 491520 --seed "$seed" --knn-scope environment \
     --contrastive-updates-per-step 0.0078125 --torch-threads 1 --keep-weights --no-progress --run-dir "$run" "$@"
-mkdir -p "$here/pretrain" "$here/explore"
-git rev-parse --short HEAD > "$here/pretrain/COMMIT"
-cp "$run/config.json" "$here/pretrain/"
-gzip -n -c "$run/episodes.csv" > "$here/pretrain/episodes.csv.gz"
-gzip -n -c "$run/metrics.csv" > "$here/pretrain/metrics.csv.gz"
-cp benchmarks/results/mspacman-2026-11-28-knn-scope/explore/random.csv "$here/explore/"
-final=$(ls "$run/weights" | sort -t- -k2 -n | tail -1)
-OMP_NUM_THREADS=1 python -m voidrl explore --checkpoint "$run/weights/$final" --episodes 30 --seed 0 --greedy --out "$here/explore/${final%.pt}-greedy.csv"
-for weights in $(ls "$run/weights" | sort -t- -k2 -n); do
-  OMP_NUM_THREADS=1 python -m voidrl explore --checkpoint "$run/weights/$weights" --episodes 30 --seed 0 --out "$here/explore/${weights%.pt}.csv"
-done
+benchmarks/play_pretraining.sh "$run" "$here"
