@@ -63,6 +63,7 @@ RANGES = {
     ("ppo", "steps"): [0, -5], ("ppo", "checkpoint_every"): [0], ("ppo", "collapse_patience"): [0],
     ("ppo", "eval_every"): [0], ("ppo", "eval_episodes"): [0], ("ppo", "torch_threads"): [-1], ("ppo", "actors"): [-1],
     ("ppo", "intrinsic"): ["bogus"], ("ppo", "env"): ["Bogus-v9"], ("ppo", "init_parts"): [("encoder",), ()],
+    ("ppo", "init_temperature"): [0.0, -1.0, float("nan")],
     ("ppo", "num_envs"): [0], ("ppo", "max_episode_steps"): [0], ("ppo", "reward_scale"): [0.0, -1.0],
     ("ppo", "reward_clip"): [0.0, -1.0], ("ppo", "pixels"): [0, 8], ("ppo", "frame_stack"): [0], ("ppo", "action_repeat"): [0],
     ("ppo", "vision"): ["vae", "cnn:model.pt", "vae:"], ("ppo", "vision_latent"): ["median"], ("ppo", "vector"): ["threads"],
@@ -123,7 +124,7 @@ are checked when the run is built; booleans have no range)."""
 def test_values_outside_a_fields_range_are_refused_by_name(algo, name):
     for value in RANGES[algo, name]:
         options = with_plugin(name, {name: value})
-        if name == "init_parts":
+        if name in ("init_parts", "init_temperature"):
             options["init_from"] = "pre.pt"
         with pytest.raises(ValueError, match=name if name != "env" else "unknown environment id"):
             preflight(make_config(algo, **options))
@@ -161,6 +162,9 @@ COMBINATIONS = [
     (["train", "r2d2", "--collapse-entropy", "0.5"], "collapse_entropy: r2d2 acts greedily on Q-values and has no policy entropy"),
     (["train", "agent57", "--collapse-entropy", "0.5"], "the collapse guard applies to ppo, ppg, reinforce, a2c, a3c, npg, trpo"),
     (["train", "ppo", "--init-parts", "critic"], "init_parts needs init_from"),
+    (["train", "ppo", "--init-temperature", "0.5"], "init_temperature needs init_from"),
+    (["finetune", "ppo", "--from", "{pre}", "--init-parts", "policy_body", "--init-temperature", "0.5"],
+     "init_parts leaves it out: name policy_head, or leave init_temperature at 1"),
     (["finetune", "ppo", "--from", "{pre}", "--init-parts", "apt_encoder"], "init_parts apt_encoder needs the apt policy body"),
     (["train", "ppg", "--env", "MinAtar/Breakout-v1", "--intrinsic", "apt", "--head-norm", "batch", "--contrastive-chunk-size", "8"],
      "head_norm batch needs contrastive_chunk_size unset"),

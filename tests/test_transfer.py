@@ -8,12 +8,12 @@ import pytest
 import torch
 
 from tests.cli_helpers import SMALL_PPG, pretrain_small_minatar
-from voidrl.algos import PPG, PPGConfig
+from voidrl.algos import PPG, PPO, PPGConfig, PPOConfig
 from voidrl.cli import main
 from voidrl.intrinsic.apt import APTConfig, APTReward
 from voidrl.io.checkpoint import CheckpointError, save_checkpoint
 from voidrl.nets.encoders import APTEncoder, plain_encoder_state
-from voidrl.nets.parts import PARTS, load_parts
+from voidrl.nets.parts import PARTS, load_parts, rescale_policy_logits
 
 OBS, ACTIONS = (4, 10, 10), gym.spaces.Discrete(3)
 
@@ -127,3 +127,34 @@ def test_apt_encoder_part_needs_the_apt_body_and_an_apt_checkpoint(tmp_path):
         load_parts(PPG(PPGConfig(network="apt"), OBS, ACTIONS).policy, str(tmp_path / "no_apt.pt"), ("apt_encoder",))
     with pytest.raises(ValueError, match="apt_encoder and policy_body"):
         load_parts(PPG(PPGConfig(network="apt"), OBS, ACTIONS).policy, str(tmp_path / "pre.pt"), ("apt_encoder", "policy_body"))
+
+
+@pytest.mark.parametrize("temperature", [0.5, 2.0])
+def test_init_temperature_divides_the_loaded_logits_and_keeps_the_greedy_action(tmp_path, temperature):
+    torch.manual_seed(0)
+    pretrained = PPG(PPGConfig(network="minatar"), OBS, ACTIONS)
+    torch.nn.init.normal_(pretrained.policy.policy_head.weight)  # logits far from uniform (the fresh head's are near 0)
+    save_checkpoint(tmp_path / "pre.pt", {"algorithm": pretrained.state_dict()})
+    fresh = PPG(PPGConfig(network="minatar"), OBS, ACTIONS)
+    copied = load_parts(fresh.policy, str(tmp_path / "pre.pt"), tuple(PARTS))
+    rescale_policy_logits(fresh.policy, temperature, copied)
+    obs = torch.rand(5, *OBS)
+    features = pretrained.policy.actor_body(obs)
+    expected = pretrained.policy.policy_head(features) / temperature
+    logits = fresh.policy.policy_head(fresh.policy.actor_body(obs))
+    torch.testing.assert_close(logits, expected)
+    assert torch.equal(logits.argmax(-1), expected.argmax(-1))
+    entropy = torch.distributions.Categorical(logits=logits).entropy()
+    saved_entropy = torch.distributions.Categorical(logits=expected * temperature).entropy()
+    assert bool(((entropy < saved_entropy) if temperature < 1 else (entropy > saved_entropy)).all())
+
+
+def test_init_temperature_is_refused_for_a_continuous_policy(tmp_path):
+    box = gym.spaces.Box(-1.0, 1.0, (2,))
+    pretrained = PPO(PPOConfig(), (3,), box)
+    save_checkpoint(tmp_path / "pre.pt", {"algorithm": pretrained.state_dict()})
+    fresh = PPO(PPOConfig(), (3,), box)
+    copied = load_parts(fresh.policy, str(tmp_path / "pre.pt"))
+    with pytest.raises(ValueError, match="discrete policy; this run's policy is gaussian"):
+        rescale_policy_logits(fresh.policy, 0.5, copied)
+    rescale_policy_logits(fresh.policy, 1.0, copied)  # 1 keeps the logits, for any policy

@@ -484,7 +484,7 @@ def compare_pretrain_config(args: argparse.Namespace, preset: str | None, option
         raise ValueError(f"--pretrain-steps must be a positive integer, got {args.pretrain_steps}")
     if "run_dir" not in options:
         raise ValueError("compare --pretrain-steps needs --run-dir (the pre-trained run goes to RUN_DIR/pretrain)")
-    finetune_only = ("init_from", "init_parts", "steps", "run_dir")
+    finetune_only = ("init_from", "init_parts", "init_temperature", "steps", "run_dir")
     pretrain_preset, pretrain_options = pretrain_defaults(
         args.algo, None if RENAMED_PRESETS.get(preset, preset) == "atari" else preset, {k: v for k, v in options.items() if k not in finetune_only})
     config = make_config(args.algo, pretrain_preset, steps=args.pretrain_steps,

@@ -115,6 +115,10 @@ class TrainConfig:
                 "or a smaller num_envs or num_steps")
         if self.run.init_parts is not None and self.run.init_from is None:
             raise ValueError("init_parts needs init_from (--from CHECKPOINT)")
+        if not (math.isfinite(self.run.init_temperature) and self.run.init_temperature > 0):
+            raise ValueError(f"init_temperature must be a positive number (1 keeps the loaded logits), got {self.run.init_temperature}")
+        if self.run.init_temperature != 1.0 and self.run.init_from is None:
+            raise ValueError("init_temperature needs init_from (--from CHECKPOINT): it rescales a loaded policy head")
 
     def refuse_inert_options(self, suite: str, action_space: Any = None, obs_shape: tuple[int, ...] | None = None) -> None:
         """A one-line ValueError naming the options the user gave (``given_options``) that cannot act on this run in

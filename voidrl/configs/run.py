@@ -60,6 +60,10 @@ class RunConfig:
     initialised, so leaving out the heads re-initialises them. None = every part of the saved policy
     this run's network has (PPG's aux_head only for PPG), but not critic and aux_head when the saved run
     was reward-free pre-training (they learned intrinsic values)."""
+    init_temperature: float = 1.0
+    """With init_from: divide the loaded policy head's action logits by this temperature (its weights and bias), so the
+    fine-tuned policy starts sharper (below 1) or broader (above 1) than the saved one; 1 keeps them. For a reward-free
+    pre-training's broad policy, whose greedy play scores more than its sampled play. Discrete actions only."""
     eval_every: int | None = None
     """Greedy evaluation every this many environment steps, checked after each update, and once at the
     end; scores go to evaluations.csv, the best agent to best.pt; None disables. Counted in environment

@@ -86,6 +86,22 @@ def load_parts(policy: torch.nn.Module, path: str, parts: tuple[str, ...] | None
     return keys
 
 
+def rescale_policy_logits(policy: torch.nn.Module, temperature: float, loaded_keys: list[str]) -> None:
+    """Divide the action logits of ``policy``'s loaded categorical head by ``temperature`` (its weight and bias: every
+    logit ``z`` becomes ``z / temperature``, so the greedy action stays and sampling sharpens below 1)."""
+    if temperature == 1.0:
+        return
+    if getattr(policy, "policy_kind", None) not in ("categorical", "multi_categorical"):
+        kind = getattr(policy, "policy_kind", type(policy).__name__)
+        raise ValueError(f"init_temperature rescales the logits of a discrete policy; this run's policy is {kind} (leave it at 1)")
+    if "policy_head.weight" not in loaded_keys:
+        raise ValueError("init_temperature rescales the loaded policy head, and init_parts leaves it out: "
+                         "name policy_head, or leave init_temperature at 1")
+    with torch.no_grad():
+        policy.policy_head.weight.div_(temperature)
+        policy.policy_head.bias.div_(temperature)
+
+
 def fine_tuning_weights(checkpoint: dict) -> dict:
     """What ``--from`` reads of a run's ``checkpoint``, alone: its config, step and environment state (normaliser
     statistics), the policy's networks (every part: ``init_parts`` chooses among them) and, from an APT run, the

@@ -48,6 +48,7 @@ def comparison_runs(base: TrainConfig, seeds: int) -> list[TrainConfig]:
             config.run.seed = base.run.seed + k
             if name == "scratch":
                 config.run.init_from = config.run.init_parts = None
+                config.run.init_temperature = 1.0
             config.run.run_dir = str(Path(base.run_dir) / folder / f"seed{k}")
             runs.append(config)
     return runs
@@ -68,6 +69,7 @@ def preflight(configs: list[TrainConfig], init_checkpoint: dict[str, Any] | None
         if config.run.init_from is not None and not Path(config.run.init_from).exists():
             config = copy.deepcopy(config)
             config.run.init_from = config.run.init_parts = None
+            config.run.init_temperature = 1.0
         make_trainer(config, resume=True, init_checkpoint=init_checkpoint).close()
 
 

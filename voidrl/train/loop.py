@@ -35,7 +35,7 @@ from voidrl.intrinsic.base import RewardSource
 from voidrl.io.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from voidrl.io.logger import RunLogger
 from voidrl.io.run_dir import RunDirError, RunDirLock, check_writable_dir, remove_stale_temporaries
-from voidrl.nets.parts import fine_tuning_weights, load_parts
+from voidrl.nets.parts import fine_tuning_weights, load_parts, rescale_policy_logits
 from voidrl.nets.persistence import PersistentUniforms
 from voidrl.registry import ALGORITHMS, REWARD_SOURCES
 from voidrl.replay.store import ReplayStore
@@ -210,7 +210,8 @@ class Trainer:
             if payload is not None:
                 self.load_state(self.own_state(payload))
             elif config.run.init_from is not None:
-                load_parts(self.algo.policy, config.run.init_from, config.run.init_parts, init_checkpoint)
+                loaded = load_parts(self.algo.policy, config.run.init_from, config.run.init_parts, init_checkpoint)
+                rescale_policy_logits(self.algo.policy, config.run.init_temperature, loaded)
             self.collector = self.make_collector()
             if self.collector is not None and self.saved_episodes is not None:
                 try:
