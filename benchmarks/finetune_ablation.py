@@ -93,6 +93,9 @@ ARMS = {
     f"{SCRATCH}-epochs-3-sign-clip-500k": ["--epochs", "3", "--reward-clip", "1", "--reward-scale", "1"],
     # is it luck? epochs-3-sign-clip from a second pre-training of the same preset (seed 1), not the committed seed 0
     "second-pretraining-epochs-3-sign-clip": ["--epochs", "3", "--reward-clip", "1", "--reward-scale", "1"],
+    # and from the third and fourth (seeds 2 and 3), whose weights are not in git: PRETRAINING_RUNS
+    "third-pretraining-epochs-3-sign-clip": ["--epochs", "3", "--reward-clip", "1", "--reward-scale", "1"],
+    "fourth-pretraining-epochs-3-sign-clip": ["--epochs", "3", "--reward-clip", "1", "--reward-scale", "1"],
     # epochs-3-sign-clip run again at the second pre-training's arm's commit (81f52d3): since 459f317 networks are built
     # with the run's torch thread count, so the fresh critic starts from other bits than at ad8a0af
     "epochs-3-sign-clip-again": ["--epochs", "3", "--reward-clip", "1", "--reward-scale", "1"],
@@ -103,9 +106,17 @@ ARM_STEPS = {f"{SCRATCH}-1.1m": 1_100_000, "epochs-3-sign-clip-500k": 500_000, f
 KNN_SCOPE = Path("benchmarks/results/mspacman-2026-11-28-knn-scope")
 SECOND_PRETRAINING = Path("benchmarks/results/mspacman-2026-11-30-pretrain-seed1")
 THIRD_PRETRAINING = Path("benchmarks/results/mspacman-2026-11-30-pretrain-seeds/seed2")
-"""A third pre-training (seed 2), whose weights are not in git (the issue allows one more set, the second's): its
-zero-shot games only."""
-ARM_WEIGHTS = {"second-pretraining-epochs-3-sign-clip": (str(SECOND_PRETRAINING / "pretrain" / "pretrained-weights.pt"), SECOND_PRETRAINING)}
+FOURTH_PRETRAINING = Path("benchmarks/results/mspacman-2026-11-30-pretrain-seeds/seed3")
+"""The third and fourth pre-trainings (seeds 2 and 3), whose weights are not in git (the issue allows one more set, the
+second's): their results folders, with their zero-shot games."""
+PRETRAINING_RUNS = Path("runs/pretrain-seeds")
+"""Where ``mspacman-2026-11-30-pretrain-seeds/run.sh SEED PRETRAINING_RUNS/seedSEED`` wrote the third and fourth
+pre-trainings, whose last networks (``weights/step-1003520.pt``, kept by ``--keep-weights``) their arms start from."""
+ARM_WEIGHTS = {
+    "second-pretraining-epochs-3-sign-clip": (str(SECOND_PRETRAINING / "pretrain" / "pretrained-weights.pt"), SECOND_PRETRAINING),
+    "third-pretraining-epochs-3-sign-clip": (str(PRETRAINING_RUNS / "seed2" / "weights" / "step-1003520.pt"), THIRD_PRETRAINING),
+    "fourth-pretraining-epochs-3-sign-clip": (str(PRETRAINING_RUNS / "seed3" / "weights" / "step-1003520.pt"), FOURTH_PRETRAINING),
+}
 """Arms fine-tuned from other weights than ``WEIGHTS``: the weights, and the results folder of their pre-training
 (its ``explore/`` holds the weights' zero-shot games)."""
 AGAINST = {arm: "epochs-3-sign-clip-entropy-0.001" for arm in ("epochs-3-sign-clip-entropy-0.001-16x64",
@@ -129,6 +140,8 @@ ZERO_SHOT = {
                                                           SECOND_PRETRAINING / "explore" / "step-1003520-greedy.csv"),
     "third pre-training's weights (seed 2), zero-shot": (1_000_000, ("explore", THIRD_PRETRAINING / "explore" / "step-1003520.csv"),
                                                          THIRD_PRETRAINING / "explore" / "step-1003520-greedy.csv"),
+    "fourth pre-training's weights (seed 3), zero-shot": (1_000_000, ("explore", FOURTH_PRETRAINING / "explore" / "step-1003520.csv"),
+                                                          FOURTH_PRETRAINING / "explore" / "step-1003520-greedy.csv"),
 }
 FIRST_GAMES = 20
 """The first games of fine-tuning, against the pre-trained policy's own score: does fine-tuning first lose it? The

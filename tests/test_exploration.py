@@ -138,7 +138,27 @@ def test_voidrl_explore_measures_a_random_policy_and_a_checkpoint_on_the_same_ga
     assert outputs["agent"] == outputs["agent-again"] and printed["agent"] == printed["agent-again"]
 
 
+def test_voidrl_explore_at_a_small_temperature_plays_the_greedy_games(tmp_path):
+    config = TrainConfig("ppo", run=RunConfig(env="ALE/MsPacman-v5"), env=EnvConfig(num_envs=2))
+    policy = build_policy_for(config, torch.device("cpu"))
+    torch.nn.init.normal_(policy.policy_head.weight)  # logits far apart: a fresh head's are near 0
+    Agent(config, policy, {}).save(tmp_path / "agent.pt")
+    games, printed = {}, {}
+    for name, options in (("greedy", ["--greedy"]), ("cold", ["--temperature", "1e-6"]), ("sampled", [])):
+        result = voidrl("explore", "--checkpoint", "agent.pt", *options, "--episodes", "2", "--num-envs", "2",
+                        "--out", f"{name}.csv", cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+        printed[name] = result.stdout
+        with open(tmp_path / f"{name}.csv") as handle:
+            games[name] = list(csv.DictReader(handle))
+    assert "sampled (temperature 1e-06) actions of agent.pt" in printed["cold"]
+    assert games["cold"] == games["greedy"] != games["sampled"]
+
+
 @pytest.mark.parametrize("args,message", [
+    (["--checkpoint", "agent.pt", "--temperature", "0"], "--temperature must be a positive number, got 0.0"),
+    (["--checkpoint", "agent.pt", "--greedy", "--temperature", "0.5"], "--greedy play is the same at any temperature"),
+    (["--random", "ALE/MsPacman-v5", "--temperature", "0.5"], "a uniform-random policy is the same at any temperature"),
     (["--random", "CartPole-v1"], "measured on Atari games"),
     (["--random", "ALE/NoSuchGame-v5"], "NoSuchGame"),
     (["--random", "ALE/MsPacman-v5", "--episodes", "0"], "--episodes must be a positive integer"),

@@ -15,6 +15,7 @@ import errno
 import functools
 import gc
 import importlib.util
+import math
 import os
 import sys
 import typing
@@ -252,6 +253,9 @@ def add_explore_command(commands: Subcommands) -> None:
     explore.add_argument("--num-envs", type=int, default=None, help="parallel games (default: the run's, 16 with --random)")
     explore.add_argument("--greedy", action="store_true",
                          help="act on the policy's most likely action (default: sample, as the policy explored in training)")
+    explore.add_argument("--temperature", type=float, default=1.0,
+                         help="sample from the policy's logits divided by this (below 1: nearer the greedy play; default: 1, "
+                              "the policy as trained); discrete policies only")
     explore.add_argument("--seed", type=int, default=0,
                          help="game seed, and the seed of the random policy's or the checkpoint's sampled actions (default: 0)")
     explore.add_argument("--out", metavar="FILE", default=None, help="also write one CSV row per game (env, score, length, "
@@ -535,6 +539,7 @@ def command_eval(args: argparse.Namespace) -> int:
 
 def command_explore(args: argparse.Namespace) -> int:
     from voidrl.io.run_dir import check_writable_dir
+    from voidrl.nets.parts import rescale_policy_logits
     from voidrl.train.agent import Agent, resolve_device
     from voidrl.train.exploration import check_atari, explore_agent, explore_random, summarize_exploration, write_exploration
 
@@ -542,6 +547,11 @@ def command_explore(args: argparse.Namespace) -> int:
         value = getattr(args, name)
         if value is not None and value < 1:
             raise CliError(f"voidrl explore: --{name.replace('_', '-')} must be a positive integer, got {value}")
+    if not (math.isfinite(args.temperature) and args.temperature > 0):
+        raise CliError(f"voidrl explore: --temperature must be a positive number, got {args.temperature}")
+    if args.temperature != 1.0 and (args.greedy or args.random is not None):
+        raise CliError("voidrl explore: --temperature changes a checkpoint's sampled actions; "
+                       f"{'--greedy play' if args.greedy else 'a uniform-random policy'} is the same at any temperature")
     out = None if args.out is None else Path(args.out)
     with usage_errors():
         if out is not None:
@@ -557,11 +567,13 @@ def command_explore(args: argparse.Namespace) -> int:
         else:
             agent = Agent.load(args.checkpoint, resolve_device(args.device).type)
             check_atari(agent.config.run.env)
+            rescale_policy_logits(agent.policy, args.temperature)
     if agent is None:
         env_id, policy = args.random, "uniform-random actions"
         results = explore_random(args.random, args.episodes, args.num_envs or 16, args.seed)
     else:
-        env_id, policy = agent.config.run.env, f"{'greedy' if args.greedy else 'sampled'} actions of {args.checkpoint}"
+        sampled = "sampled" if args.temperature == 1.0 else f"sampled (temperature {args.temperature:g})"
+        env_id, policy = agent.config.run.env, f"{'greedy' if args.greedy else sampled} actions of {args.checkpoint}"
         results = explore_agent(agent, args.episodes, args.num_envs, args.seed, args.greedy)
     summary = summarize_exploration(results)
     print(f"{env_id}, {policy}, {len(results)} games from seed {args.seed} (mean +- standard error):")

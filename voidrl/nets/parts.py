@@ -86,15 +86,16 @@ def load_parts(policy: torch.nn.Module, path: str, parts: tuple[str, ...] | None
     return keys
 
 
-def rescale_policy_logits(policy: torch.nn.Module, temperature: float, loaded_keys: list[str]) -> None:
-    """Divide the action logits of ``policy``'s loaded categorical head by ``temperature`` (its weight and bias: every
-    logit ``z`` becomes ``z / temperature``, so the greedy action stays and sampling sharpens below 1)."""
+def rescale_policy_logits(policy: torch.nn.Module, temperature: float, loaded_keys: list[str] | None = None) -> None:
+    """Divide the action logits of ``policy``'s categorical head by ``temperature`` (its weight and bias: every logit
+    ``z`` becomes ``z / temperature``, so the greedy action stays and sampling sharpens below 1). ``loaded_keys``: the
+    keys ``load_parts`` copied, which must hold the head's (None: the whole policy was loaded)."""
     if temperature == 1.0:
         return
     if getattr(policy, "policy_kind", None) not in ("categorical", "multi_categorical"):
         kind = getattr(policy, "policy_kind", type(policy).__name__)
         raise ValueError(f"init_temperature rescales the logits of a discrete policy; this run's policy is {kind} (leave it at 1)")
-    if "policy_head.weight" not in loaded_keys:
+    if loaded_keys is not None and "policy_head.weight" not in loaded_keys:
         raise ValueError("init_temperature rescales the loaded policy head, and init_parts leaves it out: "
                          "name policy_head, or leave init_temperature at 1")
     with torch.no_grad():
