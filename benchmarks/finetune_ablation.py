@@ -73,7 +73,7 @@ ARMS = {
     "epochs-3-sign-clip-entropy-0.001-lr-6e-4": ["--epochs", "3", "--reward-clip", "1", "--reward-scale", "1",
                                                  "--entropy-coef", "0.001", "--learning-rate", "6e-4"],
     # the loaded policy's logits divided by a temperature below 1: its sampled play starts nearer its greedy play, which
-    # scored 820 zero-shot to the sampled play's 608 (voidrl explore, 30 games: 795 at 0.5, 712 at 1/3, 636 at 1)
+    # scored 820 zero-shot to the sampled play's 608 (ZERO_SHOT's rows at temperatures 0.5 and 0.25)
     "epochs-3-sign-clip-entropy-0.001-temperature-0.5": ["--epochs", "3", "--reward-clip", "1", "--reward-scale", "1",
                                                          "--entropy-coef", "0.001", "--init-temperature", "0.5"],
     "epochs-3-sign-clip-entropy-0.001-temperature-0.25": ["--epochs", "3", "--reward-clip", "1", "--reward-scale", "1",
@@ -136,6 +136,10 @@ ZERO_SHOT = {
     "uniform-random policy": (0, ("explore", KNN_SCOPE / "explore" / "random.csv"), None),
     "pre-trained weights, zero-shot": (1_000_000, ("ablation", "zero-shot-sampled-seed0.csv"),
                                         KNN_SCOPE / "explore" / "step-1003520-greedy.csv"),
+    # the same games, sampled at the logits divided by a temperature (voidrl explore --temperature T, in the ablation
+    # folder): where the arms of --init-temperature T start
+    "pre-trained weights, zero-shot, temperature 0.5": (1_000_000, ("ablation", "zero-shot-sampled-temperature-0.5-seed0.csv"), None),
+    "pre-trained weights, zero-shot, temperature 0.25": (1_000_000, ("ablation", "zero-shot-sampled-temperature-0.25-seed0.csv"), None),
     "second pre-training's weights (seed 1), zero-shot": (1_000_000, ("explore", SECOND_PRETRAINING / "explore" / "step-1003520.csv"),
                                                           SECOND_PRETRAINING / "explore" / "step-1003520-greedy.csv"),
     "third pre-training's weights (seed 2), zero-shot": (1_000_000, ("explore", THIRD_PRETRAINING / "explore" / "step-1003520.csv"),
