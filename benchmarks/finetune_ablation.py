@@ -91,6 +91,9 @@ ARMS = {
     # the atari-finetune preset's settings on five times the budget, against scratch with the same settings
     "epochs-3-sign-clip-500k": ["--epochs", "3", "--reward-clip", "1", "--reward-scale", "1"],
     f"{SCRATCH}-epochs-3-sign-clip-500k": ["--epochs", "3", "--reward-clip", "1", "--reward-scale", "1"],
+    # the sharpened start on five times the budget: does it cost the later learning?
+    "epochs-3-sign-clip-entropy-0.001-temperature-0.25-500k": ["--epochs", "3", "--reward-clip", "1", "--reward-scale", "1",
+                                                               "--entropy-coef", "0.001", "--init-temperature", "0.25"],
     # is it luck? epochs-3-sign-clip from a second pre-training of the same preset (seed 1), not the committed seed 0
     "second-pretraining-epochs-3-sign-clip": ["--epochs", "3", "--reward-clip", "1", "--reward-scale", "1"],
     # and from the third and fourth (seeds 2 and 3), whose weights are not in git: PRETRAINING_RUNS
@@ -100,7 +103,8 @@ ARMS = {
     # with the run's torch thread count, so the fresh critic starts from other bits than at ad8a0af
     "epochs-3-sign-clip-again": ["--epochs", "3", "--reward-clip", "1", "--reward-scale", "1"],
 }
-ARM_STEPS = {f"{SCRATCH}-1.1m": 1_100_000, "epochs-3-sign-clip-500k": 500_000, f"{SCRATCH}-epochs-3-sign-clip-500k": 500_000}
+ARM_STEPS = {f"{SCRATCH}-1.1m": 1_100_000, "epochs-3-sign-clip-500k": 500_000, f"{SCRATCH}-epochs-3-sign-clip-500k": 500_000,
+             "epochs-3-sign-clip-entropy-0.001-temperature-0.25-500k": 500_000}
 """Arms trained for other than ``BUDGET`` steps; each is measured on its own budget and left out of the comparisons at
 ``BUDGET``."""
 KNN_SCOPE = Path("benchmarks/results/mspacman-2026-11-28-knn-scope")
@@ -119,10 +123,13 @@ ARM_WEIGHTS = {
 }
 """Arms fine-tuned from other weights than ``WEIGHTS``: the weights, and the results folder of their pre-training
 (its ``explore/`` holds the weights' zero-shot games)."""
-AGAINST = {arm: "epochs-3-sign-clip-entropy-0.001" for arm in ("epochs-3-sign-clip-entropy-0.001-16x64",
-                                                               "epochs-3-sign-clip-entropy-0.001-temperature-0.5",
-                                                               "epochs-3-sign-clip-entropy-0.001-temperature-0.25")}
-"""Arms compared in ``table`` with the arm they change one setting of, besides the baseline."""
+AGAINST = {
+    **{arm: ("epochs-3-sign-clip-entropy-0.001",) for arm in ("epochs-3-sign-clip-entropy-0.001-16x64",
+                                                              "epochs-3-sign-clip-entropy-0.001-temperature-0.5",
+                                                              "epochs-3-sign-clip-entropy-0.001-temperature-0.25")},
+    "epochs-3-sign-clip-entropy-0.001-temperature-0.25-500k": ("epochs-3-sign-clip-500k", f"{SCRATCH}-epochs-3-sign-clip-500k"),
+}
+"""Arms compared in ``table`` with the arms they change settings of (on the arm's own budget), besides the baseline."""
 SAME_SETTINGS = {arm: ("epochs-3-sign-clip", "epochs-3-sign-clip-again") for arm in ARM_WEIGHTS}
 """Each arm of ``ARM_WEIGHTS`` and the arms with the same settings from ``WEIGHTS``, compared in ``table`` (with
 scratch's arm of those settings, ``SCRATCH-`` the first of them)."""
@@ -236,8 +243,10 @@ def table(folder: Path) -> None:
         if not pretrained.is_dir():
             continue
         compare_arms(folder, pretrained.name, scratch_dir.name, steps(scratch_dir.name))
-    for arm, other in AGAINST.items():
-        compare_arms(folder, arm, other, BUDGET)
+    for arm, others in AGAINST.items():
+        for other in others:
+            if (folder / arm).is_dir():
+                compare_arms(folder, arm, other, steps(arm))
     for again in sorted(folder.glob("*-again")):  # an arm run again at a later commit, against itself at the first
         compare_arms(folder, again.name, again.name.removesuffix("-again"), BUDGET)
     for arm, first_weights_arms in SAME_SETTINGS.items():  # the second pre-training against the first and scratch, alike
