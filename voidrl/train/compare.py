@@ -33,6 +33,13 @@ def run_to_completion(config: TrainConfig) -> None:
         trainer.close()
 
 
+def start_fresh(config: TrainConfig) -> TrainConfig:
+    """``config`` (changed in place and returned) without the options that start its networks from a checkpoint."""
+    config.run.init_from = config.run.init_parts = None
+    config.run.init_temperature = 1.0
+    return config
+
+
 def comparison_runs(base: TrainConfig, seeds: int) -> list[TrainConfig]:
     """``seeds`` runs each of ``base`` started from ``base.run.init_from`` and from scratch, same budget.
 
@@ -47,8 +54,7 @@ def comparison_runs(base: TrainConfig, seeds: int) -> list[TrainConfig]:
             config = copy.deepcopy(base)
             config.run.seed = base.run.seed + k
             if name == "scratch":
-                config.run.init_from = config.run.init_parts = None
-                config.run.init_temperature = 1.0
+                start_fresh(config)
             config.run.run_dir = str(Path(base.run_dir) / folder / f"seed{k}")
             runs.append(config)
     return runs
@@ -67,9 +73,7 @@ def preflight(configs: list[TrainConfig], init_checkpoint: dict[str, Any] | None
         require(module, "analysis", "voidrl compare")
     for config in configs:
         if config.run.init_from is not None and not Path(config.run.init_from).exists():
-            config = copy.deepcopy(config)
-            config.run.init_from = config.run.init_parts = None
-            config.run.init_temperature = 1.0
+            config = start_fresh(copy.deepcopy(config))
         make_trainer(config, resume=True, init_checkpoint=init_checkpoint).close()
 
 
