@@ -151,6 +151,7 @@ ZERO_SHOT = {
     # folder): where the arms of --init-temperature T start
     "pre-trained weights, zero-shot, temperature 0.5": (1_000_000, ("ablation", "zero-shot-sampled-temperature-0.5-seed0.csv"), None),
     "pre-trained weights, zero-shot, temperature 0.25": (1_000_000, ("ablation", "zero-shot-sampled-temperature-0.25-seed0.csv"), None),
+    "pre-trained weights, zero-shot, temperature 0.1": (1_000_000, ("ablation", "zero-shot-sampled-temperature-0.1-seed0.csv"), None),
     "second pre-training's weights (seed 1), zero-shot": (1_000_000, ("explore", SECOND_PRETRAINING / "explore" / "step-1003520.csv"),
                                                           SECOND_PRETRAINING / "explore" / "step-1003520-greedy.csv"),
     "third pre-training's weights (seed 2), zero-shot": (1_000_000, ("explore", THIRD_PRETRAINING / "explore" / "step-1003520.csv"),
