@@ -307,7 +307,7 @@ def test_finetune_applies_its_suites_preset_unless_one_is_named(algo, env, named
     config = make_config(algo, preset, env=env)
     assert preset == chosen
     if chosen == "atari-finetune":
-        assert (config.algo_config.epochs, config.env.reward_clip, config.env.reward_scale) == (3, 1.0, 1.0)
+        assert (config.algo_config.epochs, config.env.reward_clip, config.env.reward_scale, config.algo_config.entropy_coef) == (3, 1.0, 1.0, 0.001)
     else:  # the preset named, or the environment's default
         assert config.to_dict() == make_config(algo, named, env=env).to_dict()
     assert default_presets_text("finetune", "ppg").startswith("atari-finetune on atari tasks; ")

@@ -158,3 +158,25 @@ def test_init_temperature_is_refused_for_a_continuous_policy(tmp_path):
     with pytest.raises(ValueError, match="discrete policy; this run's policy is gaussian"):
         rescale_policy_logits(fresh.policy, 0.5, copied)
     rescale_policy_logits(fresh.policy, 1.0, copied)  # 1 keeps the logits, for any policy
+
+
+@pytest.mark.parametrize("options,temperature", [
+    ({"init_from": "pre.pt"}, 0.25),
+    ({"init_from": "pre.pt", "init_parts": ("policy_body", "policy_head")}, 0.25),
+    ({"init_from": "pre.pt", "init_parts": ("policy_body",)}, 1.0),  # a fresh head: nothing to sharpen
+    ({}, 1.0),  # train from scratch with the fine-tuning preset's settings
+])
+def test_the_presets_temperature_acts_only_on_a_loaded_policy_head(options, temperature):
+    from voidrl.train.presets import make_config
+
+    config = make_config("ppg", "atari-finetune", env="ALE/MsPacman-v5", **options)
+    config.validate()
+    assert config.run.init_temperature == temperature
+    assert config.algo_config.entropy_coef == 0.001
+
+
+def test_a_temperature_the_user_gives_is_refused_where_it_cannot_act():
+    from voidrl.train.presets import make_config
+
+    with pytest.raises(ValueError, match="init_temperature needs init_from"):
+        make_config("ppg", "atari-finetune", env="ALE/MsPacman-v5", init_temperature=0.25).validate()

@@ -61,5 +61,12 @@ def make_config(algo: str, preset: str | None = None, preset_file: str | None = 
             setattr(sections[section], name, value)
     for name, value in overrides.items():
         setattr(sections[owner[name]], name, value)
+    if "init_temperature" not in overrides and not loads_policy_head(config):
+        config.run.init_temperature = 1.0  # a preset's temperature, with no loaded policy head to act on
     config.given_options = frozenset(overrides)
     return config
+
+
+def loads_policy_head(config: TrainConfig) -> bool:
+    """Whether the run starts from a saved policy head (``init_from``, with ``policy_head`` among ``init_parts``)."""
+    return config.run.init_from is not None and (config.run.init_parts is None or "policy_head" in config.run.init_parts)
