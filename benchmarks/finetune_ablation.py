@@ -89,6 +89,11 @@ ARMS = {
     # with the baseline's settings and with epochs-3-sign-clip's
     SCRATCH: [],
     f"{SCRATCH}-epochs-3-sign-clip": ["--epochs", "3", "--reward-clip", "1", "--reward-scale", "1"],
+    # scratch with the atari-finetune preset's settings since 1a41c8b (the temperature acts on loaded weights alone), at
+    # 100k and 500k: the ledger's same-settings comparisons for epochs-3-sign-clip-entropy-0.001-temperature-0.25
+    f"{SCRATCH}-epochs-3-sign-clip-entropy-0.001": ["--epochs", "3", "--reward-clip", "1", "--reward-scale", "1", "--entropy-coef", "0.001"],
+    f"{SCRATCH}-epochs-3-sign-clip-entropy-0.001-500k": ["--epochs", "3", "--reward-clip", "1", "--reward-scale", "1",
+                                                         "--entropy-coef", "0.001"],
     # scratch on as many environment steps as pre-training (1M reward-free) and fine-tuning (100k) took together
     f"{SCRATCH}-1.1m": [],
     # the atari-finetune preset's settings on five times the budget, against scratch with the same settings
@@ -107,7 +112,7 @@ ARMS = {
     "epochs-3-sign-clip-again": ["--epochs", "3", "--reward-clip", "1", "--reward-scale", "1"],
 }
 ARM_STEPS = {f"{SCRATCH}-1.1m": 1_100_000, "epochs-3-sign-clip-500k": 500_000, f"{SCRATCH}-epochs-3-sign-clip-500k": 500_000,
-             "epochs-3-sign-clip-entropy-0.001-temperature-0.25-500k": 500_000}
+             "epochs-3-sign-clip-entropy-0.001-temperature-0.25-500k": 500_000, f"{SCRATCH}-epochs-3-sign-clip-entropy-0.001-500k": 500_000}
 """Arms trained for other than ``BUDGET`` steps; each is measured on its own budget and left out of the comparisons at
 ``BUDGET``."""
 KNN_SCOPE = Path("benchmarks/results/mspacman-2026-11-28-knn-scope")
@@ -129,9 +134,11 @@ ARM_WEIGHTS = {
 AGAINST = {
     **{arm: ("epochs-3-sign-clip-entropy-0.001",) for arm in ("epochs-3-sign-clip-entropy-0.001-16x64",
                                                               "epochs-3-sign-clip-entropy-0.001-temperature-0.5",
-                                                              "epochs-3-sign-clip-entropy-0.001-temperature-0.25",
                                                               "epochs-3-sign-clip-entropy-0.001-temperature-0.1")},
-    "epochs-3-sign-clip-entropy-0.001-temperature-0.25-500k": ("epochs-3-sign-clip-500k", f"{SCRATCH}-epochs-3-sign-clip-500k"),
+    # the atari-finetune preset's settings since 1a41c8b
+    "epochs-3-sign-clip-entropy-0.001-temperature-0.25": ("epochs-3-sign-clip-entropy-0.001", f"{SCRATCH}-epochs-3-sign-clip-entropy-0.001"),
+    "epochs-3-sign-clip-entropy-0.001-temperature-0.25-500k": ("epochs-3-sign-clip-500k", f"{SCRATCH}-epochs-3-sign-clip-500k",
+                                                               f"{SCRATCH}-epochs-3-sign-clip-entropy-0.001-500k"),
 }
 """Arms compared in ``table`` with the arms they change settings of (on the arm's own budget), besides the baseline."""
 SAME_SETTINGS = {arm: ("epochs-3-sign-clip", "epochs-3-sign-clip-again") for arm in ARM_WEIGHTS}
@@ -250,7 +257,7 @@ def table(folder: Path) -> None:
         compare_arms(folder, pretrained.name, scratch_dir.name, steps(scratch_dir.name))
     for arm, others in AGAINST.items():
         for other in others:
-            if (folder / arm).is_dir():
+            if (folder / arm).is_dir() and (folder / other).is_dir():
                 compare_arms(folder, arm, other, steps(arm))
     for again in sorted(folder.glob("*-again")):  # an arm run again at a later commit, against itself at the first
         compare_arms(folder, again.name, again.name.removesuffix("-again"), BUDGET)
