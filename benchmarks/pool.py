@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 
@@ -15,13 +16,22 @@ def gzip_copy(source: Path, target: Path) -> None:
         shutil.copyfileobj(plain, packed)
 
 
+POLL_SECONDS = 0.1
+"""How often the running commands are checked for one that ended."""
+
+
 def run_commands(commands: list[list[str]], parallel: int, cwd: Path | None = None) -> None:
-    """Run ``commands`` in order, at most ``parallel`` at once; stop with the command line of the first that fails."""
+    """Run ``commands`` in order, at most ``parallel`` at once, each next one as soon as any running one ends; at the
+    first that fails start no more, and stop with its command line (the others still running go on to their end)."""
     pending = list(commands)
     running: list[subprocess.Popen] = []
     while pending or running:
         while pending and len(running) < parallel:
             running.append(subprocess.Popen(pending.pop(0), cwd=cwd))
-        finished = running.pop(0)
-        if finished.wait() != 0:
+        finished = next((process for process in running if process.poll() is not None), None)
+        if finished is None:
+            time.sleep(POLL_SECONDS)
+            continue
+        running.remove(finished)
+        if finished.returncode != 0:
             raise SystemExit(f"a run failed: {' '.join(map(str, finished.args))}")
