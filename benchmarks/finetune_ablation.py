@@ -110,7 +110,19 @@ ARMS = {
     # epochs-3-sign-clip run again at the second pre-training's arm's commit (81f52d3): since 459f317 networks are built
     # with the run's torch thread count, so the fresh critic starts from other bits than at ad8a0af
     "epochs-3-sign-clip-again": ["--epochs", "3", "--reward-clip", "1", "--reward-scale", "1"],
+    # off-policy fine-tuning, as the APT paper's (DrQ): R2D2 without memory as a data-efficient DQN (double Q, duelling,
+    # 3-step returns, prioritised replay of all 100k steps, each transition replayed 32 times as DER's one update of 32
+    # per step), on the policy body's torso (dqn2013) loaded from the weights under a fresh Q-head, and from scratch
+    "q-body": ["--init-parts", "policy_body"],
+    f"{SCRATCH}-q-body": [],
 }
+Q_LEARNING = ["--network", "dqn2013", "--memory", "none", "--lstm-size", "256", "--head-size", "256", "--num-envs", "4",
+              "--num-steps", "8", "--sequence-length", "8", "--sequence-period", "8", "--burn-in", "0", "--n-step", "3",
+              "--gamma", "0.99", "--no-value-rescaling", "--reward-clip", "1", "--learning-rate", "1e-4", "--adam-eps", "1.5e-4",
+              "--batch-size", "8", "--samples-per-insert", "32", "--min-replay", "200", "--replay-capacity", "12500",
+              "--target-update-period", "1000"]
+"""The settings of the off-policy arms (``voidrl train|finetune r2d2``, which has no Atari preset)."""
+Q_ARMS = ("q-body", f"{SCRATCH}-q-body")
 ARM_STEPS = {f"{SCRATCH}-1.1m": 1_100_000, "epochs-3-sign-clip-500k": 500_000, f"{SCRATCH}-epochs-3-sign-clip-500k": 500_000,
              "epochs-3-sign-clip-entropy-0.001-temperature-0.25-500k": 500_000, f"{SCRATCH}-epochs-3-sign-clip-entropy-0.001-500k": 500_000}
 """Arms trained for other than ``BUDGET`` steps; each is measured on its own budget and left out of the comparisons at
@@ -176,8 +188,9 @@ def steps(arm: str) -> int:
 
 
 def command(arm: str, seed: int, run_dir: Path) -> list[str]:
-    start = ["train", "ppg"] if arm.startswith(SCRATCH) else ["finetune", "ppg", "--from", ARM_WEIGHTS.get(arm, (WEIGHTS,))[0]]
-    return [sys.executable, "-m", "voidrl", *start, "--env", "ALE/MsPacman-v5", "--preset", "atari",
+    algo, settings = ("r2d2", Q_LEARNING) if arm in Q_ARMS else ("ppg", ["--preset", "atari"])
+    start = ["train", algo] if arm.startswith(SCRATCH) else ["finetune", algo, "--from", ARM_WEIGHTS.get(arm, (WEIGHTS,))[0]]
+    return [sys.executable, "-m", "voidrl", *start, "--env", "ALE/MsPacman-v5", *settings,
             "--steps", str(steps(arm)), "--seed", str(seed), "--eval-every", str(steps(arm)), "--eval-episodes", "30",
             "--torch-threads", "1", "--no-progress", "--run-dir", str(run_dir), *ARMS[arm],
             *(["--resume"] if (run_dir / "checkpoint.pt").exists() else [])]

@@ -123,14 +123,39 @@ def is_recurrent(state: dict[str, torch.Tensor]) -> bool:
     return any(key.startswith("lstm.") for key in state)
 
 
+Q_TORSO_PREFIX = "torso."
+"""A Q-network's (R2D2's) one loadable part, ``policy_body``: its torso, from a Q-network's torso or an actor-critic's
+``actor_body`` (a pre-trained policy's features under a fresh Q-head: the APT paper fine-tunes off-policy)."""
+
+
 def load_whole(policy: torch.nn.Module, own: dict, saved: dict, path: str, checkpoint: dict, parts: tuple[str, ...] | None) -> list[str]:
-    """A network without named parts (R2D2's) starts whole from a saved network of the same kind."""
+    """A network without named parts but its torso (R2D2's) starts whole from a saved network of the same kind,
+    or its torso alone (``parts`` ``("policy_body",)``)."""
     if parts is not None:
-        raise ValueError(f"init_parts: this network ({type(policy).__name__}) has no parts; leave --init-parts out to load it whole")
+        return load_q_torso(own, saved, path, checkpoint, parts)
     if is_recurrent(saved) != is_recurrent(own) or set(saved) != set(own) or any(saved[k].shape != own[k].shape for k in own):
         raise CheckpointError(f"checkpoint {path!r} ({saved_algo(checkpoint)}) does not fit this {type(policy).__name__}")
     policy.load_state_dict(saved)
     return list(own)
+
+
+def load_q_torso(own: dict, saved: dict, path: str, checkpoint: dict, parts: tuple[str, ...]) -> list[str]:
+    """Copy the torso a saved Q-network or actor-critic's ``actor_body`` holds into ``own``'s ``torso.*``; the keys copied."""
+    if tuple(parts) != ("policy_body",):
+        raise ValueError(f"init_parts: a Q-network loads policy_body (its torso) or, without --init-parts, all of it; "
+                         f"got {', '.join(parts) or 'nothing'}")
+    source = Q_TORSO_PREFIX if any(key.startswith(Q_TORSO_PREFIX) for key in saved) else PARTS["policy_body"][0]
+    keys = [key for key in own if key.startswith(Q_TORSO_PREFIX)]
+    taken = {key: source + key[len(Q_TORSO_PREFIX):] for key in keys}
+    torso = {key for key in saved if key.startswith(source)}
+    if set(taken.values()) != torso or any(saved[name].shape != own[key].shape for key, name in taken.items()):
+        mismatched = sorted(set(taken.values()) ^ torso) or [name for key, name in taken.items() if saved[name].shape != own[key].shape]
+        raise CheckpointError(f"checkpoint {path!r} ({saved_algo(checkpoint)}): its {source.rstrip('.')} does not fit this "
+                              f"Q-network's torso (use the same --network): {mismatched[:3]}")
+    with torch.no_grad():
+        for key, name in taken.items():
+            own[key].copy_(saved[name])
+    return keys
 
 
 def saved_apt_encoder(checkpoint: dict, policy: ActorCritic, path: str) -> dict[str, torch.Tensor]:
