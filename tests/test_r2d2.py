@@ -183,7 +183,32 @@ def test_a_recurrent_checkpoint_starts_r2d2_whole_and_is_refused_by_an_actor_cri
     assert main(["finetune", "ppo", "--from", source, "--steps", "256", "--run-dir", str(tmp_path / "ppo")]) == 2
     assert "holds a recurrent Q-network (r2d2); an actor-critic cannot start from it" in capsys.readouterr().err
     assert main(["finetune", "r2d2", "--from", source, "--init-parts", "critic", "--run-dir", str(tmp_path / "parts")]) == 2
-    assert "has no parts; leave --init-parts out to load it whole" in capsys.readouterr().err
+    assert "a Q-network loads policy_body (its torso) or, without --init-parts, all of it; got critic" in capsys.readouterr().err
+
+
+def test_a_q_network_starts_its_torso_from_a_policy_body_and_keeps_a_fresh_head(tmp_path, capsys):
+    assert main(["train", "ppg", "--env", "CartPole-v1", "--steps", "256", "--num-envs", "2", "--num-steps", "64", "--torch-threads", "1",
+                 "--no-progress", "--run-dir", str(tmp_path / "ppg")]) == 0
+    source = str(tmp_path / "ppg" / "checkpoint.pt")
+    actor = load_checkpoint(source)["algorithm"]["policy"]
+    learner = R2D2(R2D2Config(**{**PRESETS["cartpole"]["algo_config"]}), (4,), gym.spaces.Discrete(2))
+    fresh = {key: value.clone() for key, value in learner.policy.state_dict().items()}
+    copied = load_parts(learner.policy, source, ("policy_body",))
+    own = learner.policy.state_dict()
+    assert copied == [key for key in own if key.startswith("torso.")] and len(copied) == 4  # two linear layers
+    assert all(torch.equal(own[key], actor["actor_body." + key.removeprefix("torso.")]) for key in copied)
+    assert not any(torch.equal(own[key], fresh[key]) for key in copied)
+    assert all(torch.equal(own[key], fresh[key]) for key in own if key not in copied)  # the LSTM and the Q-head start fresh
+    r2d2_source = tmp_path / "r2d2"  # a Q-network's torso loads the same way
+    assert train(r2d2_source, "--steps", "400") == 0
+    saved = load_checkpoint(r2d2_source / "checkpoint.pt")["algorithm"]["policy"]
+    assert load_parts(learner.policy, str(r2d2_source / "checkpoint.pt"), ("policy_body",)) == copied
+    assert all(torch.equal(learner.policy.state_dict()[key], saved[key]) for key in copied)
+    assert main(["finetune", "r2d2", "--from", source, "--init-parts", "policy_body", "--env", "CartPole-v1", "--preset", "cartpole",
+                 "--steps", "160", "--min-replay", "4", "--torch-threads", "1", "--no-progress", "--run-dir", str(tmp_path / "ft")]) == 0
+    assert main(["finetune", "r2d2", "--from", source, "--init-parts", "policy_body", "--env", "CartPole-v1", "--preset", "cartpole",
+                 "--hidden-sizes", "32", "--run-dir", str(tmp_path / "misfit")]) == 2
+    assert "its actor_body does not fit this Q-network's torso (use the same --network)" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("extra,message", [
