@@ -9,10 +9,11 @@ import pytest
 import torch
 
 from tests.learning import assert_majority, greedy_scores, train_seeds
+from voidrl.algos import PPG, PPGConfig
 from voidrl.algos.r2d2 import R2D2, R2D2Config, epsilon_ladder, trained_steps
 from voidrl.cli import main
 from voidrl.configs.r2d2 import PRESETS
-from voidrl.io.checkpoint import load_checkpoint
+from voidrl.io.checkpoint import load_checkpoint, save_checkpoint
 from voidrl.nets.parts import load_parts
 from voidrl.nets.recurrent import RecurrentQNetwork
 from voidrl.replay import Sequence
@@ -183,7 +184,8 @@ def test_a_recurrent_checkpoint_starts_r2d2_whole_and_is_refused_by_an_actor_cri
     assert main(["finetune", "ppo", "--from", source, "--steps", "256", "--run-dir", str(tmp_path / "ppo")]) == 2
     assert "holds a recurrent Q-network (r2d2); an actor-critic cannot start from it" in capsys.readouterr().err
     assert main(["finetune", "r2d2", "--from", source, "--init-parts", "critic", "--run-dir", str(tmp_path / "parts")]) == 2
-    assert "a Q-network loads policy_body (its torso) or, without --init-parts, all of it; got critic" in capsys.readouterr().err
+    assert "a Q-network loads policy_body (its torso), policy_convs (the torso's convolutions) or, without --init-parts, all of it; got critic" \
+        in capsys.readouterr().err
 
 
 def test_a_q_network_starts_its_torso_from_a_policy_body_and_keeps_a_fresh_head(tmp_path, capsys):
@@ -209,6 +211,21 @@ def test_a_q_network_starts_its_torso_from_a_policy_body_and_keeps_a_fresh_head(
     assert main(["finetune", "r2d2", "--from", source, "--init-parts", "policy_body", "--env", "CartPole-v1", "--preset", "cartpole",
                  "--hidden-sizes", "32", "--run-dir", str(tmp_path / "misfit")]) == 2
     assert "its actor_body does not fit this Q-network's torso (use the same --network)" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="torso has no convolutions"):
+        load_parts(learner.policy, source, ("policy_convs",))
+
+
+def test_a_q_network_starts_its_torsos_convolutions_from_a_pixel_policy_body(tmp_path):
+    torch.manual_seed(0)
+    actor = PPG(PPGConfig(network="minatar"), (4, 10, 10), gym.spaces.Discrete(3))
+    save_checkpoint(tmp_path / "pre.pt", {"algorithm": actor.state_dict()})
+    saved = actor.policy.state_dict()
+    learner = R2D2(R2D2Config(network="minatar", lstm_size=16, head_size=16), (4, 10, 10), gym.spaces.Discrete(3))
+    fresh = {key: value.clone() for key, value in learner.policy.state_dict().items()}
+    copied = load_parts(learner.policy, str(tmp_path / "pre.pt"), ("policy_convs",))
+    assert copied == ["torso.convs.0.weight", "torso.convs.0.bias"]
+    for key, value in learner.policy.state_dict().items():
+        assert torch.equal(value, saved["actor_body." + key.removeprefix("torso.")] if key in copied else fresh[key]), key
 
 
 @pytest.mark.parametrize("extra,message", [

@@ -125,8 +125,29 @@ def test_apt_encoder_part_needs_the_apt_body_and_an_apt_checkpoint(tmp_path):
         load_parts(PPG(PPGConfig(network="minatar"), OBS, ACTIONS).policy, str(tmp_path / "pre.pt"), ("apt_encoder",))
     with pytest.raises(CheckpointError, match="holds no APT encoder"):
         load_parts(PPG(PPGConfig(network="apt"), OBS, ACTIONS).policy, str(tmp_path / "no_apt.pt"), ("apt_encoder",))
-    with pytest.raises(ValueError, match="apt_encoder and policy_body"):
+    with pytest.raises(ValueError, match="policy_body and apt_encoder each set the policy body's first layers; name one"):
         load_parts(PPG(PPGConfig(network="apt"), OBS, ACTIONS).policy, str(tmp_path / "pre.pt"), ("apt_encoder", "policy_body"))
+
+
+def test_policy_convs_loads_the_convolutions_alone_and_needs_a_pixel_body(tmp_path):
+    torch.manual_seed(0)
+    pretrained = PPG(PPGConfig(network="minatar"), OBS, ACTIONS)
+    save_checkpoint(tmp_path / "pre.pt", {"algorithm": pretrained.state_dict()})
+    torch.manual_seed(1)
+    fresh = PPG(PPGConfig(network="minatar"), OBS, ACTIONS)
+    initial = {key: value.clone() for key, value in fresh.policy.state_dict().items()}
+    copied = load_parts(fresh.policy, str(tmp_path / "pre.pt"), ("policy_convs",))
+    saved = pretrained.policy.state_dict()
+    assert copied and all(key.startswith("actor_body.convs.") for key in copied)
+    for key, value in fresh.policy.state_dict().items():
+        assert torch.equal(value, saved[key] if key in copied else initial[key]), key
+    assert not torch.equal(fresh.policy.state_dict()["actor_body.fc.0.weight"], saved["actor_body.fc.0.weight"])
+    with pytest.raises(ValueError, match="policy_body and policy_convs each set"):
+        load_parts(fresh.policy, str(tmp_path / "pre.pt"), ("policy_body", "policy_convs"))
+    vectors = PPG(PPGConfig(), (4,), ACTIONS)
+    save_checkpoint(tmp_path / "mlp.pt", {"algorithm": vectors.state_dict()})
+    with pytest.raises(ValueError, match="policy body has no convolutions"):
+        load_parts(PPG(PPGConfig(), (4,), ACTIONS).policy, str(tmp_path / "mlp.pt"), ("policy_convs",))
 
 
 @pytest.mark.parametrize("temperature", [0.5, 2.0])

@@ -56,7 +56,8 @@ class RunConfig:
     """Checkpoint whose networks start this run (fine-tuning); none = fresh initialisation."""
     init_parts: tuple[str, ...] | None = None
     """With init_from: which parts to load (policy_body, policy_head, aux_head, critic from the saved
-    policy; apt_encoder: the saved run's APT encoder into an apt policy body); the rest is freshly
+    policy; policy_convs: the policy body's convolutions alone; apt_encoder: the saved run's APT encoder into
+    an apt policy body; a Q-network (r2d2) takes policy_body or policy_convs into its torso); the rest is freshly
     initialised, so leaving out the heads re-initialises them. None = every part of the saved policy
     this run's network has (PPG's aux_head only for PPG), but not critic and aux_head when the saved run
     was reward-free pre-training (they learned intrinsic values)."""

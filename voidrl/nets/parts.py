@@ -21,15 +21,19 @@ APT_ENCODER = "apt_encoder"
 APT_ENCODER_PREFIX = "actor_body.encoder."
 """``apt_encoder`` is taken from the saved run's APT plug-in, not its policy: the contrastive encoder
 becomes the encoder of an ``apt`` policy body (the APT paper's actor acts on its features)."""
-ALL_PARTS = (*PARTS, APT_ENCODER)
+POLICY_CONVS = "policy_convs"
+POLICY_CONVS_PREFIX = "actor_body.convs."
+"""``policy_convs``: the convolutions of a pixel policy body alone (part of ``policy_body``; its fc layer starts fresh)."""
+ALL_PARTS = (*PARTS, APT_ENCODER, POLICY_CONVS)
 
 
 def validate_parts(parts: tuple[str, ...]) -> None:
     unknown = [part for part in parts if part not in ALL_PARTS]
     if unknown or not parts:
         raise ValueError(f"init_parts must name one or more of {', '.join(ALL_PARTS)}, got {', '.join(parts) or 'nothing'}")
-    if APT_ENCODER in parts and "policy_body" in parts:
-        raise ValueError("init_parts: apt_encoder and policy_body both set the policy body's encoder; name one")
+    bodies = [part for part in ("policy_body", APT_ENCODER, POLICY_CONVS) if part in parts]
+    if len(bodies) > 1:
+        raise ValueError(f"init_parts: {' and '.join(bodies)} each set the policy body's first layers; name one")
 
 
 def parts_of(policy: ActorCritic) -> tuple[str, ...]:
@@ -67,13 +71,15 @@ def load_parts(policy: torch.nn.Module, path: str, parts: tuple[str, ...] | None
                               "an actor-critic cannot start from it")
     parts = default_parts(policy, checkpoint) if parts is None else parts
     validate_parts(parts)
-    prefixes = tuple(prefix for part in parts for prefix in PARTS.get(part, (APT_ENCODER_PREFIX,)))
+    prefixes = tuple(prefix for part in parts for prefix in PARTS.get(part, (APT_ENCODER_PREFIX if part == APT_ENCODER else POLICY_CONVS_PREFIX,)))
     if APT_ENCODER in parts:
         saved.update(saved_apt_encoder(checkpoint, policy, path))
     keys = [key for key in own if key.startswith(prefixes)]
     for part in parts:
         if part in PARTS and not any(key.startswith(PARTS[part]) for key in keys):
             raise ValueError(f"init_parts: this network has no {part} (it has {', '.join(parts_of(policy))})")
+    if POLICY_CONVS in parts and not any(key.startswith(POLICY_CONVS_PREFIX) for key in keys):
+        raise ValueError("init_parts: this network's policy body has no convolutions (policy_convs); name policy_body")
     missing = [key for key in keys if key not in saved]
     mismatched = [key for key in keys if key in saved and saved[key].shape != own[key].shape]
     if missing or mismatched:
@@ -124,13 +130,14 @@ def is_recurrent(state: dict[str, torch.Tensor]) -> bool:
 
 
 Q_TORSO_PREFIX = "torso."
-"""A Q-network's (R2D2's) one loadable part, ``policy_body``: its torso, from a Q-network's torso or an actor-critic's
-``actor_body`` (a pre-trained policy's features under a fresh Q-head: the APT paper fine-tunes off-policy)."""
+"""A Q-network's (R2D2's) loadable parts: ``policy_body``, its torso, or ``policy_convs``, the torso's convolutions, from a
+Q-network's torso or an actor-critic's ``actor_body`` (a pre-trained policy's features under a fresh Q-head: the APT
+paper fine-tunes off-policy)."""
 
 
 def load_whole(policy: torch.nn.Module, own: dict, saved: dict, path: str, checkpoint: dict, parts: tuple[str, ...] | None) -> list[str]:
     """A network without named parts but its torso (R2D2's) starts whole from a saved network of the same kind,
-    or its torso alone (``parts`` ``("policy_body",)``)."""
+    or its torso (``parts`` ``("policy_body",)``) or the torso's convolutions (``("policy_convs",)``) alone."""
     if parts is not None:
         return load_q_torso(own, saved, path, checkpoint, parts)
     if is_recurrent(saved) != is_recurrent(own) or set(saved) != set(own) or any(saved[k].shape != own[k].shape for k in own):
@@ -140,13 +147,17 @@ def load_whole(policy: torch.nn.Module, own: dict, saved: dict, path: str, check
 
 
 def load_q_torso(own: dict, saved: dict, path: str, checkpoint: dict, parts: tuple[str, ...]) -> list[str]:
-    """Copy the torso a saved Q-network or actor-critic's ``actor_body`` holds into ``own``'s ``torso.*``; the keys copied."""
-    if tuple(parts) != ("policy_body",):
-        raise ValueError(f"init_parts: a Q-network loads policy_body (its torso) or, without --init-parts, all of it; "
-                         f"got {', '.join(parts) or 'nothing'}")
-    source = Q_TORSO_PREFIX if any(key.startswith(Q_TORSO_PREFIX) for key in saved) else PARTS["policy_body"][0]
-    keys = [key for key in own if key.startswith(Q_TORSO_PREFIX)]
-    taken = {key: source + key[len(Q_TORSO_PREFIX):] for key in keys}
+    """Copy the torso (or its convolutions) a saved Q-network or actor-critic's ``actor_body`` holds into ``own``'s
+    ``torso.*``; the keys copied."""
+    if tuple(parts) not in (("policy_body",), (POLICY_CONVS,)):
+        raise ValueError(f"init_parts: a Q-network loads policy_body (its torso), policy_convs (the torso's convolutions) "
+                         f"or, without --init-parts, all of it; got {', '.join(parts) or 'nothing'}")
+    within = "convs." if parts == (POLICY_CONVS,) else ""
+    source = (Q_TORSO_PREFIX if any(key.startswith(Q_TORSO_PREFIX) for key in saved) else PARTS["policy_body"][0]) + within
+    keys = [key for key in own if key.startswith(Q_TORSO_PREFIX + within)]
+    if not keys:
+        raise ValueError("init_parts: this Q-network's torso has no convolutions (policy_convs); name policy_body")
+    taken = {key: source + key[len(Q_TORSO_PREFIX + within):] for key in keys}
     torso = {key for key in saved if key.startswith(source)}
     if set(taken.values()) != torso or any(saved[name].shape != own[key].shape for key, name in taken.items()):
         mismatched = sorted(set(taken.values()) ^ torso) or [name for key, name in taken.items() if saved[name].shape != own[key].shape]
