@@ -221,7 +221,7 @@ pre-trained weights' zero-shot games."""
 def explore_all(out: Path, arms: list[str], parallel: int) -> None:
     """``EXPLORE``'s games of every finished run of ``arms`` that lacks them."""
     commands = [[sys.executable, "-m", "voidrl", "explore", "--checkpoint", str(run_dir / "checkpoint.pt"), "--episodes", "30",
-                 "--seed", "0", *options, "--out", str(run_dir / name)]
+                 "--seed", "0", "--torch-threads", "1", *options, "--out", str(run_dir / name)]
                 for arm in arms for run_dir in sorted((out / arm).glob("seed*")) if (run_dir / "evaluations.csv").exists()
                 for name, options in EXPLORE.items() if not (run_dir / name).exists()]
     run_commands(commands, parallel, ROOT)

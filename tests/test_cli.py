@@ -275,11 +275,13 @@ def test_a_sampled_evaluation_prints_the_same_returns_for_the_same_seed(tmp_path
 
     untrained_agent("ppo", "CartPole-v1").save(tmp_path / "agent.pt")
     printed = []
-    for global_seed in (0, 1):  # whatever torch's generator holds, --seed seeds the sampled actions
+    for global_seed, threads in ((0, []), (1, ["--torch-threads", "1"])):  # whatever torch's generator holds, --seed seeds the sampled actions
         torch.manual_seed(global_seed)
-        assert main(["eval", "--checkpoint", str(tmp_path / "agent.pt"), "--episodes", "4", "--num-envs", "2", "--sampled"]) == 0
+        assert main(["eval", "--checkpoint", str(tmp_path / "agent.pt"), "--episodes", "4", "--num-envs", "2", "--sampled", *threads]) == 0
         printed.append(capsys.readouterr().out)
     assert printed[0] == printed[1] and "(sampled actions)" in printed[0]
+    assert main(["eval", "--checkpoint", str(tmp_path / "agent.pt"), "--torch-threads", "0"]) == 2
+    assert "voidrl eval: --torch-threads must be a positive integer, got 0" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("env,named,chosen,entropy", [

@@ -124,7 +124,7 @@ def test_voidrl_explore_measures_a_random_policy_and_a_checkpoint_on_the_same_ga
     Agent(config, build_policy_for(config, torch.device("cpu")), {}).save(tmp_path / "agent.pt")
     outputs, printed = {}, {}
     for name, source in (("random", ["--random", "ALE/MsPacman-v5"]), ("random-again", ["--random", "ALE/MsPacman-v5"]),
-                         ("agent", ["--checkpoint", "agent.pt"]), ("agent-again", ["--checkpoint", "agent.pt"])):
+                         ("agent", ["--checkpoint", "agent.pt"]), ("agent-again", ["--checkpoint", "agent.pt", "--torch-threads", "1"])):
         result = voidrl("explore", *source, "--episodes", "2", "--num-envs", "2", "--out", f"{name}.csv", cwd=tmp_path)
         assert result.returncode == 0, result.stderr
         assert "distinct positions" in result.stdout
@@ -134,7 +134,7 @@ def test_voidrl_explore_measures_a_random_policy_and_a_checkpoint_on_the_same_ga
     assert len(outputs["random"]) == 2 and all(int(row["positions"]) > 10 for row in outputs["random"])
     assert outputs["random"] == outputs["random-again"]  # same seed, same games
     assert len(outputs["agent"]) == 2 and all(int(row["length"]) > 0 for row in outputs["agent"])
-    # the checkpoint's sampled actions are drawn from a generator the same --seed seeds: the same numbers again
+    # the checkpoint's sampled actions are drawn from a generator the same --seed seeds: the same numbers again, on one thread too
     assert outputs["agent"] == outputs["agent-again"] and printed["agent"] == printed["agent-again"]
 
 
@@ -162,6 +162,7 @@ def test_voidrl_explore_at_a_small_temperature_plays_the_greedy_games(tmp_path):
     (["--random", "CartPole-v1"], "measured on Atari games"),
     (["--random", "ALE/NoSuchGame-v5"], "NoSuchGame"),
     (["--random", "ALE/MsPacman-v5", "--episodes", "0"], "--episodes must be a positive integer"),
+    (["--checkpoint", "agent.pt", "--torch-threads", "0"], "--torch-threads must be a positive integer, got 0"),
     (["--random", "ALE/MsPacman-v5", "--out", "."], "is a directory"),
     (["--checkpoint", "missing.pt"], "missing.pt"),
     ([], "one of the arguments --checkpoint --random is required"),

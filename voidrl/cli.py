@@ -235,6 +235,24 @@ def add_eval_command(commands: Subcommands) -> None:
     evaluate.add_argument("--seed", type=int, default=12345,
                           help="environment seed, and with --sampled the seed of the actions' draws (default: 12345)")
     evaluate.add_argument("--device", default="cpu", help="torch device (default: cpu)")
+    add_play_threads_option(evaluate)
+
+
+def add_play_threads_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--torch-threads", type=int, default=None, metavar="N",
+                        help="torch threads for the policy's forward passes (default: torch's own count); give 1 to each of "
+                             "several runs sharing the machine. The games played do not depend on it")
+
+
+def play_threads(command: str, args: argparse.Namespace) -> contextlib.AbstractContextManager:
+    """The thread count ``--torch-threads`` asks ``command`` to play with (torch's own count when not given)."""
+    from voidrl.train.threads import torch_threads
+
+    if args.torch_threads is None:
+        return contextlib.nullcontext()
+    if args.torch_threads < 1:
+        raise CliError(f"voidrl {command}: --torch-threads must be a positive integer, got {args.torch_threads}")
+    return torch_threads(args.torch_threads)
 
 
 def add_explore_command(commands: Subcommands) -> None:
@@ -261,6 +279,7 @@ def add_explore_command(commands: Subcommands) -> None:
     explore.add_argument("--out", metavar="FILE", default=None, help="also write one CSV row per game (env, score, length, "
                                                                       "positions)")
     explore.add_argument("--device", default="cpu", help="torch device (default: cpu)")
+    add_play_threads_option(explore)
 
 
 def add_export_command(commands: Subcommands) -> None:
@@ -515,6 +534,7 @@ def command_eval(args: argparse.Namespace) -> int:
         raise CliError(f"voidrl eval: --num-envs must be a positive integer, got {args.num_envs}")
     if args.video is not None and args.num_envs not in (None, 1):
         raise CliError(f"voidrl eval: --video plays the episodes in one environment; give --num-envs 1 or leave it out, got {args.num_envs}")
+    threads = play_threads("eval", args)
     with usage_errors():
         if args.video is not None:
             check_video_packages("--video", mp4=True)
@@ -525,8 +545,9 @@ def command_eval(args: argparse.Namespace) -> int:
         if args.video is not None:
             agent.make_env(1, screens=True).close()  # an environment that cannot render here says so now
     recorder = None if args.video is None else EpisodeFiles(args.video, member)
-    returns = agent.evaluate(args.episodes, deterministic=not args.sampled, num_envs=args.num_envs, seed=args.seed, member=member,
-                             recorder=recorder)
+    with threads:
+        returns = agent.evaluate(args.episodes, deterministic=not args.sampled, num_envs=args.num_envs, seed=args.seed, member=member,
+                                 recorder=recorder)
     mean, std = summarize(returns)
     mode = "sampled actions" if args.sampled else "greedy actions"
     if member is not None:
@@ -552,6 +573,7 @@ def command_explore(args: argparse.Namespace) -> int:
     if args.temperature != 1.0 and (args.greedy or args.random is not None):
         raise CliError("voidrl explore: --temperature changes a checkpoint's sampled actions; "
                        f"{'--greedy play' if args.greedy else 'a uniform-random policy'} is the same at any temperature")
+    threads = play_threads("explore", args)
     out = None if args.out is None else Path(args.out)
     with usage_errors():
         if out is not None:
@@ -574,7 +596,8 @@ def command_explore(args: argparse.Namespace) -> int:
     else:
         sampled = "sampled" if args.temperature == 1.0 else f"sampled (temperature {args.temperature:g})"
         env_id, policy = agent.config.run.env, f"{'greedy' if args.greedy else sampled} actions of {args.checkpoint}"
-        results = explore_agent(agent, args.episodes, args.num_envs, args.seed, args.greedy)
+        with threads:
+            results = explore_agent(agent, args.episodes, args.num_envs, args.seed, args.greedy)
     summary = summarize_exploration(results)
     print(f"{env_id}, {policy}, {len(results)} games from seed {args.seed} (mean +- standard error):")
     for name, label in (("score", "score"), ("length", "episode length (steps)"), ("positions", "distinct positions")):
