@@ -115,8 +115,8 @@ ARMS = {
     # per step), on the policy body's torso (dqn2013) loaded from the weights under a fresh Q-head, and from scratch
     "q-body": ["--init-parts", "policy_body"],
     f"{SCRATCH}-q-body": [],
-    # the torso's convolutions alone, its fc layer fresh: the loaded fc's features vary about 15x more across Ms. Pac-Man
-    # frames than a fresh torso's (std over 120 frames 0.47 against 0.03), and q-body learned less than scratch
+    # the torso's convolutions alone, its fc layer fresh: the loaded fc's features vary 18x more across Ms. Pac-Man
+    # frames than a fresh torso's (benchmarks/torso_features.py), and q-body learned less than scratch
     "q-convs": ["--init-parts", "policy_convs"],
 }
 Q_LEARNING = ["--network", "dqn2013", "--memory", "none", "--lstm-size", "256", "--head-size", "256", "--num-envs", "4",
