@@ -224,6 +224,7 @@ def test_a_q_network_starts_its_torsos_convolutions_from_a_pixel_policy_body(tmp
     fresh = {key: value.clone() for key, value in learner.policy.state_dict().items()}
     copied = load_parts(learner.policy, str(tmp_path / "pre.pt"), ("policy_convs",))
     assert copied == ["torso.convs.0.weight", "torso.convs.0.bias"]
+    assert load_parts(learner.policy, str(tmp_path / "pre.pt"), ["policy_convs"]) == copied  # a list from the Python API alike
     for key, value in learner.policy.state_dict().items():
         assert torch.equal(value, saved["actor_body." + key.removeprefix("torso.")] if key in copied else fresh[key]), key
 

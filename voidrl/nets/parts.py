@@ -149,7 +149,8 @@ def load_whole(policy: torch.nn.Module, own: dict, saved: dict, path: str, check
 def load_q_torso(own: dict, saved: dict, path: str, checkpoint: dict, parts: tuple[str, ...]) -> list[str]:
     """Copy the torso (or its convolutions) a saved Q-network or actor-critic's ``actor_body`` holds into ``own``'s
     ``torso.*``; the keys copied."""
-    if tuple(parts) not in (("policy_body",), (POLICY_CONVS,)):
+    parts = tuple(parts)
+    if parts not in (("policy_body",), (POLICY_CONVS,)):
         raise ValueError(f"init_parts: a Q-network loads policy_body (its torso), policy_convs (the torso's convolutions) "
                          f"or, without --init-parts, all of it; got {', '.join(parts) or 'nothing'}")
     within = "convs." if parts == (POLICY_CONVS,) else ""
