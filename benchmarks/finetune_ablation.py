@@ -154,6 +154,8 @@ AGAINST = {
     "epochs-3-sign-clip-entropy-0.001-temperature-0.25": ("epochs-3-sign-clip-entropy-0.001", f"{SCRATCH}-epochs-3-sign-clip-entropy-0.001"),
     "epochs-3-sign-clip-entropy-0.001-temperature-0.25-500k": ("epochs-3-sign-clip-500k", f"{SCRATCH}-epochs-3-sign-clip-500k",
                                                                f"{SCRATCH}-epochs-3-sign-clip-entropy-0.001-500k"),
+    # the off-policy arms: the convolutions alone against the whole body and against scratch
+    "q-convs": ("q-body", f"{SCRATCH}-q-body"),
 }
 """Arms compared in ``table`` with the arms they change settings of (on the arm's own budget), besides the baseline."""
 SAME_SETTINGS = {arm: ("epochs-3-sign-clip", "epochs-3-sign-clip-again") for arm in ARM_WEIGHTS}
