@@ -18,14 +18,19 @@ from voidrl.nets.parts import PARTS, load_parts, rescale_policy_logits
 OBS, ACTIONS = (4, 10, 10), gym.spaces.Discrete(3)
 
 
-@pytest.mark.parametrize("parts", [("policy_body",), ("policy_body", "critic"), tuple(PARTS)])
-def test_only_the_requested_parts_are_loaded(tmp_path, parts):
+def saved_and_fresh(tmp_path: Path) -> tuple[PPG, PPG, dict[str, torch.Tensor]]:
+    """A PPG saved to ``tmp_path / "pre.pt"``, another initialised from other bits, and the other's initial state."""
     torch.manual_seed(0)
     pretrained = PPG(PPGConfig(network="minatar"), OBS, ACTIONS)
     save_checkpoint(tmp_path / "pre.pt", {"algorithm": pretrained.state_dict()})
     torch.manual_seed(1)
     fresh = PPG(PPGConfig(network="minatar"), OBS, ACTIONS)
-    initial = {k: v.clone() for k, v in fresh.policy.state_dict().items()}
+    return pretrained, fresh, {key: value.clone() for key, value in fresh.policy.state_dict().items()}
+
+
+@pytest.mark.parametrize("parts", [("policy_body",), ("policy_body", "critic"), tuple(PARTS)])
+def test_only_the_requested_parts_are_loaded(tmp_path, parts):
+    pretrained, fresh, initial = saved_and_fresh(tmp_path)
     copied = load_parts(fresh.policy, str(tmp_path / "pre.pt"), parts)
     prefixes = tuple(p for part in parts for p in PARTS[part])
     saved = pretrained.policy.state_dict()
@@ -130,12 +135,7 @@ def test_apt_encoder_part_needs_the_apt_body_and_an_apt_checkpoint(tmp_path):
 
 
 def test_policy_convs_loads_the_convolutions_alone_and_needs_a_pixel_body(tmp_path):
-    torch.manual_seed(0)
-    pretrained = PPG(PPGConfig(network="minatar"), OBS, ACTIONS)
-    save_checkpoint(tmp_path / "pre.pt", {"algorithm": pretrained.state_dict()})
-    torch.manual_seed(1)
-    fresh = PPG(PPGConfig(network="minatar"), OBS, ACTIONS)
-    initial = {key: value.clone() for key, value in fresh.policy.state_dict().items()}
+    pretrained, fresh, initial = saved_and_fresh(tmp_path)
     copied = load_parts(fresh.policy, str(tmp_path / "pre.pt"), ("policy_convs",))
     saved = pretrained.policy.state_dict()
     assert copied and all(key.startswith("actor_body.convs.") for key in copied)

@@ -24,7 +24,9 @@ becomes the encoder of an ``apt`` policy body (the APT paper's actor acts on its
 POLICY_CONVS = "policy_convs"
 POLICY_CONVS_PREFIX = "actor_body.convs."
 """``policy_convs``: the convolutions of a pixel policy body alone (part of ``policy_body``; its fc layer starts fresh)."""
-ALL_PARTS = (*PARTS, APT_ENCODER, POLICY_CONVS)
+PART_PREFIXES: dict[str, tuple[str, ...]] = {**PARTS, APT_ENCODER: (APT_ENCODER_PREFIX,), POLICY_CONVS: (POLICY_CONVS_PREFIX,)}
+"""Every part ``init_parts`` may name, by the keys of this run's policy it sets."""
+ALL_PARTS = tuple(PART_PREFIXES)
 
 
 def validate_parts(parts: tuple[str, ...]) -> None:
@@ -71,7 +73,7 @@ def load_parts(policy: torch.nn.Module, path: str, parts: tuple[str, ...] | None
                               "an actor-critic cannot start from it")
     parts = default_parts(policy, checkpoint) if parts is None else parts
     validate_parts(parts)
-    prefixes = tuple(prefix for part in parts for prefix in PARTS.get(part, (APT_ENCODER_PREFIX if part == APT_ENCODER else POLICY_CONVS_PREFIX,)))
+    prefixes = tuple(prefix for part in parts for prefix in PART_PREFIXES[part])
     if APT_ENCODER in parts:
         saved.update(saved_apt_encoder(checkpoint, policy, path))
     keys = [key for key in own if key.startswith(prefixes)]
