@@ -118,6 +118,9 @@ ARMS = {
     # the torso's convolutions alone, its fc layer fresh: the loaded fc's features vary 18x more across Ms. Pac-Man
     # frames than a fresh torso's (benchmarks/torso_features.py), and q-body learned less than scratch
     "q-convs": ["--init-parts", "policy_convs"],
+    # DrQ's augmentation, which the APT paper's fine-tuning used: each replayed sequence shifted by up to 4 pixels
+    f"{SCRATCH}-q-shift": ["--shift-pixels", "4"],
+    "q-convs-shift": ["--init-parts", "policy_convs", "--shift-pixels", "4"],
 }
 Q_LEARNING = ["--network", "dqn2013", "--memory", "none", "--lstm-size", "256", "--head-size", "256", "--num-envs", "4",
               "--num-steps", "8", "--sequence-length", "8", "--sequence-period", "8", "--burn-in", "0", "--n-step", "3",
@@ -125,7 +128,7 @@ Q_LEARNING = ["--network", "dqn2013", "--memory", "none", "--lstm-size", "256", 
               "--batch-size", "8", "--samples-per-insert", "32", "--min-replay", "200", "--replay-capacity", "12500",
               "--target-update-period", "1000"]
 """The settings of the off-policy arms (``voidrl train|finetune r2d2``, which has no Atari preset)."""
-Q_ARMS = ("q-body", f"{SCRATCH}-q-body", "q-convs")
+Q_ARMS = ("q-body", f"{SCRATCH}-q-body", "q-convs", f"{SCRATCH}-q-shift", "q-convs-shift")
 ARM_STEPS = {f"{SCRATCH}-1.1m": 1_100_000, "epochs-3-sign-clip-500k": 500_000, f"{SCRATCH}-epochs-3-sign-clip-500k": 500_000,
              "epochs-3-sign-clip-entropy-0.001-temperature-0.25-500k": 500_000, f"{SCRATCH}-epochs-3-sign-clip-entropy-0.001-500k": 500_000}
 """Arms trained for other than ``BUDGET`` steps; each is measured on its own budget and left out of the comparisons at
@@ -156,6 +159,9 @@ AGAINST = {
                                                                f"{SCRATCH}-epochs-3-sign-clip-entropy-0.001-500k"),
     # the off-policy arms: the convolutions alone against the whole body and against scratch
     "q-convs": ("q-body", f"{SCRATCH}-q-body"),
+    # the shifted replay against the same start without it, and the convolutions against scratch with it
+    f"{SCRATCH}-q-shift": (f"{SCRATCH}-q-body",),
+    "q-convs-shift": ("q-convs", f"{SCRATCH}-q-shift"),
 }
 """Arms compared in ``table`` with the arms they change settings of (on the arm's own budget), besides the baseline."""
 SAME_SETTINGS = {arm: ("epochs-3-sign-clip", "epochs-3-sign-clip-again") for arm in ARM_WEIGHTS}

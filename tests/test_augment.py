@@ -4,7 +4,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from voidrl.intrinsic.augment import augment, draw_view, random_brightness, random_shift, translate
+from voidrl.intrinsic.augment import augment, draw_view, random_brightness, random_shift, shift_sequences, translate
 
 
 def frames(batch=8, channels=4, size=12, seed=0):
@@ -60,6 +60,22 @@ def test_random_shift_is_an_exact_translation_per_sample():
         assert matches, f"sample {b} is not an integer translation"
         offsets.add(matches[0])
     assert len(offsets) > 1  # each sample draws its own shift
+
+
+def test_each_replayed_sequence_shifts_by_one_offset_at_every_step():
+    steps, batch, pad = 5, 12, 2
+    sequences = frames(batch=steps * batch, channels=3, size=9).reshape(steps, batch, 3, 9, 9)
+    shifted = shift_sequences(sequences, pad, torch.Generator().manual_seed(5))
+    assert shifted.shape == sequences.shape and shifted.dtype == torch.uint8
+    offsets = set()
+    for b in range(batch):
+        fits = [(r, c) for r in range(2 * pad + 1) for c in range(2 * pad + 1)
+                if all(torch.equal(shifted[t, b], slow_crop(sequences[t, b], r, c, pad)) for t in range(steps))]
+        assert fits, f"sequence {b} is not one translation at all its steps"
+        offsets.add(fits[0])
+    assert len(offsets) > 1  # each sequence draws its own offset
+    again = shift_sequences(sequences, pad, torch.Generator().manual_seed(5))
+    assert torch.equal(again, shifted)
 
 
 def test_random_shift_is_reproducible_with_a_generator():

@@ -229,10 +229,29 @@ def test_a_q_network_starts_its_torsos_convolutions_from_a_pixel_policy_body(tmp
         assert torch.equal(value, saved["actor_body." + key.removeprefix("torso.")] if key in copied else fresh[key]), key
 
 
+def test_shifted_replay_shows_the_online_and_target_networks_their_own_shift_of_each_sequence():
+    torch.manual_seed(0)
+    learner = R2D2(R2D2Config(**{**SMALL, "network": "minatar", "shift_pixels": 2}), (4, 10, 10), gym.spaces.Discrete(3))
+    sequences = random_sequences(learner, False)
+    for sequence in sequences:
+        sequence.obs = torch.randint(0, 2, (learner.config.sequence_length + 1, 4, 10, 10), dtype=torch.uint8)
+        sequence.actions = sequence.actions.clamp(max=2)
+    learner.replay.add(sequences)
+    batch = learner.replay.sample(6)
+    online, target = learner.replayed_views(batch.obs)
+    assert online.shape == target.shape == batch.obs.shape
+    assert not torch.equal(online, batch.obs) and not torch.equal(online, target)
+    assert learner.learn(batch)["train/td_loss"] > 0 and learner.updates == 1
+    learner.config.shift_pixels = 0
+    assert all(view is batch.obs for view in learner.replayed_views(batch.obs))
+
+
 @pytest.mark.parametrize("extra,message", [
     (["--burn-in", "15"], "burn_in must lie in [0, sequence_length - sequence_period = 10]"),
     (["--sequence-period", "30"], "sequence_period must be at most sequence_length (20)"),
     (["--env", "Pendulum-v1"], "r2d2 needs a discrete action space"),
+    (["--shift-pixels", "4"], "shift_pixels shifts image observations [C, H, W]; this environment's are [4]: set shift_pixels to 0"),
+    (["--shift-pixels", "-1"], "shift_pixels must be >= 0, got -1"),
 ])
 def test_bad_r2d2_options_are_one_line_errors_before_anything_is_written(tmp_path, capsys, extra, message):
     assert train(tmp_path / "bad", *extra) == 2

@@ -18,6 +18,7 @@ from torch.nn import functional as F
 from voidrl.algos.learner import SequenceLearner
 from voidrl.algos.roles import ActorCore, SequenceBuilder
 from voidrl.configs.r2d2 import R2D2Config
+from voidrl.intrinsic.augment import shift_sequences
 from voidrl.math import double_q_bootstrap, n_step_targets, retrace_targets, retrace_traces, sequence_priorities
 from voidrl.math.off_policy import R2D2_RESCALE_EPS
 from voidrl.nets.flat import TrainedParameters, adam
@@ -109,6 +110,9 @@ class R2D2(SequenceLearner):
         config.validate()
         if not isinstance(action_space, gym.spaces.Discrete):
             raise ValueError(f"{type(self).__name__.lower()} needs a discrete action space, got {action_space}")
+        if config.shift_pixels and len(obs_shape) != 3:
+            raise ValueError(f"shift_pixels shifts image observations [C, H, W]; this environment's are {list(obs_shape)}: "
+                             f"set shift_pixels to 0")
         super().__init__(config, obs_shape, action_space, device)
         self.parameters = TrainedParameters(self.q_parameters(), adam(config.learning_rate, config.adam_eps))
 
@@ -125,9 +129,10 @@ class R2D2(SequenceLearner):
         previous_actions = torch.cat([batch.previous_action.unsqueeze(0), batch.actions])
         previous_rewards = torch.cat([batch.previous_reward.unsqueeze(0), batch.rewards])
         start_state, context = self.unroll_start(batch)
-        q = self.unroll_with_burn_in(batch.obs, previous_actions, previous_rewards, start_state, batch.starts_episode, **context)
+        online_obs, target_obs = self.replayed_views(batch.obs)
+        q = self.unroll_with_burn_in(online_obs, previous_actions, previous_rewards, start_state, batch.starts_episode, **context)
         with torch.no_grad():
-            target_q, _ = self.target.unroll(batch.obs, previous_actions, previous_rewards, start_state, **context)
+            target_q, _ = self.target.unroll(target_obs, previous_actions, previous_rewards, start_state, **context)
             targets = self.value_targets(q.detach(), target_q, batch, context)
         heads = self.head_values(q[:-1])
         taken = heads.gather(-1, batch.actions[:, :, None, None].expand(-1, -1, heads.shape[2], 1)).squeeze(-1)
@@ -144,6 +149,12 @@ class R2D2(SequenceLearner):
         for head, name in enumerate(names):
             metrics[f"train/{name}"] = (taken[..., head].detach() * trained).sum().item() / trained.sum().item()
         return metrics
+
+    def replayed_views(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """What the online and the target network see of the replayed frames ``obs [L + 1, B, ...]``: the frames
+        themselves, or with ``shift_pixels`` each its own random shift of every sequence (DrQ: s and s' augmented apart)."""
+        pad = self.config.shift_pixels
+        return (shift_sequences(obs, pad), shift_sequences(obs, pad)) if pad else (obs, obs)
 
     def unroll_start(self, batch: SequenceBatch) -> tuple[tuple[torch.Tensor, ...], dict[str, Any]]:
         """The LSTM state ``(h, c)`` each sequence starts from, and what else every unroll takes (nothing here)."""

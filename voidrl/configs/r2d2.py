@@ -9,7 +9,7 @@ from voidrl.configs.base import AlgorithmConfig
 from voidrl.configs.choices import NETWORKS
 from voidrl.configs.conditions import Choice, MlpBody
 from voidrl.configs.policy import validate_discounting
-from voidrl.validation import require_choice, require_positive, require_positive_integers, validate_fraction, validate_hidden_sizes
+from voidrl.validation import require_choice, require_non_negative, require_positive, require_positive_integers, validate_fraction, validate_hidden_sizes
 
 
 PRESETS: dict[str, dict[str, dict[str, Any]]] = {
@@ -105,6 +105,10 @@ class R2D2Config(AlgorithmConfig):
     """Environment i of N explores with epsilon_base^(1 + epsilon_alpha i / (N - 1))."""
     epsilon_alpha: float = 7.0
     """See epsilon_base."""
+    shift_pixels: int = 0
+    """DrQ's augmentation (Kostrikov et al., 2020) for image observations: each replayed sequence's frames translated by
+    up to this many pixels each way (replicate padding, then a crop back to size), one offset for all its steps, drawn
+    apart for the online and the target network; 0 replays the frames as stored. DrQ uses 4 on Atari's 84 x 84."""
     network: str = "auto"
     """Torso: auto, mlp, nature, dqn2013, minatar, apt (as the policy-gradient algorithms)."""
     hidden_sizes: tuple[int, ...] = (64, 64)
@@ -126,6 +130,7 @@ class R2D2Config(AlgorithmConfig):
                                          "target_update_period", "replay_capacity", "min_replay", "lstm_size", "head_size"))
         require_positive(self, ("learning_rate", "adam_eps", "max_grad_norm", "samples_per_insert", "epsilon_alpha"))
         require_choice(self, "network", NETWORKS)
+        require_non_negative(self, ("shift_pixels",))
         require_choice(self, "memory", ("lstm", "none"))
         require_choice(self, "td_target", ("n-step", "retrace"))
         validate_hidden_sizes(self.hidden_sizes)
