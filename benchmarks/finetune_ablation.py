@@ -121,6 +121,11 @@ ARMS = {
     # DrQ's augmentation, which the APT paper's fine-tuning used: each replayed sequence shifted by up to 4 pixels
     f"{SCRATCH}-q-shift": ["--shift-pixels", "4"],
     "q-convs-shift": ["--init-parts", "policy_convs", "--shift-pixels", "4"],
+    # Jump-Start RL: the pre-trained policy plays each life's first 250 steps greedily (its zero-shot greedy games score
+    # 820), a horizon shrinking to 0 by 50k steps, so the replay starts with its play and the last 100 games are the
+    # Q-network's own
+    "q-convs-shift-guide": ["--init-parts", "policy_convs", "--shift-pixels", "4", "--guide", WEIGHTS, "--guide-steps", "250",
+                            "--guide-decay-steps", "50000"],
 }
 Q_LEARNING = ["--network", "dqn2013", "--memory", "none", "--lstm-size", "256", "--head-size", "256", "--num-envs", "4",
               "--num-steps", "8", "--sequence-length", "8", "--sequence-period", "8", "--burn-in", "0", "--n-step", "3",
@@ -128,7 +133,7 @@ Q_LEARNING = ["--network", "dqn2013", "--memory", "none", "--lstm-size", "256", 
               "--batch-size", "8", "--samples-per-insert", "32", "--min-replay", "200", "--replay-capacity", "12500",
               "--target-update-period", "1000"]
 """The settings of the off-policy arms (``voidrl train|finetune r2d2``, which has no Atari preset)."""
-Q_ARMS = ("q-body", f"{SCRATCH}-q-body", "q-convs", f"{SCRATCH}-q-shift", "q-convs-shift")
+Q_ARMS = ("q-body", f"{SCRATCH}-q-body", "q-convs", f"{SCRATCH}-q-shift", "q-convs-shift", "q-convs-shift-guide")
 ARM_STEPS = {f"{SCRATCH}-1.1m": 1_100_000, "epochs-3-sign-clip-500k": 500_000, f"{SCRATCH}-epochs-3-sign-clip-500k": 500_000,
              "epochs-3-sign-clip-entropy-0.001-temperature-0.25-500k": 500_000, f"{SCRATCH}-epochs-3-sign-clip-entropy-0.001-500k": 500_000}
 """Arms trained for other than ``BUDGET`` steps; each is measured on its own budget and left out of the comparisons at
@@ -162,6 +167,7 @@ AGAINST = {
     # the shifted replay against the same start without it, and the convolutions against scratch with it
     f"{SCRATCH}-q-shift": (f"{SCRATCH}-q-body",),
     "q-convs-shift": ("q-convs", f"{SCRATCH}-q-shift"),
+    "q-convs-shift-guide": ("q-convs-shift",),
 }
 """Arms compared in ``table`` with the arms they change settings of (on the arm's own budget), besides the baseline."""
 SAME_SETTINGS = {arm: ("epochs-3-sign-clip", "epochs-3-sign-clip-again") for arm in ARM_WEIGHTS}

@@ -17,6 +17,7 @@ from torch.nn import functional as F
 
 from voidrl.algos.learner import SequenceLearner
 from voidrl.algos.roles import ActorCore, SequenceBuilder
+from voidrl.algos.guide import JumpStartGuide, load_guide
 from voidrl.configs.r2d2 import R2D2Config
 from voidrl.intrinsic.augment import shift_sequences
 from voidrl.math import double_q_bootstrap, n_step_targets, retrace_targets, retrace_traces, sequence_priorities
@@ -46,23 +47,29 @@ class EpsilonGreedyCore(ActorCore):
     epsilon, a uniform one; each step records the state it started from and mu(a|s). Environment i of all the
     actors' explores at rate i of one ladder over all of them."""
 
-    def __init__(self, policy: RecurrentQNetwork, config: R2D2Config, first_env: int = 0, total_envs: int | None = None):
+    def __init__(self, policy: RecurrentQNetwork, config: R2D2Config, first_env: int = 0, total_envs: int | None = None,
+                 guide: JumpStartGuide | None = None):
         super().__init__(policy, first_env, total_envs)
         self.config = config
         self.epsilons: torch.Tensor | None = None
         """``[N]`` its environments' rates, set at the first step."""
+        self.guide = guide
+        """Where it plays each episode's first steps (``config.guide``); None: it plays them all."""
 
     @torch.no_grad()
     def act(self, obs: torch.Tensor, state: RecurrentState, episode_starts: torch.Tensor,
             previous_reward: torch.Tensor) -> tuple[torch.Tensor, RecurrentState]:
         start = self.policy.reset_where(state, episode_starts)
         q, state = self.policy.step(obs, start, previous_reward)
-        action = self.epsilon_greedy(q, (start.hidden, start.cell))
+        guided = None if self.guide is None else self.guide.actions(obs, episode_starts)
+        action = self.epsilon_greedy(q, (start.hidden, start.cell), guided=guided)
         return action, state._replace(previous_action=action)
 
-    def epsilon_greedy(self, q: torch.Tensor, start_state: tuple[torch.Tensor, ...], extra_rewards: torch.Tensor | None = None) -> torch.Tensor:
+    def epsilon_greedy(self, q: torch.Tensor, start_state: tuple[torch.Tensor, ...], extra_rewards: torch.Tensor | None = None,
+                       guided: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
         """Each environment's greedy action in ``q [N, A]`` or, with its epsilon, a uniform one ``[N]``; records the step
-        (``start_state``: what the sequences keep of the state it started from; ``extra_rewards [N, K]``)."""
+        (``start_state``: what the sequences keep of the state it started from; ``extra_rewards [N, K]``). ``guided``:
+        ``(where [N] bool, actions [N])``, the environments a guide plays this step and its deterministic actions."""
         if self.epsilons is None:
             total = self.total_envs or len(q)
             ladder = epsilon_ladder(total, self.config.epsilon_base, self.config.epsilon_alpha)
@@ -72,8 +79,21 @@ class EpsilonGreedyCore(ActorCore):
         explore = torch.rand(len(q), device=q.device) < epsilon
         action = torch.where(explore, torch.randint_like(greedy, q.shape[1]), greedy)
         behaviour_probs = epsilon / q.shape[1] + (1.0 - epsilon) * (action == greedy)
+        if guided is not None:
+            action = torch.where(guided[0], guided[1], action)
+            behaviour_probs = torch.where(guided[0], 1.0, behaviour_probs)
         self.records.append(StepRecord(start_state, behaviour_probs, extra_rewards))
         return action
+
+    def metrics(self) -> dict[str, float]:
+        return {} if self.guide is None else {"actors/guide_horizon": self.guide.horizon()}
+
+    def state_dict(self) -> dict[str, Any]:
+        return {} if self.guide is None else {"guide": self.guide.state_dict()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        if self.guide is not None and "guide" in state:
+            self.guide.load_state_dict(state["guide"])
 
 
 class R2D2Builder(SequenceBuilder):
@@ -91,7 +111,12 @@ class R2D2Builder(SequenceBuilder):
         return target
 
     def make_core(self, policy: RecurrentQNetwork, first_env: int, total_envs: int | None) -> EpsilonGreedyCore:
-        return EpsilonGreedyCore(policy, self.config, first_env, total_envs)
+        cfg = self.config
+        guide = None
+        if cfg.guide is not None:
+            guide_policy = load_guide(cfg.guide, self.obs_shape, self.action_space, next(policy.parameters()).device)
+            guide = JumpStartGuide(guide_policy, cfg.guide_steps, cfg.guide_decay_steps, total_envs)
+        return EpsilonGreedyCore(policy, self.config, first_env, total_envs, guide)
 
     def make_adder(self) -> SequenceAdder:
         return SequenceAdder(self.config.sequence_length, self.config.sequence_period)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from voidrl.configs.conditions import Choice
+from voidrl.configs.conditions import Choice, Never
 from voidrl.configs.r2d2 import PRESETS as R2D2_PRESETS
 from voidrl.configs.r2d2 import R2D2Config
 from voidrl.validation import require_choice, require_non_negative, require_positive, require_positive_integers, validate_fraction
@@ -71,7 +71,8 @@ class NGUConfig(R2D2Config):
     """Share of the bandit's choices that are uniform."""
 
     acts_only = {"intrinsic_terminates": Choice("split_values", True),
-                 **{name: Choice("meta_controller", "bandit") for name in ("bandit_window", "bandit_beta", "bandit_epsilon")}}
+                 **{name: Choice("meta_controller", "bandit") for name in ("bandit_window", "bandit_beta", "bandit_epsilon")},
+                 **{name: Never("in r2d2", "the family's members choose their own actions") for name in ("guide", "guide_steps", "guide_decay_steps")}}
 
     def validate(self) -> None:
         super().validate()

@@ -7,7 +7,7 @@ from typing import Any
 
 from voidrl.configs.base import AlgorithmConfig
 from voidrl.configs.choices import NETWORKS
-from voidrl.configs.conditions import Choice, MlpBody
+from voidrl.configs.conditions import Choice, IsSet, MlpBody
 from voidrl.configs.policy import validate_discounting
 from voidrl.validation import require_choice, require_non_negative, require_positive, require_positive_integers, validate_fraction, validate_hidden_sizes
 
@@ -109,6 +109,15 @@ class R2D2Config(AlgorithmConfig):
     """DrQ's augmentation (Kostrikov et al., 2020) for image observations: each replayed sequence's frames translated by
     up to this many pixels each way (replicate padding, then a crop back to size), one offset for all its steps, drawn
     apart for the online and the target network; 0 replays the frames as stored. DrQ uses 4 on Atari's 84 x 84."""
+    guide: str | None = None
+    """Jump-Start RL (Uchendu et al., 2023): a saved actor-critic of the same environment (a run's checkpoint.pt, or the
+    weights ``voidrl export --format weights`` writes, such as a reward-free pre-training's) whose greedy policy plays
+    the first guide_steps steps of every episode, the actors' epsilon-greedy policy the rest; what it plays goes into
+    the replay as theirs. None: no guide."""
+    guide_steps: int = 1000
+    """The episode steps the guide plays at the run's start; the horizon shrinks linearly to 0 over guide_decay_steps."""
+    guide_decay_steps: int = 50000
+    """Environment steps of the run until the guide plays no more."""
     network: str = "auto"
     """Torso: auto, mlp, nature, dqn2013, minatar, apt (as the policy-gradient algorithms)."""
     hidden_sizes: tuple[int, ...] = (64, 64)
@@ -123,11 +132,13 @@ class R2D2Config(AlgorithmConfig):
     """Keep the replay beside the checkpoint, in RUN_DIR/replay/ (exact resume; large on Atari: 84 x 84 x 85 bytes = 0.60 MB
     of frames a sequence), each checkpoint adding what arrived since the one before."""
 
-    acts_only = {"trace_lambda": Choice("td_target", "retrace"), "hidden_sizes": MlpBody("network")}
+    acts_only = {"trace_lambda": Choice("td_target", "retrace"), "hidden_sizes": MlpBody("network"),
+                 "guide_steps": IsSet("guide"), "guide_decay_steps": IsSet("guide")}
 
     def validate(self) -> None:
         require_positive_integers(self, ("num_steps", "sequence_length", "sequence_period", "n_step", "batch_size",
-                                         "target_update_period", "replay_capacity", "min_replay", "lstm_size", "head_size"))
+                                         "target_update_period", "replay_capacity", "min_replay", "lstm_size", "head_size",
+                                         "guide_steps", "guide_decay_steps"))
         require_positive(self, ("learning_rate", "adam_eps", "max_grad_norm", "samples_per_insert", "epsilon_alpha"))
         require_choice(self, "network", NETWORKS)
         require_non_negative(self, ("shift_pixels",))

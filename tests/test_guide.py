@@ -1,0 +1,106 @@
+"""Jump-Start RL's guide for R2D2: it plays each episode's first steps greedily, for a horizon that shrinks to 0;
+its steps are recorded as deterministic; its state survives a checkpoint; a guide that cannot guide is refused."""
+
+import csv
+
+import gymnasium as gym
+import pytest
+import torch
+
+from voidrl.algos import PPO, PPOConfig
+from voidrl.algos.guide import JumpStartGuide
+from voidrl.algos.r2d2 import EpsilonGreedyCore, R2D2Config
+from voidrl.cli import main
+from voidrl.nets.recurrent import RecurrentQNetwork
+
+
+def guide_policy(seed=0):
+    torch.manual_seed(seed)
+    return PPO.make_policy(PPOConfig(), (4,), gym.spaces.Discrete(3), "cpu")
+
+
+def test_the_guide_plays_each_episodes_first_steps_for_a_horizon_that_shrinks_to_zero():
+    policy = guide_policy()
+    guide = JumpStartGuide(policy, steps=3, decay_steps=24, run_envs=4)  # two environments here, four in the run
+    obs = torch.randn(2, 4)
+    starts = torch.tensor([True, True])
+    played = []
+    for step in range(6):
+        guided, actions = guide.actions(obs, starts)
+        assert torch.equal(actions, policy.act(obs, policy.initial_state(2), starts, deterministic=True)[0])
+        played.append(guided.tolist())
+        starts = torch.tensor([step == 1, False])  # environment 0's second episode begins at step 2
+    # horizon 3 * (1 - 4 t / 24) at vector step t: 3, 2.5, 2, 1.5, 1, 0.5
+    assert played == [[True, True], [True, True], [True, False], [True, False], [False, False], [False, False]]
+    assert guide.horizon() == 0 and guide.actions(obs, starts) is None
+
+
+def test_a_guided_step_takes_the_guides_action_and_records_it_as_certain():
+    policy = guide_policy()
+    q_network = RecurrentQNetwork((4,), 3, "mlp", (8,), 8, 8, "lstm")
+    config = R2D2Config(epsilon_base=1.0, epsilon_alpha=0.0)  # every unguided action uniform
+    guide = JumpStartGuide(policy, steps=1, decay_steps=10**6)
+    core = EpsilonGreedyCore(q_network, config, guide=guide)
+    obs = torch.randn(64, 4)
+    starts = torch.zeros(64, dtype=torch.bool)
+    starts[:32] = True  # half the environments begin an episode: the guide plays their first step
+    guide.actions(obs, torch.ones(64, dtype=torch.bool))  # every episode one step old
+    action, _ = core.act(obs, q_network.initial_state(64), starts, torch.zeros(64))
+    record = core.take_records()[0]
+    greedy_guide = policy.act(obs, policy.initial_state(64), starts, deterministic=True)[0]
+    assert torch.equal(action[:32], greedy_guide[:32]) and torch.equal(record.behaviour_probs[:32], torch.ones(32))
+    assert not torch.equal(action[32:], greedy_guide[32:]) and (record.behaviour_probs[32:] < 1).all()
+
+
+def test_the_guides_state_resumes_where_it_stopped():
+    guide = JumpStartGuide(guide_policy(), steps=5, decay_steps=100)
+    obs, starts = torch.randn(3, 4), torch.tensor([True, False, True])
+    for _ in range(3):
+        guide.actions(obs, starts)
+        starts = torch.zeros(3, dtype=torch.bool)
+    resumed = JumpStartGuide(guide_policy(seed=0), steps=5, decay_steps=100)
+    resumed.load_state_dict(guide.state_dict())
+    assert resumed.horizon() == guide.horizon() == 5 * (1 - 9 / 100)
+    for _ in range(3):
+        expected, got = guide.actions(obs, starts), resumed.actions(obs, starts)
+        assert all(torch.equal(a, b) for a, b in zip(expected, got))
+
+
+@pytest.fixture(scope="module")
+def saved_actor_critic(tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("guide") / "ppo"
+    assert main(["train", "ppo", "--env", "CartPole-v1", "--steps", "2048", "--torch-threads", "1", "--no-progress",
+                 "--run-dir", str(run_dir)]) == 0
+    return run_dir / "checkpoint.pt"
+
+
+def train_r2d2(run_dir, *extra):
+    return main(["train", "r2d2", "--env", "CartPole-v1", "--preset", "cartpole", "--steps", "1600", "--torch-threads", "1",
+                 "--no-progress", "--run-dir", str(run_dir), "--min-replay", "16", *extra])
+
+
+def test_a_guided_run_logs_its_horizon_down_to_zero_and_repeats_with_its_seed(tmp_path, saved_actor_critic):
+    guided = ["--guide", str(saved_actor_critic), "--guide-steps", "20", "--guide-decay-steps", "800", "--seed", "5"]
+    assert train_r2d2(tmp_path / "a", *guided) == 0 and train_r2d2(tmp_path / "b", *guided) == 0
+    rows = list(csv.DictReader((tmp_path / "a" / "metrics.csv").open()))
+    horizons = [float(row["actors/guide_horizon"]) for row in rows if row.get("actors/guide_horizon")]
+    assert horizons[0] > 0 and horizons[-1] == 0 and horizons == sorted(horizons, reverse=True)
+    assert (tmp_path / "a" / "episodes.csv").read_text() == (tmp_path / "b" / "episodes.csv").read_text()
+
+
+@pytest.mark.parametrize("algo,extra,message", [
+    ("r2d2", ["--guide-steps", "5"], "guide_steps acts with guide set only"),
+    ("ngu", ["--guide", "GUIDE"], "guide acts in r2d2 only"),
+    ("r2d2", ["--guide", "Q"], "a guide is an actor-critic's run"),
+    ("r2d2", ["--guide", "GUIDE", "--env", "voidrl/CartPoleNoVelocity-v1"], "does not fit this run's environments"),
+])
+def test_a_guide_that_cannot_guide_is_refused_before_anything_is_written(tmp_path, capsys, saved_actor_critic, algo, extra, message):
+    q_checkpoint = tmp_path / "q"
+    if "Q" in extra:
+        assert train_r2d2(q_checkpoint) == 0
+    extra = [{"GUIDE": str(saved_actor_critic), "Q": str(q_checkpoint / "checkpoint.pt")}.get(item, item) for item in extra]
+    env = [] if "--env" in extra else ["--env", "CartPole-v1"]
+    capsys.readouterr()
+    assert main(["train", algo, *env, "--steps", "800", "--no-progress", "--run-dir", str(tmp_path / "bad"), *extra]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "bad").exists()
