@@ -2,6 +2,7 @@
 its steps are recorded as deterministic; its state survives a checkpoint; a guide that cannot guide is refused."""
 
 import csv
+import signal
 
 import gymnasium as gym
 import pytest
@@ -10,7 +11,9 @@ import torch
 from voidrl.algos import PPO, PPOConfig
 from voidrl.algos.guide import JumpStartGuide
 from voidrl.algos.r2d2 import EpsilonGreedyCore, R2D2Config
+from tests.test_exact_resume import CASES, assert_same_run, signal_at_vector_step
 from voidrl.cli import main
+from voidrl.io.checkpoint import load_checkpoint
 from voidrl.nets.recurrent import RecurrentQNetwork
 
 
@@ -86,6 +89,20 @@ def test_a_guided_run_logs_its_horizon_down_to_zero_and_repeats_with_its_seed(tm
     horizons = [float(row["actors/guide_horizon"]) for row in rows if row.get("actors/guide_horizon")]
     assert horizons[0] > 0 and horizons[-1] == 0 and horizons == sorted(horizons, reverse=True)
     assert (tmp_path / "a" / "episodes.csv").read_text() == (tmp_path / "b" / "episodes.csv").read_text()
+
+
+def test_a_guided_run_stopped_and_resumed_is_the_run_left_alone(tmp_path, monkeypatch, saved_actor_critic):
+    command, signal_step, checkpoint_step = CASES["r2d2-save-replay"]
+    command = [*command, "--guide", str(saved_actor_critic), "--guide-steps", "30", "--guide-decay-steps", "1000", "--seed", "3",
+               "--no-progress", "--torch-threads", "1"]
+    assert main([*command, "--run-dir", str(tmp_path / "alone")]) == 0
+    with monkeypatch.context() as patched:
+        signal_at_vector_step(patched, signal_step)
+        assert main([*command, "--run-dir", str(tmp_path / "stopped")]) == 128 + signal.SIGTERM
+    saved = load_checkpoint(tmp_path / "stopped" / "checkpoint.pt")
+    assert saved["step"] == checkpoint_step and saved["episodes"]["acting"]["core"]["guide"]["vector_steps"] > 0  # still guiding
+    assert main([*command, "--run-dir", str(tmp_path / "stopped"), "--resume"]) == 0
+    assert_same_run(tmp_path / "alone", tmp_path / "stopped")
 
 
 @pytest.mark.parametrize("algo,extra,message", [

@@ -89,9 +89,18 @@ class EpsilonGreedyCore(ActorCore):
         return {} if self.guide is None else {"actors/guide_horizon": self.guide.horizon()}
 
     def state_dict(self) -> dict[str, Any]:
-        return {} if self.guide is None else {"guide": self.guide.state_dict()}
+        """The guide's progress (its schedule's vector steps), which a Ray actor's resumed run needs too."""
+        return {} if self.guide is None else {"guide_vector_steps": self.guide.vector_steps}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
+        if self.guide is not None and "guide_vector_steps" in state:
+            self.guide.vector_steps = state["guide_vector_steps"]
+
+    def episodes_state_dict(self) -> dict[str, Any]:
+        """The guide's whole state, its episodes' steps and recurrent state with its progress."""
+        return {} if self.guide is None else {"guide": self.guide.state_dict()}
+
+    def load_episodes_state_dict(self, state: dict[str, Any]) -> None:
         if self.guide is not None and "guide" in state:
             self.guide.load_state_dict(state["guide"])
 

@@ -49,17 +49,19 @@ class RecurrentActing:
             self.adder.load_state_dict({}, self.num_envs)
 
     def state_dict(self) -> dict:
-        """The memory (``Memory.state_dict``) and the adder's sequences in progress; ``NotSaveable`` for a core whose
-        episodes keep more (``ActorCore.keeps_episode_state``)."""
+        """The memory (``Memory.state_dict``), the adder's sequences in progress and what the core keeps of the episodes
+        (``ActorCore.episodes_state_dict``); ``NotSaveable`` for a core whose episodes keep what it cannot save
+        (``ActorCore.keeps_episode_state``)."""
         self.check_saveable()
-        return self.memory.state_dict() | {"sequences": self.adder.state_dict()}
+        return self.memory.state_dict() | {"sequences": self.adder.state_dict(), "core": self.acts_for.episodes_state_dict()}
 
     def load_state_dict(self, state: dict) -> None:
         self.check_saveable()
         if not isinstance(state, dict) or "sequences" not in state:
             raise ValueError("the saved state is not this actor's: it holds no sequences in progress")
-        self.memory.load_state_dict({name: value for name, value in state.items() if name != "sequences"})
+        self.memory.load_state_dict({name: value for name, value in state.items() if name not in ("sequences", "core")})
         self.adder.load_state_dict(state["sequences"], self.num_envs)
+        self.acts_for.load_episodes_state_dict(state.get("core", {}))  # a checkpoint from before cores kept any: none
 
     def check_saveable(self) -> None:
         if self.adder is None or getattr(self.acts_for, "keeps_episode_state", True):
@@ -113,10 +115,19 @@ class ActorCore(ABC):
         return {}
 
     def state_dict(self) -> dict[str, Any]:
-        """What a resumed run needs of this actor (its bandits); nothing by default."""
+        """What a resumed run needs of this actor (its bandits); nothing by default. It goes into the checkpoint with the
+        learner's state, from Ray actors too."""
         return {}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
+        pass
+
+    def episodes_state_dict(self) -> dict[str, Any]:
+        """What it carries of the episodes in progress besides the recurrent state, saved with them (the collector's
+        state, as it stood before the collection a signal interrupts); nothing by default."""
+        return {}
+
+    def load_episodes_state_dict(self, state: dict[str, Any]) -> None:
         pass
 
 
