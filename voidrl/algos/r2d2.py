@@ -3,6 +3,8 @@
 Epsilon-greedy actors with an LSTM Q-network store overlapping sequences, each with the recurrent
 state it began from; the learner replays them by priority, burns the first steps in to refresh that
 state, and regresses Q(s_t, a_t) on n-step double-Q targets through the value rescaling h.
+Options: a guide policy that plays each episode's first steps (Jump-Start RL), and DrQ's random shift of
+replayed frames.
 """
 
 from __future__ import annotations
@@ -15,9 +17,9 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from voidrl.algos.guide import JumpStartGuide, load_guide
 from voidrl.algos.learner import SequenceLearner
 from voidrl.algos.roles import ActorCore, SequenceBuilder
-from voidrl.algos.guide import JumpStartGuide, load_guide
 from voidrl.configs.r2d2 import R2D2Config
 from voidrl.intrinsic.augment import shift_sequences
 from voidrl.math import double_q_bootstrap, n_step_targets, retrace_targets, retrace_traces, sequence_priorities
