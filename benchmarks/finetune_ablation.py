@@ -6,6 +6,7 @@ command, rerun at this commit) and runs the same seeds; ``scratch`` trains the s
     python benchmarks/finetune_ablation.py --out RUNS --arms epochs-3-sign-clip --explore   # the agents' own games
     python benchmarks/finetune_ablation.py --out RUNS --collect DIR     # config, COMMIT, gz episodes and metrics, evaluations
     python benchmarks/finetune_ablation.py --table DIR                   # every arm against baseline, and the ledger
+    python benchmarks/finetune_ablation.py --table DIR --arms q-convs q-body   # those arms alone: rows, comparisons, ledger rows
 
 A run is ``voidrl finetune ppg --from WEIGHTS --env ALE/MsPacman-v5 --preset atari --steps 100000 --seed K
 --eval-every 100000 --eval-episodes 30 --torch-threads 1`` plus its arm's options, in ``OUT/ARM/seedK`` (resumed
@@ -262,11 +263,16 @@ def first_games(run_dir: Path) -> list[float]:
     return [float(row["return"]) for row in rows if int(row["step"]) == num_envs * int(row["length"])]
 
 
-def table(folder: Path) -> None:
+def table(folder: Path, arms: set[str] | None = None) -> None:
+    """Every arm's row and comparisons, or those of ``arms`` alone (the comparisons that set one of them against
+    another arm)."""
+    def chosen(name: str) -> bool:
+        return arms is None or name in arms
+
     print(f"| arm | seeds | first {FIRST_GAMES} games per seed | each environment's first game, all seeds | greedy (30 games) per seed | "
           "last 100 training games per seed |")
     print("|---|---:|---|---|---|---|")
-    for arm_dir in sorted(path for path in folder.iterdir() if path.is_dir()):
+    for arm_dir in sorted(path for path in folder.iterdir() if path.is_dir() and chosen(path.name)):
         runs = sorted(arm_dir.glob("seed*"))
         first, greedy, last, each_first = [], [], [], []
         for run_dir in runs:
@@ -277,23 +283,23 @@ def table(folder: Path) -> None:
             greedy.append(float(run_csv_rows(run_dir, "evaluations.csv")[-1]["return_mean"]))
         print(f"| {arm_dir.name} | {len(runs)} | {', '.join(f'{v:.0f}' for v in first)} | {games_cell(each_first)} | "
               f"{', '.join(f'{v:.0f}' for v in greedy)} | {', '.join(f'{v:.0f}' for v in last)} |")
-    for arm_dir in sorted(path for path in folder.iterdir()
-                          if path.is_dir() and path.name != "baseline" and path.name not in ARM_STEPS and path.name not in ARM_WEIGHTS):
+    for arm_dir in sorted(path for path in folder.iterdir() if path.is_dir() and chosen(path.name)
+                          and path.name != "baseline" and path.name not in ARM_STEPS and path.name not in ARM_WEIGHTS):
         compare_arms(folder, arm_dir.name, "baseline", BUDGET)
     for scratch_dir in sorted(folder.glob(f"{SCRATCH}-*")):  # pre-trained against scratch, same settings and budget
         pretrained = folder / scratch_dir.name.removeprefix(f"{SCRATCH}-")
-        if not pretrained.is_dir():
+        if not pretrained.is_dir() or not (chosen(pretrained.name) or chosen(scratch_dir.name)):
             continue
         compare_arms(folder, pretrained.name, scratch_dir.name, steps(scratch_dir.name))
     for arm, others in AGAINST.items():
         for other in others:
-            if (folder / arm).is_dir() and (folder / other).is_dir():
+            if (folder / arm).is_dir() and (folder / other).is_dir() and chosen(arm):
                 compare_arms(folder, arm, other, steps(arm))
-    for again in sorted(folder.glob("*-again")):  # an arm run again at a later commit, against itself at the first
+    for again in sorted(path for path in folder.glob("*-again") if chosen(path.name)):  # an arm run again at a later commit, against itself at the first
         compare_arms(folder, again.name, again.name.removesuffix("-again"), BUDGET)
     for arm, first_weights_arms in SAME_SETTINGS.items():  # the second pre-training against the first and scratch, alike
         for other in (*first_weights_arms, f"{SCRATCH}-{first_weights_arms[0]}"):
-            if (folder / arm).is_dir() and (folder / other).is_dir():
+            if (folder / arm).is_dir() and (folder / other).is_dir() and chosen(arm):
                 compare_arms(folder, arm, other, BUDGET)
 
 
@@ -318,9 +324,10 @@ def seeds_iqm(values: list[float]) -> str:
     return f"{interval.estimate:.1f} [{interval.low:.1f}, {interval.high:.1f}] ({len(values)} seed{'s' * (len(values) > 1)})"
 
 
-def ledger(folder: Path) -> None:
+def ledger(folder: Path, arms: set[str] | None = None) -> None:
     """What pre-training and what fine-tuning each contributed: the weights' zero-shot play, scratch and fine-tuned
-    arms at one commit (this folder's), the README's arms, on the same two measures."""
+    arms at one commit (this folder's; those of ``arms`` alone where given), the README's arms, on the same two
+    measures."""
     print("| agent | reward-free steps | task steps | commit | sampled play | greedy play (30 games) |")
     print("|---|---:|---:|---|---|---|")
     for name, (reward_free, (where, sampled), greedy) in ZERO_SHOT.items():
@@ -328,7 +335,7 @@ def ledger(folder: Path) -> None:
         greedy_cell = games(ROOT / greedy) if greedy else "-"
         print(f"| {name} | {reward_free:,} | 0 | - | {games(sampled_path)} | {greedy_cell} |")
     arms = {arm_dir.name if arm_dir.name.startswith(SCRATCH) else f"pre-trained + fine-tuning, {arm_dir.name}": arm_dir
-            for arm_dir in sorted(path for path in folder.iterdir() if path.is_dir())}
+            for arm_dir in sorted(path for path in folder.iterdir() if path.is_dir() and (arms is None or path.name in arms))}
     for name, arm_dir in {**arms, **{name: ROOT / path for name, path in EARLIER_ARMS.items()}}.items():
         runs = sorted(arm_dir.glob("seed*"))
         budget = steps(arm_dir.name)
@@ -361,25 +368,29 @@ def same_games(folder: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("runs/finetune-ablation"))
-    parser.add_argument("--arms", nargs="+", choices=sorted(ARMS), default=list(ARMS))
+    parser.add_argument("--arms", nargs="+", choices=sorted(ARMS), default=None,
+                        help="the arms to run (default: all), or with --table the arms to tabulate (default: all)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--parallel", type=int, default=2, help="runs at a time, one torch thread each")
     parser.add_argument("--explore", action="store_true", help="play EXPLORE's games with the finished runs' agents")
     parser.add_argument("--collect", type=Path, metavar="DIR")
     parser.add_argument("--table", type=Path, metavar="DIR")
     args = parser.parse_args()
+    arms = args.arms or list(ARMS)
     if args.explore:
-        explore_all(args.out, args.arms, args.parallel)
+        explore_all(args.out, arms, args.parallel)
     elif args.collect:
         collect(args.out, args.collect)
     elif args.table:
-        table(args.table)
+        only = None if args.arms is None else set(args.arms)
+        table(args.table, only)
         print("\nThe ledger:\n")
-        ledger(args.table)
-        print("\nOn the zero-shot games' starts:\n")
-        same_games(args.table)
+        ledger(args.table, only)
+        if only is None:
+            print("\nOn the zero-shot games' starts:\n")
+            same_games(args.table)
     else:
-        run_all(args.out, args.arms, args.seeds, args.parallel)
+        run_all(args.out, arms, args.seeds, args.parallel)
 
 
 if __name__ == "__main__":
