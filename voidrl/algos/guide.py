@@ -52,7 +52,7 @@ class JumpStartGuide:
         self.vector_steps = 0
         """Vector steps these environments have taken."""
         self.episode_steps: torch.Tensor | None = None
-        """``[N]`` long: steps each environment's episode has taken; set at the first step."""
+        """``[N]`` long, on the observations' device: steps each environment's episode has taken; set at the first step."""
         self.state: Any = None
         """The guide's recurrent state (empty for a feed-forward guide); set at the first step."""
 
@@ -68,13 +68,13 @@ class JumpStartGuide:
         ``episode_starts [N]`` marks the episodes that begin at it; None once the horizon is 0. Call once a step."""
         if self.state is None:
             self.state = self.policy.initial_state(len(obs))
-            self.episode_steps = torch.zeros(len(obs), dtype=torch.long)
+            self.episode_steps = torch.zeros(len(obs), dtype=torch.long, device=obs.device)
         horizon = self.horizon()
         if horizon <= 0:
             return None
-        self.episode_steps = torch.where(episode_starts.cpu(), 0, self.episode_steps)
+        self.episode_steps = torch.where(episode_starts, 0, self.episode_steps)
         action, self.state = self.policy.act(obs, self.state, episode_starts, deterministic=True)
-        guided = (self.episode_steps < horizon).to(obs.device)
+        guided = self.episode_steps < horizon
         self.episode_steps += 1
         self.vector_steps += 1
         return guided, action
@@ -83,6 +83,7 @@ class JumpStartGuide:
         return {"vector_steps": self.vector_steps, "episode_steps": self.episode_steps, "state": None if self.state is None else list(self.state)}
 
     def load_state_dict(self, saved: dict[str, Any]) -> None:
-        self.vector_steps, self.episode_steps = saved["vector_steps"], saved["episode_steps"]
         device = next(self.policy.parameters()).device
+        self.vector_steps = saved["vector_steps"]
+        self.episode_steps = None if saved["episode_steps"] is None else saved["episode_steps"].to(device)
         self.state = None if saved["state"] is None else type(self.policy.initial_state(1))(*(part.to(device) for part in saved["state"]))
