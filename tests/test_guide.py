@@ -10,11 +10,13 @@ import torch
 
 from voidrl.algos import PPO, PPOConfig
 from voidrl.algos.guide import JumpStartGuide
-from voidrl.algos.r2d2 import EpsilonGreedyCore, R2D2Config
+from voidrl.algos.r2d2 import R2D2, EpsilonGreedyCore, R2D2Config, trained_steps
 from tests.test_exact_resume import CASES, assert_same_run, signal_at_vector_step
 from voidrl.cli import main
 from voidrl.io.checkpoint import load_checkpoint
 from voidrl.nets.recurrent import RecurrentQNetwork
+from voidrl.replay import Sequence
+from tests.test_r2d2 import SMALL
 
 
 def guide_policy(seed=0):
@@ -69,6 +71,67 @@ def test_the_guides_state_resumes_where_it_stopped():
         assert all(torch.equal(a, b) for a, b in zip(expected, got))
 
 
+def guided_learner(margin_weight, seed=0):
+    """A small R2D2 learner of 3 actions on observations [4] with DQfD's margin loss at ``margin_weight``."""
+    torch.manual_seed(seed)
+    config = R2D2Config(**SMALL, learning_rate=1e-3, guide_margin_weight=margin_weight, guide_margin=0.8)
+    return R2D2(config, (4,), gym.spaces.Discrete(3))
+
+
+def guided_sequences(learner, seed, count=6):
+    """``count`` sequences of no reward, none ending or starting an episode, each step guided with probability 1/2 and
+    its action 0 or 2 by the sign of the observation's first entry (what a guide could have played)."""
+    g = torch.Generator().manual_seed(seed)
+    length, size = learner.config.sequence_length, learner.config.lstm_size
+    sequences = []
+    for _ in range(count):
+        obs = torch.randn(length + 1, 4, generator=g)
+        sequences.append(Sequence(obs=obs, actions=2 * (obs[:-1, 0] > 0).long(), rewards=torch.zeros(length),
+                                  behaviour_probs=torch.ones(length), guided=torch.rand(length, generator=g) < 0.5,
+                                  terminated=torch.zeros(length, dtype=torch.bool), truncated=torch.zeros(length, dtype=torch.bool),
+                                  mask=torch.ones(length, dtype=torch.bool), start_state=(torch.zeros(size), torch.zeros(size)),
+                                  previous_action=torch.tensor(0), previous_reward=torch.tensor(0.0), starts_episode=False))
+    return sequences
+
+
+def online_q(learner, batch):
+    previous_actions = torch.cat([batch.previous_action.unsqueeze(0), batch.actions])
+    previous_rewards = torch.cat([batch.previous_reward.unsqueeze(0), batch.rewards])
+    return learner.unroll_with_burn_in(batch.obs, previous_actions, previous_rewards, batch.start_state, batch.starts_episode)[:-1]
+
+
+def test_the_margin_loss_is_dqfds_on_the_trained_guided_steps_weighted_as_the_td_loss():
+    learner = guided_learner(1.0)
+    learner.replay.add(guided_sequences(learner, seed=0))
+    learner.replay.update_priorities(learner.replay.sample(6).keys, torch.arange(1.0, 7.0))  # importance weights below 1
+    batch = learner.replay.sample(6)
+    q = torch.randn(*batch.actions.shape, 3, generator=torch.Generator().manual_seed(1))
+    trained = trained_steps(batch.mask, batch.starts_episode, learner.config.burn_in)
+    assert (batch.guided & ~trained).any() and (batch.guided & trained).any() and (batch.weights < 1).any()
+    total = 0.0
+    for t, b in zip(*torch.nonzero(batch.guided & trained, as_tuple=True)):
+        values, a_guide = q[t, b].tolist(), int(batch.actions[t, b])
+        total += batch.weights[b].item() * (max(v + (0.0 if a == a_guide else 0.8) for a, v in enumerate(values)) - values[a_guide])
+    expected = total / trained.sum().item()
+    assert learner.imitation_loss(q, batch, trained).item() == pytest.approx(expected, rel=1e-5)
+    assert guided_learner(0.0).imitation_loss(q, batch, trained).item() == 0.0
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_margin_loss_makes_the_guides_actions_the_greedy_ones_where_it_played(seed):
+    # no reward: TD alone leaves the greedy actions to chance (about half of them the guide's in seeds 0-4, up to 0.88)
+    learner = guided_learner(1.0, seed)
+    learner.replay.add(guided_sequences(learner, seed))
+    for _ in range(100):
+        metrics = learner.learn(learner.replay.sample(6))
+    batch = learner.replay.sample(6)
+    imitated = batch.guided & trained_steps(batch.mask, batch.starts_episode, learner.config.burn_in)
+    with torch.no_grad():
+        greedy = online_q(learner, batch).argmax(-1)
+    assert (greedy == batch.actions)[imitated].float().mean().item() >= 0.95
+    assert 0 < metrics["train/guided_share"] < 1 and metrics["train/guide_margin_loss"] >= 0
+
+
 @pytest.fixture(scope="module")
 def saved_actor_critic(tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("guide") / "ppo"
@@ -82,19 +145,22 @@ def train_r2d2(run_dir, *extra):
                  "--no-progress", "--run-dir", str(run_dir), "--min-replay", "16", *extra])
 
 
-def test_a_guided_run_logs_its_horizon_down_to_zero_and_repeats_with_its_seed(tmp_path, saved_actor_critic):
-    guided = ["--guide", str(saved_actor_critic), "--guide-steps", "20", "--guide-decay-steps", "800", "--seed", "5"]
+def test_a_guided_run_logs_its_horizon_down_to_zero_and_its_imitated_share_and_repeats_with_its_seed(tmp_path, saved_actor_critic):
+    guided = ["--guide", str(saved_actor_critic), "--guide-steps", "20", "--guide-decay-steps", "800", "--guide-margin-weight", "1",
+              "--seed", "5"]
     assert train_r2d2(tmp_path / "a", *guided) == 0 and train_r2d2(tmp_path / "b", *guided) == 0
     rows = list(csv.DictReader((tmp_path / "a" / "metrics.csv").open()))
     horizons = [float(row["actors/guide_horizon"]) for row in rows if row.get("actors/guide_horizon")]
     assert horizons[0] > 0 and horizons[-1] == 0 and horizons == sorted(horizons, reverse=True)
+    shares = [float(row["train/guided_share"]) for row in rows if row.get("train/guided_share")]
+    assert shares and shares[0] > 0 and all(0 <= share <= 1 for share in shares)
     assert (tmp_path / "a" / "episodes.csv").read_text() == (tmp_path / "b" / "episodes.csv").read_text()
 
 
 def test_a_guided_run_stopped_and_resumed_is_the_run_left_alone(tmp_path, monkeypatch, saved_actor_critic):
     command, signal_step, checkpoint_step = CASES["r2d2-save-replay"]
-    command = [*command, "--guide", str(saved_actor_critic), "--guide-steps", "30", "--guide-decay-steps", "1000", "--seed", "3",
-               "--no-progress", "--torch-threads", "1"]
+    command = [*command, "--guide", str(saved_actor_critic), "--guide-steps", "30", "--guide-decay-steps", "1000",
+               "--guide-margin-weight", "1", "--seed", "3", "--no-progress", "--torch-threads", "1"]
     assert main([*command, "--run-dir", str(tmp_path / "alone")]) == 0
     with monkeypatch.context() as patched:
         signal_at_vector_step(patched, signal_step)
@@ -107,6 +173,9 @@ def test_a_guided_run_stopped_and_resumed_is_the_run_left_alone(tmp_path, monkey
 
 @pytest.mark.parametrize("algo,extra,message", [
     ("r2d2", ["--guide-steps", "5"], "guide_steps acts with guide set only"),
+    ("r2d2", ["--guide-margin-weight", "1"], "guide_margin_weight acts with guide set only"),
+    ("r2d2", ["--guide", "GUIDE", "--guide-margin", "0.5"], "guide_margin acts with guide_margin_weight above 0 only"),
+    ("ngu", ["--guide-margin-weight", "1"], "guide_margin_weight acts in r2d2 only"),
     ("ngu", ["--guide", "GUIDE"], "guide acts in r2d2 only"),
     ("r2d2", ["--guide", "Q"], "a guide is an actor-critic's run"),
     ("r2d2", ["--guide", "GUIDE", "--env", "voidrl/CartPoleNoVelocity-v1"], "does not fit this run's environments"),

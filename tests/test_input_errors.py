@@ -103,6 +103,7 @@ RANGES = {
     ("r2d2", "priority_eta"): [0.0, 1.1], ("r2d2", "epsilon_base"): [0.0, 1.1], ("r2d2", "epsilon_alpha"): [0.0],
     ("r2d2", "lstm_size"): [0], ("r2d2", "head_size"): [0], ("r2d2", "memory"): ["gru"], ("r2d2", "td_target"): ["vtrace"], ("r2d2", "trace_lambda"): [-0.1, 1.1],
     ("r2d2", "shift_pixels"): [-1], ("r2d2", "guide_steps"): [0], ("r2d2", "guide_decay_steps"): [0],
+    ("r2d2", "guide_margin_weight"): [-1.0], ("r2d2", "guide_margin"): [0.0],
     ("ppg", "intrinsic_gamma"): [0.0, 1.0],
     ("ngu", "num_policies"): [0], ("ngu", "intrinsic_coef"): [-0.1], ("ngu", "gamma_min"): [0.0, 0.999],
     ("ngu", "controllable_embedding_size"): [0], ("ngu", "episodic_neighbours"): [0], ("ngu", "kernel_eps"): [0.0],
@@ -127,8 +128,10 @@ def test_values_outside_a_fields_range_are_refused_by_name(algo, name):
         options = with_plugin(name, {name: value})
         if name in ("init_parts", "init_temperature"):
             options["init_from"] = "pre.pt"
-        if name in ("guide_steps", "guide_decay_steps"):
+        if name in ("guide_steps", "guide_decay_steps", "guide_margin_weight", "guide_margin"):
             options["guide"] = "guide.pt"
+        if name == "guide_margin":
+            options["guide_margin_weight"] = 1.0
         with pytest.raises(ValueError, match=name if name != "env" else "unknown environment id"):
             preflight(make_config(algo, **options))
 

@@ -1,4 +1,4 @@
-"""Value rescaling, n-step double-Q and Retrace targets, and sequence priorities against slow
+"""Value rescaling, n-step double-Q and Retrace targets, DQfD's large-margin loss and sequence priorities against slow
 references (Python floats, one element at a time) and hand-computed cases."""
 
 import math
@@ -10,6 +10,7 @@ from voidrl.math import (
     discounted_returns,
     double_q_bootstrap,
     inverse_value_rescale,
+    large_margin_loss,
     n_step_targets,
     retrace_targets,
     retrace_traces,
@@ -213,6 +214,34 @@ def test_retrace_with_zero_traces_is_expected_sarsa():
 def test_traces_are_truncated_importance_ratios():
     traces = retrace_traces(torch.tensor([0.8, 0.2, 0.5]), torch.tensor([0.4, 0.4, 0.5]), 0.95)
     torch.testing.assert_close(traces, torch.tensor([0.95, 0.475, 0.95]))
+
+
+# --- DQfD's large-margin loss -----------------------------------------------------------------
+
+def test_large_margin_loss_hand_computed():
+    q = torch.tensor([[1.0, 2.0, 0.5], [3.0, 1.0, 2.5], [0.0, 0.0, 0.0]])
+    demonstrated = torch.tensor([0, 0, 2])
+    # a_E = 0 trails action 1 by 1: max(1, 2 + 0.8, 0.5 + 0.8) - 1; a_E = 0 leads by 0.5 < 0.8: max(3, 1.8, 3.3) - 3;
+    # a tie: the margin itself
+    torch.testing.assert_close(large_margin_loss(q, demonstrated, 0.8), torch.tensor([1.8, 0.3, 0.8]))
+    leading = torch.tensor([[5.0, 1.0, 4.0]])
+    assert large_margin_loss(leading, torch.tensor([0]), 0.8).item() == 0.0  # leads every action by the margin or more
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_large_margin_loss_matches_slow_reference(seed):
+    g = torch.Generator().manual_seed(seed)
+    q = torch.randn(5, 3, 6, generator=g, dtype=torch.float64)
+    demonstrated = torch.randint(6, (5, 3), generator=g)
+    margin = 0.3 + seed * 0.4
+    expected = torch.empty(5, 3, dtype=torch.float64)
+    for t in range(5):
+        for b in range(3):
+            a_e = int(demonstrated[t, b])
+            expected[t, b] = max(float(q[t, b, a]) + (0.0 if a == a_e else margin) for a in range(6)) - float(q[t, b, a_e])
+    got = large_margin_loss(q, demonstrated, margin)
+    torch.testing.assert_close(got, expected)
+    assert (got >= 0).all()
 
 
 # --- priorities --------------------------------------------------------------------------------

@@ -54,6 +54,7 @@ def random_sequences(learner, starts_episode: bool) -> list[Sequence]:
     """Six random sequences, none ending an episode."""
     length, size = learner.config.sequence_length, learner.config.lstm_size
     return [Sequence(obs=torch.randn(length + 1, 4), actions=torch.randint(2, (length,)), rewards=torch.randn(length), behaviour_probs=torch.rand(length),
+                     guided=torch.zeros(length, dtype=torch.bool),
                      terminated=torch.zeros(length, dtype=torch.bool), truncated=torch.zeros(length, dtype=torch.bool),
                      mask=torch.ones(length, dtype=torch.bool), start_state=(torch.randn(size), torch.randn(size)),
                      previous_action=torch.tensor(1), previous_reward=torch.tensor(0.5), starts_episode=starts_episode)

@@ -100,6 +100,18 @@ def test_state_round_trip_through_a_safe_load_gives_the_same_samples():
         SequenceReplay(capacity=5).load_state_dict(replay.state_dict())
 
 
+def test_a_replay_saved_before_guided_steps_were_kept_loads_them_as_unguided():
+    replay = SequenceReplay(capacity=4, seed=3)
+    replay.add(frame_stack_sequences(3, length=3))
+    state = replay.state_dict()
+    state["items"] = [{name: value for name, value in item.items() if name != "guided"} for item in state["items"]]
+    restored = SequenceReplay(capacity=4, seed=3)
+    restored.load_state_dict(state)
+    batch = restored.sample(4)
+    assert batch.guided.shape == batch.mask.shape and not batch.guided.any()
+    assert torch.equal(batch.obs, replay.sample(4).obs)
+
+
 def test_sampling_an_empty_replay_is_an_error():
     with pytest.raises(ValueError, match="the replay is empty"):
         SequenceReplay(capacity=3).sample(2)

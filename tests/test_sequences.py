@@ -108,6 +108,37 @@ def test_stored_steps_are_copies():
     assert seq.obs[0].tolist() == [1.0, 1.0] and seq.actions[0].item() == 1 and seq.start_state[0].tolist() == [1.0] * 3
 
 
+def test_guided_steps_are_kept_step_by_step_and_the_padding_is_unguided():
+    # length 4, period 2, one episode of five steps ending at step 4 (as the hand-computed case above)
+    writer = SequenceWriter(1, length=4, period=2)
+    guided = [True, True, False, True, False]
+    sequences = []
+    for t in range(5):
+        obs, flag = torch.full((1, 2), float(t)), torch.tensor([t == 4])
+        sequences += writer.add(obs, torch.tensor([t]), torch.zeros(1), flag, torch.tensor([False]), obs, (torch.zeros(1, 1),),
+                                torch.ones(1), torch.tensor([guided[t]]))
+    assert [seq.guided.tolist() for seq in sequences] == [[True, True, False, True], [False, True, False, False]]
+    flag = torch.tensor([False])
+    (seq,) = SequenceWriter(1, length=1, period=1).add(torch.zeros(1, 2), torch.tensor([0]), torch.zeros(1), flag, flag,
+                                                       torch.zeros(1, 2), (torch.zeros(1, 1),), torch.ones(1))
+    assert seq.guided.tolist() == [False]  # no guided flags given: none guided
+
+
+def test_sequences_in_progress_saved_before_guided_steps_were_kept_resume_as_unguided():
+    ids, terminated, truncated = stream(2, 30, seed=4)
+    writer = SequenceWriter(2, length=6, period=3)
+    feed(writer, ids[:10], terminated[:10], truncated[:10])
+    state = writer.state_dict()
+    old_format = {"lanes": [lane | {"steps": [step[:4] for step in lane["steps"]]} for lane in state["lanes"]]}
+    resumed = SequenceWriter(2, length=6, period=3)
+    resumed.load_state_dict(old_format)
+    expected, got = feed(writer, ids[10:], terminated[10:], truncated[10:]), feed(resumed, ids[10:], terminated[10:], truncated[10:])
+    assert len(got) == len(expected) > 0
+    for a, b in zip(expected, got):
+        assert torch.equal(a.obs, b.obs) and torch.equal(a.actions, b.actions) and torch.equal(a.guided, b.guided)
+        assert not b.guided.any()
+
+
 @pytest.mark.parametrize("length,period", [(0, 1), (4, 0), (4, 5)])
 def test_bad_lengths_are_refused(length, period):
     with pytest.raises(ValueError, match="period in \\[1, length\\]"):

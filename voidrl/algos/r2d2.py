@@ -3,8 +3,8 @@
 Epsilon-greedy actors with an LSTM Q-network store overlapping sequences, each with the recurrent
 state it began from; the learner replays them by priority, burns the first steps in to refresh that
 state, and regresses Q(s_t, a_t) on n-step double-Q targets through the value rescaling h.
-Options: a guide policy that plays each episode's first steps (Jump-Start RL), and DrQ's random shift of
-replayed frames.
+Options: a guide policy that plays each episode's first steps (Jump-Start RL), whose actions DQfD's margin loss can
+imitate, and DrQ's random shift of replayed frames.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from voidrl.algos.learner import SequenceLearner
 from voidrl.algos.roles import ActorCore, SequenceBuilder
 from voidrl.configs.r2d2 import R2D2Config
 from voidrl.intrinsic.augment import shift_sequences
-from voidrl.math import double_q_bootstrap, n_step_targets, retrace_targets, retrace_traces, sequence_priorities
+from voidrl.math import double_q_bootstrap, large_margin_loss, n_step_targets, retrace_targets, retrace_traces, sequence_priorities
 from voidrl.math.off_policy import R2D2_RESCALE_EPS
 from voidrl.nets.flat import TrainedParameters, adam
 from voidrl.nets.recurrent import RecurrentQNetwork, RecurrentState
@@ -84,7 +84,7 @@ class EpsilonGreedyCore(ActorCore):
         if guided is not None:
             action = torch.where(guided[0], guided[1], action)
             behaviour_probs = torch.where(guided[0], 1.0, behaviour_probs)
-        self.records.append(StepRecord(start_state, behaviour_probs, extra_rewards))
+        self.records.append(StepRecord(start_state, behaviour_probs, extra_rewards, None if guided is None else guided[0]))
         return action
 
     def metrics(self) -> dict[str, float]:
@@ -174,10 +174,14 @@ class R2D2(SequenceLearner):
         taken = heads.gather(-1, batch.actions[:, :, None, None].expand(-1, -1, heads.shape[2], 1)).squeeze(-1)
         td = targets - taken
         trained = trained_steps(batch.mask, batch.starts_episode, cfg.burn_in)
-        loss = 0.5 * ((batch.weights.unsqueeze(0) * trained).unsqueeze(-1) * td.pow(2)).sum() / trained.sum()
-        grad_norm = self.parameters.minimize(loss, cfg.max_grad_norm)
+        td_loss = 0.5 * ((batch.weights.unsqueeze(0) * trained).unsqueeze(-1) * td.pow(2)).sum() / trained.sum()
+        imitation = self.imitation_loss(q[:-1], batch, trained)
+        grad_norm = self.parameters.minimize(td_loss + cfg.guide_margin_weight * imitation, cfg.max_grad_norm)
         self.replay.update_priorities(batch.keys, sequence_priorities(td.detach().abs().sum(-1), trained, cfg.priority_eta).cpu())
-        metrics = {"train/td_loss": loss.item(), "train/grad_norm": grad_norm.item(), **self.after_learning(batch)}
+        metrics = {"train/td_loss": td_loss.item(), "train/grad_norm": grad_norm.item(), **self.after_learning(batch)}
+        if cfg.guide_margin_weight:
+            metrics |= {"train/guide_margin_loss": imitation.item(),
+                        "train/guided_share": (trained & batch.guided).sum().item() / trained.sum().item()}
         self.updates += 1
         if self.updates % cfg.target_update_period == 0:
             self.target.load_state_dict(self.policy.state_dict())
@@ -185,6 +189,14 @@ class R2D2(SequenceLearner):
         for head, name in enumerate(names):
             metrics[f"train/{name}"] = (taken[..., head].detach() * trained).sum().item() / trained.sum().item()
         return metrics
+
+    def imitation_loss(self, q: torch.Tensor, batch: SequenceBatch, trained: torch.Tensor) -> torch.Tensor:
+        """DQfD's large-margin loss on the trained steps the guide played (``guide_margin_weight``), importance-weighted
+        and averaged over all trained steps ``[L, B]`` as the TD loss is; 0 without it. ``q [L, B, A]``: the online Q."""
+        if not self.config.guide_margin_weight:
+            return torch.zeros((), device=q.device)
+        imitated = (trained & batch.guided) * batch.weights.unsqueeze(0)
+        return (imitated * large_margin_loss(q, batch.actions, self.config.guide_margin)).sum() / trained.sum()
 
     def replayed_views(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """What the online and the target network see of the replayed frames ``obs [L + 1, B, ...]``: the frames

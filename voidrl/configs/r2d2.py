@@ -7,7 +7,7 @@ from typing import Any
 
 from voidrl.configs.base import AlgorithmConfig
 from voidrl.configs.choices import NETWORKS
-from voidrl.configs.conditions import Choice, IsSet, MlpBody
+from voidrl.configs.conditions import Choice, IsSet, MlpBody, Positive
 from voidrl.configs.policy import validate_discounting
 from voidrl.validation import require_choice, require_non_negative, require_positive, require_positive_integers, validate_fraction, validate_hidden_sizes
 
@@ -118,6 +118,13 @@ class R2D2Config(AlgorithmConfig):
     """The episode steps the guide plays at the run's start; the horizon shrinks linearly to 0 over guide_decay_steps."""
     guide_decay_steps: int = 50000
     """Environment steps of the run until the guide plays no more."""
+    guide_margin_weight: float = 0.0
+    """DQfD's large-margin loss (Hester et al., 2018) on the replayed steps the guide played, added to the TD loss with
+    this weight (DQfD's lambda is 1): max_a [Q(s, a) + guide_margin (a != a_guide)] - Q(s, a_guide), which makes the
+    guide's actions the greedy ones where it played, so the Q-network keeps its play after the hand-over. 0: the guide's
+    steps are learned from by TD alone."""
+    guide_margin: float = 0.8
+    """The margin by which the guide's action should lead every other's value (DQfD: 0.8)."""
     network: str = "auto"
     """Torso: auto, mlp, nature, dqn2013, minatar, apt (as the policy-gradient algorithms)."""
     hidden_sizes: tuple[int, ...] = (64, 64)
@@ -133,15 +140,16 @@ class R2D2Config(AlgorithmConfig):
     of frames a sequence), each checkpoint adding what arrived since the one before."""
 
     acts_only = {"trace_lambda": Choice("td_target", "retrace"), "hidden_sizes": MlpBody("network"),
-                 "guide_steps": IsSet("guide"), "guide_decay_steps": IsSet("guide")}
+                 "guide_steps": IsSet("guide"), "guide_decay_steps": IsSet("guide"), "guide_margin_weight": IsSet("guide"),
+                 "guide_margin": Positive("guide_margin_weight")}
 
     def validate(self) -> None:
         require_positive_integers(self, ("num_steps", "sequence_length", "sequence_period", "n_step", "batch_size",
                                          "target_update_period", "replay_capacity", "min_replay", "lstm_size", "head_size",
                                          "guide_steps", "guide_decay_steps"))
-        require_positive(self, ("learning_rate", "adam_eps", "max_grad_norm", "samples_per_insert", "epsilon_alpha"))
+        require_positive(self, ("learning_rate", "adam_eps", "max_grad_norm", "samples_per_insert", "epsilon_alpha", "guide_margin"))
         require_choice(self, "network", NETWORKS)
-        require_non_negative(self, ("shift_pixels",))
+        require_non_negative(self, ("shift_pixels", "guide_margin_weight"))
         require_choice(self, "memory", ("lstm", "none"))
         require_choice(self, "td_target", ("n-step", "retrace"))
         validate_hidden_sizes(self.hidden_sizes)

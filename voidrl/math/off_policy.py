@@ -145,3 +145,18 @@ def sequence_priorities(td_errors: torch.Tensor, mask: torch.Tensor, eta: float 
     size = td_errors.abs() * mask.to(td_errors.dtype)
     mean = size.sum(dim=0) / mask.sum(dim=0).to(td_errors.dtype)
     return eta * size.max(dim=0).values + (1.0 - eta) * mean
+
+
+def large_margin_loss(q: torch.Tensor, demonstrated_actions: torch.Tensor, margin: float) -> torch.Tensor:
+    """DQfD's supervised loss (Hester et al., 2018) for each step a demonstrator played:
+    max_a [Q(s, a) + l(a_E, a)] - Q(s, a_E), where l(a_E, a) = ``margin`` for a != a_E and 0 for a_E; at least 0, and 0
+    only where a_E's value leads every other action's by ``margin`` or more.
+
+    Args:
+        q: ``[..., A]`` values; demonstrated_actions: ``[...]`` long, the demonstrator's actions a_E.
+    Returns:
+        ``[...]``.
+    """
+    taken = demonstrated_actions.unsqueeze(-1)
+    margins = torch.full_like(q, margin).scatter(-1, taken, 0.0)
+    return (q + margins).amax(-1) - q.gather(-1, taken).squeeze(-1)

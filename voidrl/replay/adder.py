@@ -20,6 +20,8 @@ class StepRecord(NamedTuple):
     extra_rewards: torch.Tensor | None = None
     """``[N, K]`` rewards the actor computed itself (NGU's intrinsic one), stored after the task's reward as
     ``rewards [L, 1 + K]``; None: the task's reward alone (``rewards [L]``)."""
+    guided: torch.Tensor | None = None
+    """``[N]`` bool: the environments a guide played this step (Jump-Start RL); None: none."""
 
 
 class SequenceAdder:
@@ -53,5 +55,5 @@ class SequenceAdder:
             step_rewards = rewards[t] if record.extra_rewards is None else torch.cat([rewards[t, :, None], record.extra_rewards.cpu()], -1)
             sequences += self.writer.add(chunk.obs[t].cpu(), chunk.actions[t].cpu(), step_rewards, chunk.terminated[t].cpu(),
                                          chunk.truncated[t].cpu(), next_obs[t], tuple(part.cpu() for part in record.start_state),
-                                         record.behaviour_probs.cpu())
+                                         record.behaviour_probs.cpu(), None if record.guided is None else record.guided.cpu())
         return sequences

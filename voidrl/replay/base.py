@@ -17,7 +17,7 @@ from voidrl.replay.sequences import Sequence
 @dataclass
 class SequenceBatch(Sequence):
     """``B`` sampled sequences, time-major: every field of ``Sequence`` with a batch axis, after the time axis for the
-    per-step fields (``obs [L + 1, B, ...]``, ``actions``, ``rewards``, ``behaviour_probs``, ``terminated``,
+    per-step fields (``obs [L + 1, B, ...]``, ``actions``, ``rewards``, ``behaviour_probs``, ``guided``, ``terminated``,
     ``truncated``, ``mask`` ``[L, B, ...]``) and first for the others (``start_state`` tensors and
     ``previous_action`` ``[B, ...]``, ``previous_reward [B]``, ``starts_episode [B]`` bool); and what sampling adds."""
 

@@ -21,7 +21,7 @@ from voidrl.replay.sequences import Sequence
 from voidrl.replay.sum_tree import SumTree, importance_weights
 from voidrl.rollout.frames import Store, compact_copy, load_store, store_state
 
-_STEP_FIELDS = ("actions", "rewards", "behaviour_probs", "terminated", "truncated", "mask")
+_STEP_FIELDS = ("actions", "rewards", "behaviour_probs", "guided", "terminated", "truncated", "mask")
 
 
 class SequenceReplay(Replay):
@@ -135,6 +135,8 @@ class SequenceReplay(Replay):
         if state["capacity"] != self.capacity:
             raise ValueError(f"replay state has capacity {state['capacity']}, this replay {self.capacity}")
         for slot, (item, obs) in enumerate(zip(state["items"], state["obs"])):
+            if "guided" not in item:  # saved before guided steps were kept
+                item = item | {"guided": torch.zeros_like(item["mask"])}
             self.items[slot], self.obs[slot] = item, load_store(obs)
         self.tree.load_state_dict(state["tree"])
         self.insertions = state["insertions"].numpy().copy()

@@ -29,6 +29,9 @@ class Sequence:
     behaviour_probs: torch.Tensor
     """``[L]``: mu(a_t | s_t), the probability the actor's policy gave the action it took (for off-policy
     corrections such as Retrace); zeros on the padding."""
+    guided: torch.Tensor
+    """``[L]`` bool: the steps a guide played (Jump-Start RL), whose actions DQfD's margin loss can imitate; False on
+    the padding."""
     terminated: torch.Tensor
     """``[L]`` bool: True only at step n-1, if the episode terminated there."""
     truncated: torch.Tensor
@@ -49,7 +52,7 @@ class _Lane:
     """One environment's steps since the oldest open sequence began."""
 
     def __init__(self) -> None:
-        self.steps: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]] = []  # (obs, action, reward, mu)
+        self.steps: list[tuple[torch.Tensor, ...]] = []  # (obs, action, reward, mu, guided)
         self.first = 0  # episode step index of steps[0]
         self.episode_step = 0
         self.opened: list[tuple[int, tuple[torch.Tensor, ...], torch.Tensor, torch.Tensor]] = []
@@ -80,17 +83,22 @@ class SequenceWriter:
         next_obs: torch.Tensor,
         states: tuple[torch.Tensor, ...],
         behaviour_probs: torch.Tensor,
+        guided: torch.Tensor | None = None,
     ) -> list[Sequence]:
         """One vector step: ``obs``, ``actions``, ``next_obs`` (true successors) ``[N, ...]``;
         ``rewards`` ``[N]``; ``terminated``, ``truncated`` bool ``[N]``; ``states``: the recurrent
-        state each env acted from, tensors ``[N, ...]``; ``behaviour_probs [N]``: mu(a_t | s_t)."""
+        state each env acted from, tensors ``[N, ...]``; ``behaviour_probs [N]``: mu(a_t | s_t); ``guided [N]`` bool:
+        the environments a guide played (None: none)."""
+        if guided is None:
+            guided = torch.zeros(len(actions), dtype=torch.bool)
         done: list[Sequence] = []
         for env, lane in enumerate(self.lanes):
             if lane.previous is None:
                 lane.previous = (torch.zeros_like(actions[env]), torch.zeros_like(rewards[env]))
             if lane.episode_step % self.period == 0:
                 lane.opened.append((lane.episode_step, tuple(s[env].clone() for s in states), *lane.previous))
-            lane.steps.append((obs[env].clone(), actions[env].clone(), rewards[env].clone(), behaviour_probs[env].clone()))
+            lane.steps.append((obs[env].clone(), actions[env].clone(), rewards[env].clone(), behaviour_probs[env].clone(),
+                               guided[env].clone()))
             lane.previous = lane.steps[-1][1:3]
             ends_terminal, ends_cut = bool(terminated[env]), bool(truncated[env]) and not bool(terminated[env])
             if ends_terminal or ends_cut:
@@ -117,20 +125,22 @@ class SequenceWriter:
         restored = []
         for saved in lanes:
             lane = _Lane()
-            if (not isinstance(saved, dict) or set(saved) != set(vars(lane)) or not _all_tensors(saved["steps"], 4)
+            if (not isinstance(saved, dict) or set(saved) != set(vars(lane)) or not _all_tensors(saved["steps"])
+                    or not all(len(step) in (4, 5) for step in saved["steps"])
                     or not isinstance(saved["first"], int) or not isinstance(saved["episode_step"], int)
                     or not all(isinstance(item, tuple) and len(item) == 4 and isinstance(item[0], int) and _all_tensors([item[1]])
                                and _all_tensors([item[2:]], 2) for item in saved["opened"])
                     or not (saved["previous"] is None or _all_tensors([saved["previous"]], 2))):
                 raise ValueError("a damaged sequence in progress")
             vars(lane).update(saved)
+            lane.steps = [step if len(step) == 5 else (*step, torch.tensor(False)) for step in lane.steps]  # saved before guided
             restored.append(lane)
         self.lanes = restored
 
     def _close(self, lane: _Lane, next_obs: torch.Tensor, terminated: bool, truncated: bool) -> Sequence:
         """The oldest open sequence, ending at the lane's latest step."""
         start, state, previous_action, previous_reward = lane.opened.pop(0)
-        obs, actions, rewards, behaviour_probs = (torch.stack(field) for field in zip(*lane.steps[start - lane.first:]))
+        obs, actions, rewards, behaviour_probs, guided = (torch.stack(field) for field in zip(*lane.steps[start - lane.first:]))
         n = len(rewards)
         mask = torch.arange(self.length) < n
         last = torch.arange(self.length) == n - 1
@@ -139,6 +149,7 @@ class SequenceWriter:
             actions=pad(actions, self.length),
             rewards=pad(rewards, self.length),
             behaviour_probs=pad(behaviour_probs, self.length),
+            guided=pad(guided, self.length),
             terminated=last & terminated,
             truncated=last & truncated,
             mask=mask,
