@@ -132,6 +132,10 @@ ARMS = {
     "q-convs-shift-guide-epsilon-0.1": ["--init-parts", "policy_convs", "--shift-pixels", "4", "--guide", WEIGHTS,
                                         "--guide-steps", "250", "--guide-decay-steps", "50000", "--epsilon-base", "0.1",
                                         "--epsilon-alpha", "1"],
+    # the guided arm imitating the guide where it played (DQfD's large-margin loss, lambda 1 and margin 0.8 as DQfD's),
+    # so the Q-network's greedy play keeps the guide's after the hand-over
+    "q-convs-shift-guide-margin": ["--init-parts", "policy_convs", "--shift-pixels", "4", "--guide", WEIGHTS, "--guide-steps",
+                                   "250", "--guide-decay-steps", "50000", "--guide-margin-weight", "1"],
 }
 Q_LEARNING = ["--network", "dqn2013", "--memory", "none", "--lstm-size", "256", "--head-size", "256", "--num-envs", "4",
               "--num-steps", "8", "--sequence-length", "8", "--sequence-period", "8", "--burn-in", "0", "--n-step", "3",
@@ -140,7 +144,7 @@ Q_LEARNING = ["--network", "dqn2013", "--memory", "none", "--lstm-size", "256", 
               "--target-update-period", "1000"]
 """The settings of the off-policy arms (``voidrl train|finetune r2d2``, which has no Atari preset)."""
 Q_ARMS = ("q-body", f"{SCRATCH}-q-body", "q-convs", f"{SCRATCH}-q-shift", "q-convs-shift", "q-convs-shift-guide",
-          "q-convs-shift-guide-epsilon-0.1")
+          "q-convs-shift-guide-epsilon-0.1", "q-convs-shift-guide-margin")
 ARM_STEPS = {f"{SCRATCH}-1.1m": 1_100_000, "epochs-3-sign-clip-500k": 500_000, f"{SCRATCH}-epochs-3-sign-clip-500k": 500_000,
              "epochs-3-sign-clip-entropy-0.001-temperature-0.25-500k": 500_000, f"{SCRATCH}-epochs-3-sign-clip-entropy-0.001-500k": 500_000}
 """Arms trained for other than ``BUDGET`` steps; each is measured on its own budget and left out of the comparisons at
@@ -176,6 +180,7 @@ AGAINST = {
     "q-convs-shift": ("q-convs", f"{SCRATCH}-q-shift"),
     "q-convs-shift-guide": ("q-convs-shift",),
     "q-convs-shift-guide-epsilon-0.1": ("q-convs-shift-guide",),
+    "q-convs-shift-guide-margin": ("q-convs-shift-guide",),
 }
 """Arms compared in ``table`` with the arms they change settings of (on the arm's own budget), besides the baseline."""
 SAME_SETTINGS = {arm: ("epochs-3-sign-clip", "epochs-3-sign-clip-again") for arm in ARM_WEIGHTS}
