@@ -137,12 +137,9 @@ ARMS = {
     "q-convs-shift-guide-margin": ["--init-parts", "policy_convs", "--shift-pixels", "4", "--guide", WEIGHTS, "--guide-steps",
                                    "250", "--guide-decay-steps", "50000", "--guide-margin-weight", "1"],
 }
-Q_LEARNING = ["--network", "dqn2013", "--memory", "none", "--lstm-size", "256", "--head-size", "256", "--num-envs", "4",
-              "--num-steps", "8", "--sequence-length", "8", "--sequence-period", "8", "--burn-in", "0", "--n-step", "3",
-              "--gamma", "0.99", "--no-value-rescaling", "--reward-clip", "1", "--learning-rate", "1e-4", "--adam-eps", "1.5e-4",
-              "--batch-size", "8", "--samples-per-insert", "32", "--min-replay", "200", "--replay-capacity", "12500",
-              "--target-update-period", "1000"]
-"""The settings of the off-policy arms (``voidrl train|finetune r2d2``, which has no Atari preset)."""
+Q_LEARNING = ["--preset", "atari-100k"]
+"""The settings of the off-policy arms (``voidrl train|finetune r2d2``): R2D2's Atari-100k preset, whose values the runs
+before it (up to 74b278b) gave one by one."""
 Q_ARMS = ("q-body", f"{SCRATCH}-q-body", "q-convs", f"{SCRATCH}-q-shift", "q-convs-shift", "q-convs-shift-guide",
           "q-convs-shift-guide-epsilon-0.1", "q-convs-shift-guide-margin")
 ARM_STEPS = {f"{SCRATCH}-1.1m": 1_100_000, "epochs-3-sign-clip-500k": 500_000, f"{SCRATCH}-epochs-3-sign-clip-500k": 500_000,
