@@ -127,7 +127,7 @@ ARMS = {
     # Q-network's own
     "q-convs-shift-guide": ["--init-parts", "policy_convs", "--shift-pixels", "4", "--guide", WEIGHTS, "--guide-steps", "250",
                             "--guide-decay-steps", "50000"],
-    # the training games' exploration: R2D2's ladder over 4 environments (0.4, 0.047, 0.0055, 0.00066) has one of them
+    # the training games' exploration: R2D2's ladder over 4 environments (0.4, 0.047, 0.0056, 0.0007) has one of them
     # play at 0.4; here 0.1 down to 0.01, the data-efficient DQNs' training level
     "q-convs-shift-guide-epsilon-0.1": ["--init-parts", "policy_convs", "--shift-pixels", "4", "--guide", WEIGHTS,
                                         "--guide-steps", "250", "--guide-decay-steps", "50000", "--epsilon-base", "0.1",
