@@ -50,7 +50,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     },
     "atari-100k": {
         # Atari in 100k agent steps, as the data-efficient DQNs (DER, DrQ) learn it: no memory (a feed-forward layer in
-        # the LSTM's place) on the DQN-2013 torso, one-step sequences of 8 without burn-in, three-step double-Q returns
+        # the LSTM's place) on the DQN-2013 torso, sequences of 8 steps without burn-in, three-step double-Q returns
         # at gamma 0.99 without value rescaling on clipped rewards, all 100k steps kept (12,500 sequences), each
         # transition replayed 32 times (DER's one update of 32 a step), Adam at 1e-4 with epsilon 1.5e-4, a target copy
         # every 1,000 updates. From scratch on Ms. Pac-Man (3 seeds): last 100 training games 907, 808, 788, greedy
