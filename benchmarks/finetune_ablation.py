@@ -177,7 +177,8 @@ AGAINST = {
     "q-convs-shift": ("q-convs", f"{SCRATCH}-q-shift"),
     "q-convs-shift-guide": ("q-convs-shift",),
     "q-convs-shift-guide-epsilon-0.1": ("q-convs-shift-guide",),
-    "q-convs-shift-guide-margin": ("q-convs-shift-guide",),
+    # the five-seed arm against scratch with the same replay settings
+    "q-convs-shift-guide-margin": ("q-convs-shift-guide", f"{SCRATCH}-q-shift"),
 }
 """Arms compared in ``table`` with the arms they change settings of (on the arm's own budget), besides the baseline."""
 SAME_SETTINGS = {arm: ("epochs-3-sign-clip", "epochs-3-sign-clip-again") for arm in ARM_WEIGHTS}
