@@ -3,6 +3,7 @@ its steps are recorded as deterministic; its state survives a checkpoint; a guid
 
 import csv
 import signal
+import warnings
 
 import gymnasium as gym
 import pytest
@@ -190,3 +191,14 @@ def test_a_guide_that_cannot_guide_is_refused_before_anything_is_written(tmp_pat
     assert main(["train", algo, *env, "--steps", "800", "--no-progress", "--run-dir", str(tmp_path / "bad"), *extra]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "bad").exists()
+
+
+@pytest.mark.parametrize("env,warned", [("CartPole-v1", False), ("CartPole-v0", True)])
+def test_a_guide_from_another_environment_id_guides_with_a_warning_naming_both(tmp_path, saved_actor_critic, env, warned):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert train_r2d2(tmp_path / "run", "--env", env, "--steps", "200", "--guide", str(saved_actor_critic)) == 0
+    messages = [str(w.message) for w in caught if "was trained on" in str(w.message)]
+    expected = [f"guide: {str(saved_actor_critic)!r} was trained on CartPole-v1, and this run's environment is CartPole-v0; "
+                "its networks are used where their shapes fit"]
+    assert messages == (expected if warned else [])

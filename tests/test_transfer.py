@@ -1,6 +1,7 @@
 """Pre-train -> fine-tune: exactly the requested network parts are carried over."""
 
 import json
+import warnings
 from pathlib import Path
 
 import gymnasium as gym
@@ -201,3 +202,18 @@ def test_a_temperature_the_user_gives_is_refused_where_it_cannot_act():
 
     with pytest.raises(ValueError, match="init_temperature needs init_from"):
         make_config("ppg", "atari-finetune", env="ALE/MsPacman-v5", init_temperature=0.25).validate()
+
+
+@pytest.mark.parametrize("env,warned", [(None, False), ("CartPole-v0", True)])
+def test_fine_tuning_from_another_environment_id_warns_naming_both(tmp_path, env, warned):
+    assert main(["train", "ppo", "--env", "CartPole-v1", "--steps", "256", "--num-envs", "2", "--num-steps", "64", "--torch-threads", "1",
+                 "--no-progress", "--run-dir", str(tmp_path / "pre")]) == 0
+    source = str(tmp_path / "pre" / "checkpoint.pt")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(["finetune", "ppo", "--from", source, *(["--env", env] if env else []), "--steps", "128", "--num-envs", "2",
+                     "--num-steps", "64", "--torch-threads", "1", "--no-progress", "--run-dir", str(tmp_path / "fine")]) == 0
+    messages = [str(w.message) for w in caught if "was trained on" in str(w.message)]
+    expected = [f"init_from: {source!r} was trained on CartPole-v1, and this run's environment is CartPole-v0; "
+                "its networks are used where their shapes fit"]
+    assert messages == (expected if warned else [])

@@ -126,7 +126,7 @@ class R2D2Config(AlgorithmConfig):
     """Jump-Start RL (Uchendu et al., 2023): a saved actor-critic of the same environment (a run's checkpoint.pt, or the
     weights ``voidrl export --format weights`` writes, such as a reward-free pre-training's) whose greedy policy plays
     the first guide_steps steps of every episode, the actors' epsilon-greedy policy the rest; what it plays goes into
-    the replay as theirs. None: no guide."""
+    the replay as theirs (one saved from another environment id guides with a warning naming both). None: no guide."""
     guide_steps: int = 1000
     """The episode steps the guide plays at the run's start; the horizon shrinks linearly to 0 over guide_decay_steps."""
     guide_decay_steps: int = 50000

@@ -53,7 +53,8 @@ class RunConfig:
     """On a collapse, reload the last checkpoint written while the entropy was healthy (healthy.pt)
     and go on from the current step."""
     init_from: str | None = None
-    """Checkpoint whose networks start this run (fine-tuning); none = fresh initialisation."""
+    """Checkpoint whose networks start this run (fine-tuning); none = fresh initialisation. One saved from another
+    environment id than this run's loads where the shapes fit, with a warning naming both."""
     init_parts: tuple[str, ...] | None = None
     """With init_from: which parts to load (policy_body, policy_head, aux_head, critic from the saved
     policy; policy_convs: the policy body's convolutions alone; apt_encoder: the saved run's APT encoder into

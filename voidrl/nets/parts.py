@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import torch
 
 from voidrl.io.checkpoint import CheckpointError, load_run_checkpoint
@@ -109,6 +111,16 @@ def rescale_policy_logits(policy: torch.nn.Module, temperature: float, loaded_ke
     with torch.no_grad():
         policy.policy_head.weight.div_(temperature)
         policy.policy_head.bias.div_(temperature)
+
+
+def warn_if_other_environment(option: str, path: str, checkpoint: dict, env_id: str) -> None:
+    """Warn where the run saved in ``checkpoint`` (read from ``path`` for ``option``: init_from, guide) trained on another
+    environment id than this run's ``env_id``. Networks whose shapes fit load anyway: the same game under another id,
+    or a transfer between games made on purpose, are the user's to choose."""
+    saved_env = checkpoint.get("config", {}).get("run", {}).get("env")
+    if saved_env is not None and saved_env != env_id:
+        warnings.warn(f"{option}: {path!r} was trained on {saved_env}, and this run's environment is {env_id}; its networks "
+                      "are used where their shapes fit", stacklevel=2)
 
 
 def fine_tuning_weights(checkpoint: dict) -> dict:

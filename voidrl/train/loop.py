@@ -32,10 +32,10 @@ from voidrl.envs.failure import EnvironmentFailure
 from voidrl.envs.snapshot import NotSaveable
 from voidrl.envs.suites import suite_of
 from voidrl.intrinsic.base import RewardSource
-from voidrl.io.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from voidrl.io.checkpoint import CheckpointError, load_checkpoint, load_run_checkpoint, save_checkpoint
 from voidrl.io.logger import RunLogger
 from voidrl.io.run_dir import RunDirError, RunDirLock, check_writable_dir, remove_stale_temporaries
-from voidrl.nets.parts import fine_tuning_weights, load_parts, rescale_policy_logits
+from voidrl.nets.parts import fine_tuning_weights, load_parts, rescale_policy_logits, warn_if_other_environment
 from voidrl.nets.persistence import PersistentUniforms
 from voidrl.registry import ALGORITHMS, REWARD_SOURCES
 from voidrl.replay.store import ReplayStore
@@ -209,9 +209,8 @@ class Trainer:
                 seed_everything(self.seed)
             if payload is not None:
                 self.load_state(self.own_state(payload))
-            elif config.run.init_from is not None:
-                loaded = load_parts(self.algo.policy, config.run.init_from, config.run.init_parts, init_checkpoint)
-                rescale_policy_logits(self.algo.policy, config.run.init_temperature, loaded)
+            else:
+                self.start_from_sources(init_checkpoint)
             self.collector = self.make_collector()
             if self.collector is not None and self.saved_episodes is not None:
                 try:
@@ -222,6 +221,19 @@ class Trainer:
             self.env.close()
             raise
         collective.barrier()  # every rank has checked the run directory before rank 0 writes to it
+
+    def start_from_sources(self, init_checkpoint: dict[str, Any] | None) -> None:
+        """A new run: the parts of ``init_from`` loaded (``init_checkpoint``: its payload, if already read), with a
+        warning for it, or for R2D2's ``guide``, saved from another environment than this run's."""
+        config = self.config
+        if config.run.init_from is not None:
+            source = load_run_checkpoint(config.run.init_from) if init_checkpoint is None else init_checkpoint
+            warn_if_other_environment("init_from", config.run.init_from, source, config.run.env)
+            loaded = load_parts(self.algo.policy, config.run.init_from, config.run.init_parts, source)
+            rescale_policy_logits(self.algo.policy, config.run.init_temperature, loaded)
+        guide = getattr(config.algo_config, "guide", None)
+        if guide is not None:
+            warn_if_other_environment("guide", guide, load_run_checkpoint(guide), config.run.env)
 
     def make_collector(self) -> Collector | None:
         """The collector of this process's environments (None where experience comes from elsewhere)."""
