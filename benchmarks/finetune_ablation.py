@@ -136,6 +136,10 @@ ARMS = {
     # so the Q-network's greedy play keeps the guide's after the hand-over
     "q-convs-shift-guide-margin": ["--init-parts", "policy_convs", "--shift-pixels", "4", "--guide", WEIGHTS, "--guide-steps",
                                    "250", "--guide-decay-steps", "50000", "--guide-margin-weight", "1"],
+    # the pretrain preset with 2 contrastive updates a rollout instead of 32 (issue 65, part 3), on each of the preset's
+    # four seeds, fine-tuned as the preset's four pre-trainings were: FEWER_CONTRASTIVE
+    **{f"fewer-contrastive-seed{seed}-epochs-3-sign-clip": ["--epochs", "3", "--reward-clip", "1", "--reward-scale", "1"]
+       for seed in range(4)},
 }
 Q_LEARNING = ["--preset", "atari-100k"]
 """The settings of the off-policy arms (``voidrl train|finetune r2d2``): R2D2's Atari-100k preset, whose values the runs
@@ -155,10 +159,21 @@ second's): their results folders, with their zero-shot games."""
 PRETRAINING_RUNS = Path("runs/pretrain-seeds")
 """Where ``mspacman-2026-11-30-pretrain-seeds/run.sh SEED PRETRAINING_RUNS/seedSEED`` wrote the third and fourth
 pre-trainings, whose last networks (``weights/step-1003520.pt``, kept by ``--keep-weights``) their arms start from."""
+FEWER_CONTRASTIVE = Path("benchmarks/results/mspacman-2026-12-01-fewer-contrastive-1m")
+FEWER_CONTRASTIVE_RUNS = Path("runs/fewer-contrastive-1m")
+"""The pre-trainings of ``FEWER_CONTRASTIVE/run.sh SEED FEWER_CONTRASTIVE_RUNS/seedSEED`` (2 contrastive updates a
+rollout, seeds 0-3), whose last networks (``weights/step-1003520.pt``) their arms start from; their weights are not in
+git."""
+SAME_SEED_PRESET_ARMS = ("epochs-3-sign-clip-again", "second-pretraining-epochs-3-sign-clip", "third-pretraining-epochs-3-sign-clip",
+                         "fourth-pretraining-epochs-3-sign-clip")
+"""The arms fine-tuned from the ``pretrain`` preset's pre-training of seed 0, 1, 2 and 3 (32 contrastive updates a
+rollout), with the settings of the ``fewer-contrastive-seedN-*`` arms; seed 0's at the commit of seeds 1's."""
 ARM_WEIGHTS = {
     "second-pretraining-epochs-3-sign-clip": (str(SECOND_PRETRAINING / "pretrain" / "pretrained-weights.pt"), SECOND_PRETRAINING),
     "third-pretraining-epochs-3-sign-clip": (str(PRETRAINING_RUNS / "seed2" / "weights" / "step-1003520.pt"), THIRD_PRETRAINING),
     "fourth-pretraining-epochs-3-sign-clip": (str(PRETRAINING_RUNS / "seed3" / "weights" / "step-1003520.pt"), FOURTH_PRETRAINING),
+    **{f"fewer-contrastive-seed{seed}-epochs-3-sign-clip": (str(FEWER_CONTRASTIVE_RUNS / f"seed{seed}" / "weights" / "step-1003520.pt"),
+                                                            FEWER_CONTRASTIVE / f"seed{seed}") for seed in range(4)},
 }
 """Arms fine-tuned from other weights than ``WEIGHTS``: the weights, and the results folder of their pre-training
 (its ``explore/`` holds the weights' zero-shot games)."""
@@ -179,6 +194,8 @@ AGAINST = {
     "q-convs-shift-guide-epsilon-0.1": ("q-convs-shift-guide",),
     # the five-seed arm against scratch with the same replay settings
     "q-convs-shift-guide-margin": ("q-convs-shift-guide", f"{SCRATCH}-q-shift"),
+    # 2 contrastive updates a rollout against the preset's 32, pre-training seed by pre-training seed
+    **{f"fewer-contrastive-seed{seed}-epochs-3-sign-clip": (arm,) for seed, arm in enumerate(SAME_SEED_PRESET_ARMS)},
 }
 """Arms compared in ``table`` with the arms they change settings of (on the arm's own budget), besides the baseline."""
 SAME_SETTINGS = {arm: ("epochs-3-sign-clip", "epochs-3-sign-clip-again") for arm in ARM_WEIGHTS}
@@ -311,6 +328,13 @@ def table(folder: Path, arms: set[str] | None = None) -> None:
         for other in (*first_weights_arms, f"{SCRATCH}-{first_weights_arms[0]}"):
             if (folder / arm).is_dir() and (folder / other).is_dir() and chosen(arm):
                 compare_arms(folder, arm, other, BUDGET)
+    fewer = tuple(f"fewer-contrastive-seed{seed}-epochs-3-sign-clip" for seed in range(4))
+    if all((folder / arm).is_dir() for arm in (*fewer, *SAME_SEED_PRESET_ARMS)) and any(map(chosen, fewer)):
+        # every fine-tuning from the four pre-trainings of each kind together (4 x 5 runs a side, not independent seeds)
+        print("\nfine-tuned from the four pre-trainings with 2 contrastive updates a rollout against the four of the preset (32):\n")
+        groups = {name: sorted(run for arm in arms for run in (folder / arm).glob("seed*"))
+                  for name, arms in (("2 contrastive updates", fewer), ("32 (the preset)", SAME_SEED_PRESET_ARMS))}
+        print(compare_runs(groups, BUDGET, folder / "fewer-contrastive-against-the-preset-all-pretrainings"))
 
 
 def compare_arms(folder: Path, arm: str, other: str, budget: int) -> None:
