@@ -108,7 +108,8 @@ def trace_table(folders: list[Path]) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folders", type=Path, nargs="*", help="results folders, one per seed (default: seeds 0-3's, those present)")
-    folders = parser.parse_args().folders or [folder for folder in SEED_FOLDERS if any((folder / "explore").glob("step-*-greedy.csv"))]
+    given = [folder.resolve() for folder in parser.parse_args().folders]  # resolved, so SAMPLED_AGAIN finds seed 0's
+    folders = given or [folder for folder in SEED_FOLDERS if any((folder / "explore").glob("step-*-greedy.csv"))]
     print("\n".join(final_table(folders) + trace_table(folders)))
 
 
