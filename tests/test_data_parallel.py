@@ -227,6 +227,15 @@ def test_a_two_rank_run_writes_one_run_directory_stops_on_sigterm_and_resumes(tm
     assert episode_steps == sorted(episode_steps) and episode_steps[-1] <= final["step"]
 
 
+def test_weights_from_another_environment_id_are_warned_about_by_rank_0_alone(tmp_path):
+    assert main(["train", "ppo", *PPO_RUN, "--steps", "256", "--run-dir", str(tmp_path / "pre")]) == 0
+    process = torchrun("finetune", "ppo", "--from", str(tmp_path / "pre" / "checkpoint.pt"), *PPO_RUN, "--env", "CartPole-v0",
+                       "--steps", "256", "--run-dir", str(tmp_path / "fine"))
+    output, _ = process.communicate(timeout=120)
+    assert process.returncode == 0, output
+    assert output.count("was trained on CartPole-v1, and this run's environment is CartPole-v0") == 1, output
+
+
 def test_ranks_resume_their_own_rng_streams_and_step_different_episodes(tmp_path):
     mp.start_processes(resume_worker, args=(str(tmp_path / "store"), str(tmp_path)), nprocs=2, start_method="spawn")
     saved = [torch.load(tmp_path / f"resume{rank}.pt") for rank in range(2)]

@@ -224,15 +224,18 @@ class Trainer:
 
     def start_from_sources(self, init_checkpoint: dict[str, Any] | None) -> None:
         """A new run: the parts of ``init_from`` loaded (``init_checkpoint``: its payload, if already read), with a
-        warning for it, or for R2D2's ``guide``, saved from another environment than this run's."""
+        warning for it, or for R2D2's ``guide``, saved from another environment than this run's (from rank 0 alone:
+        every rank loads the same files)."""
         config = self.config
+        warn = self.rank == 0
         if config.run.init_from is not None:
             source = load_run_checkpoint(config.run.init_from) if init_checkpoint is None else init_checkpoint
-            warn_if_other_environment("init_from", config.run.init_from, source, config.run.env)
+            if warn:
+                warn_if_other_environment("init_from", config.run.init_from, source, config.run.env)
             loaded = load_parts(self.algo.policy, config.run.init_from, config.run.init_parts, source)
             rescale_policy_logits(self.algo.policy, config.run.init_temperature, loaded)
         guide = getattr(config.algo_config, "guide", None)
-        if guide is not None:
+        if guide is not None and warn:
             warn_if_other_environment("guide", guide, load_run_checkpoint(guide), config.run.env)
 
     def make_collector(self) -> Collector | None:
