@@ -163,7 +163,10 @@ FEWER_CONTRASTIVE = Path("benchmarks/results/mspacman-2026-12-01-fewer-contrasti
 FEWER_CONTRASTIVE_RUNS = Path("runs/fewer-contrastive-1m")
 """The pre-trainings of ``FEWER_CONTRASTIVE/run.sh SEED FEWER_CONTRASTIVE_RUNS/seedSEED`` (2 contrastive updates a
 rollout, seeds 0-3), whose last networks (``weights/step-1003520.pt``) their arms start from; their weights are not in
-git."""
+git. Seeds 0 and 1 there are ``FEWER_CONTRASTIVE_AGAIN``'s."""
+FEWER_CONTRASTIVE_AGAIN = Path("benchmarks/results/mspacman-2026-12-01-fewer-contrastive-1m-intel")
+"""Seeds 0 and 1 of ``FEWER_CONTRASTIVE`` pre-trained again by the same command on another CPU (the first runs' weights
+were gone before their arms ran): the pre-trainings the ``fewer-contrastive-seed0-*`` and ``-seed1-*`` arms start from."""
 SAME_SEED_PRESET_ARMS = ("epochs-3-sign-clip-again", "second-pretraining-epochs-3-sign-clip", "third-pretraining-epochs-3-sign-clip",
                          "fourth-pretraining-epochs-3-sign-clip")
 """The arms fine-tuned from the ``pretrain`` preset's pre-training of seed 0, 1, 2 and 3 (32 contrastive updates a
@@ -173,7 +176,8 @@ ARM_WEIGHTS = {
     "third-pretraining-epochs-3-sign-clip": (str(PRETRAINING_RUNS / "seed2" / "weights" / "step-1003520.pt"), THIRD_PRETRAINING),
     "fourth-pretraining-epochs-3-sign-clip": (str(PRETRAINING_RUNS / "seed3" / "weights" / "step-1003520.pt"), FOURTH_PRETRAINING),
     **{f"fewer-contrastive-seed{seed}-epochs-3-sign-clip": (str(FEWER_CONTRASTIVE_RUNS / f"seed{seed}" / "weights" / "step-1003520.pt"),
-                                                            FEWER_CONTRASTIVE / f"seed{seed}") for seed in range(4)},
+                                                            (FEWER_CONTRASTIVE_AGAIN if seed < 2 else FEWER_CONTRASTIVE) / f"seed{seed}")
+       for seed in range(4)},
 }
 """Arms fine-tuned from other weights than ``WEIGHTS``: the weights, and the results folder of their pre-training
 (its ``explore/`` holds the weights' zero-shot games)."""

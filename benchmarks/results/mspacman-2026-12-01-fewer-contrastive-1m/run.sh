@@ -6,10 +6,11 @@
 # for seed? One torch thread each, two at a time, --keep-weights (a checkpoint every 81,920 steps), then 30 sampled
 # games of the networks at each checkpoint and 30 greedy of the last, on the first pre-training's starts
 # (explore --seed 0). The weights stay in RUN_DIR/weights. Usage, from the repository root, with the venv's python on
-# PATH: run.sh SEED RUN_DIR (add --resume to continue).
+# PATH: run.sh SEED RUN_DIR (add --resume to continue). OUT: another results folder; PLAY=last: the last networks' games
+# alone.
 set -e
 seed=${1:?SEED}; run=${2:?RUN_DIR}; shift 2
-here=benchmarks/results/mspacman-2026-12-01-fewer-contrastive-1m/seed$seed
+here=${OUT:-benchmarks/results/mspacman-2026-12-01-fewer-contrastive-1m}/seed$seed
 python -m voidrl pretrain ppg --env ALE/MsPacman-v5 --steps 1000000 --seed "$seed" --knn-scope environment \
     --contrastive-updates-per-step 0.0078125 --torch-threads 1 --keep-weights --no-progress --run-dir "$run" "$@"
-benchmarks/play_pretraining.sh "$run" "$here"
+benchmarks/play_pretraining.sh "$run" "$here" ${PLAY:-}
