@@ -2,9 +2,8 @@
 
 ``python -m tests.test_golden_runs --record [NAME ...]`` rewrites ``tests/golden/`` (all runs, or those
 named; only when behaviour is meant to change, saying why in the commit). The episodes (step, return, length) must match exactly; the logged
-losses and statistics to a relative 1e-2, so another CPU's floating-point paths do not fail the test
-while a changed update, reward or schedule does (an Intel Xeon's APT k-NN distance after four contrastive
-updates came out 1.2e-3 off an AMD EPYC's recording). Every run uses one torch thread: the thread count
+losses and statistics to a relative 1e-2, a margin against floating-point paths that `CPU_PATH_PINS` does not
+reach, while a changed update, reward or schedule still fails. Every run uses one torch thread: the thread count
 changes the order of floating-point sums.
 """
 
@@ -12,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import math
+import os
 import shutil
 import subprocess
 import sys
@@ -50,14 +50,17 @@ RUNS = {
 }
 VOLATILE = ("time/", "sys/")
 """Metric columns that measure the machine, not the learning."""
+CPU_PATH_PINS = {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE", "ONEDNN_MAX_CPU_ISA": "SSE41"}
+"""Environment that makes recorded runs independent of the CPU model: without it, ATen picks AVX2 or AVX-512 kernels,
+MKL and oneDNN their own instruction paths by CPU, and ppo-cartpole's clip fraction at step 3840 came out one sample
+in 1,280 apart between an Intel Xeon (AVX-512) and the AMD EPYC that recorded it, whatever else ran. With these pins
+both machines give the same metrics to the last digit and the run takes no longer."""
 
 
 def run(name: str, run_dir: Path) -> None:
-    """In a process of its own, as a user runs it. Run inside a pytest worker after other tests, ppo-cartpole's clip
-    fraction once came out one sample in 1,280 off the recording (and its policy loss 1.2%), while alone it matched:
-    the worker's state from earlier tests (likely where tensors land, which picks a sum's vectorised path) leaks in."""
+    """In a process of its own, as a user runs it, with the CPU's floating-point paths pinned (`CPU_PATH_PINS`)."""
     result = subprocess.run([sys.executable, "-m", "voidrl", *RUNS[name], *COMMON, "--run-dir", str(run_dir)],
-                            capture_output=True, text=True, timeout=600)
+                            capture_output=True, text=True, timeout=600, env={**os.environ, **CPU_PATH_PINS})
     assert result.returncode == 0, f"{name} exited {result.returncode}: {result.stderr[-2000:]}"
 
 
