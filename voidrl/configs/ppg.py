@@ -98,10 +98,14 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         # schedule with each particle's neighbours sought within its own game (knn_scope environment), not among all
         # the rollout's games: after 1M steps on Ms. Pac-Man its sampled games visit 1.53x the random policy's
         # distinct positions and score 2.65x over 60 games, against 1.21x and 1.98x (benchmarks/RESULTS.md, "novelty
-        # within the game"). That is seed 0, the best of four: seeds 1, 2 and 3 of the same preset ended at 0.80x,
-        # 1.25x and 0.77x the random policy's positions over 30 games (RESULTS.md, "Is it luck?").
+        # within the game"). That is seed 0 with 32 contrastive updates a rollout (0.125, the committed weights'), the
+        # best of four: seeds 1, 2 and 3 ended at 0.80x, 1.25x and 0.77x (RESULTS.md, "Is it luck?"). Since 2026-12-01
+        # 2 updates a rollout (0.0078125): 0.92x plain PPG's steps/s against 0.48x, all four seeds above the random
+        # policy's coverage (1.12-1.31x), fine-tuned from them level with 32 at the end of 100k steps and ahead on the
+        # AUC (+86.4 [2.6, 136.1]; RESULTS.md, "Fine-tuning from all four 2-update pre-trainings").
         **PRETRAIN_ROLLOUT_SCOPE,
-        "intrinsic_config": {**PRETRAIN_ROLLOUT_SCOPE["intrinsic_config"], "knn_scope": "environment"},
+        "intrinsic_config": {**PRETRAIN_ROLLOUT_SCOPE["intrinsic_config"], "knn_scope": "environment",
+                             "contrastive_updates_per_step": 0.0078125},
     },
     "pretrain-rollout-scope": PRETRAIN_ROLLOUT_SCOPE,
     "pretrain-published": {
