@@ -76,7 +76,10 @@ def test_the_auxiliary_buffer_cuts_each_rollout_into_its_sequences():
 
 def test_pi_old_of_the_auxiliary_phase_is_the_rollouts_policy():
     """Every stored sequence, unrolled from its stored starting state, gives the log-probabilities the rollout
-    was collected with; with the actor's learning rate at 0, the behaviour-cloning KL stays at 0 throughout."""
+    was collected with; with the actor's learning rate at 0, the behaviour-cloning KL stays at 0 throughout, up to
+    float32 rounding: minibatches of other sizes than pi_old's pass take other vectorised paths, a KL of 1.2e-9 on an
+    AMD EPYC (over 1e-9, this test's bound before). Training from a zero LSTM state instead of the stored one gives
+    5.7e-6, from another sequence's state 1.6e-3."""
     algo = recurrent_ppg(policy_iterations=1, aux_epochs=2)
     storage = rollout_of(algo)
     algo.aux_buffer.add(storage.obs, torch.randn(24, 3, 1), algo.sequence_fields(storage))
@@ -90,7 +93,7 @@ def test_pi_old_of_the_auxiliary_phase_is_the_rollouts_policy():
     algo.aux_buffer.clear()
     algo.actor.set_learning_rate(0.0)
     metrics = algo.update(storage, 0.0)
-    assert metrics["aux/policy_steps"] == 2 * 3 and metrics["aux/clone_kl"] < 1e-9
+    assert metrics["aux/policy_steps"] == 2 * 3 and abs(metrics["aux/clone_kl"]) < 1e-7
 
 
 def test_gradient_accumulation_over_whole_sequences_takes_the_same_steps():
