@@ -54,7 +54,7 @@ CPU_PATH_PINS = {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE", "ON
 """Environment that makes recorded runs independent of the CPU model: without it, ATen picks AVX2 or AVX-512 kernels,
 MKL and oneDNN their own instruction paths by CPU, and ppo-cartpole's clip fraction at step 3840 came out one sample
 in 1,280 apart between an Intel Xeon (AVX-512) and the AMD EPYC that recorded it, whatever else ran. With these pins
-both machines give the same metrics to the last digit and the run takes no longer."""
+both machines give ppo-cartpole's metrics to the last digit, and the run takes no longer."""
 
 
 def run(name: str, run_dir: Path) -> None:
