@@ -116,6 +116,7 @@ def test_contrastive_updates_start_after_the_configured_steps_and_train_the_enco
     assert len(plugin.buffer) == 9
 
 
+@pytest.mark.slow
 def test_reward_free_training_with_ppg_checkpoints_the_plugin(tmp_path):
     voidrl.train("ppg", env="MinAtar/Breakout-v1", steps=2048, run_dir=str(tmp_path), progress=False, intrinsic="apt",
                  contrastive_start=128, contrastive_batch_size=32, num_envs=4, num_steps=64, policy_iterations=2)

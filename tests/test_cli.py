@@ -66,6 +66,7 @@ def test_corrupt_checkpoint_is_a_usage_error(tmp_path):
     assert_usage_error(run("eval", "--checkpoint", "bad.pt", cwd=tmp_path), "corrupt or not a checkpoint")
 
 
+@pytest.mark.slow
 def test_existing_run_is_not_overwritten(tmp_path):
     (tmp_path / "old").mkdir()
     (tmp_path / "old" / "episodes.csv").write_text("step,return,length\n1,2,3\n")
@@ -193,6 +194,7 @@ def read_rows(path):
         return list(csv.DictReader(handle))
 
 
+@pytest.mark.slow
 def test_killed_run_resumes_without_duplicate_or_missing_rows(tmp_path):
     steps, per_update = 40_960, 2048  # 8 envs x 256 steps: a few updates per second, easy to kill between checkpoints
     args = ["train", "ppo", "--env", "CartPole-v1", "--steps", str(steps), "--seed", "3", "--num-steps", "256",

@@ -1,6 +1,7 @@
 """voidrl compare: a table and a plot from pre-trained and scratch runs."""
 
 import numpy as np
+import pytest
 
 from tests.cli_helpers import SMALL_PPG, pretrain_small_minatar, voidrl
 from voidrl.io.report import mean_and_interval
@@ -14,6 +15,7 @@ def test_interval_matches_the_t_formula():
     assert np.isclose(half[0], 4.303 * std[0] / np.sqrt(3), rtol=1e-4)  # t(0.975, 2 dof) = 4.3027
 
 
+@pytest.mark.slow
 def test_compare_on_minatar_writes_table_and_plot(tmp_path):
     pretrain_small_minatar(tmp_path, 256)
     args = ["compare", "ppg", "--from", "pre/checkpoint.pt", "--seeds", "2", "--steps", "1024", "--run-dir", "cmp", *SMALL_PPG]
@@ -27,6 +29,7 @@ def test_compare_on_minatar_writes_table_and_plot(tmp_path):
     assert again.returncode == 0 and again.stdout == result.stdout
 
 
+@pytest.mark.slow
 def test_runs_side_by_side_match_the_runs_one_after_the_other(tmp_path):
     """--parallel changes where the runs train, not what they learn: every episode is the same."""
     pre = voidrl("train", "ppo", "--steps", "256", "--num-envs", "2", "--num-steps", "128", "--run-dir", "pre",

@@ -143,6 +143,7 @@ def run_two_ranks(tmp_path: Path, worker) -> list[dict[str, torch.Tensor]]:
     return [torch.load(tmp_path / f"rank{rank}.pt") for rank in range(2)]
 
 
+@pytest.mark.slow
 def test_two_ranks_with_half_the_batch_each_end_where_one_process_with_all_of_it_does(tmp_path):
     ranks = run_two_ranks(tmp_path, rank_worker)
     whole = updated_parameters(1, 0)
@@ -192,6 +193,7 @@ def rows(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
+@pytest.mark.slow
 def test_a_two_rank_run_writes_one_run_directory_stops_on_sigterm_and_resumes(tmp_path, capsys):
     run_dir = tmp_path / "run"
     process = torchrun("train", "ppo", *PPO_RUN, "--steps", "200000", "--run-dir", str(run_dir))
@@ -227,6 +229,7 @@ def test_a_two_rank_run_writes_one_run_directory_stops_on_sigterm_and_resumes(tm
     assert episode_steps == sorted(episode_steps) and episode_steps[-1] <= final["step"]
 
 
+@pytest.mark.slow
 def test_weights_from_another_environment_id_are_warned_about_by_rank_0_alone(tmp_path):
     assert main(["train", "ppo", *PPO_RUN, "--steps", "256", "--run-dir", str(tmp_path / "pre")]) == 0
     process = torchrun("finetune", "ppo", "--from", str(tmp_path / "pre" / "checkpoint.pt"), *PPO_RUN, "--env", "CartPole-v0",
@@ -236,6 +239,7 @@ def test_weights_from_another_environment_id_are_warned_about_by_rank_0_alone(tm
     assert output.count("was trained on CartPole-v1, and this run's environment is CartPole-v0") == 1, output
 
 
+@pytest.mark.slow
 def test_ranks_resume_their_own_rng_streams_and_step_different_episodes(tmp_path):
     mp.start_processes(resume_worker, args=(str(tmp_path / "store"), str(tmp_path)), nprocs=2, start_method="spawn")
     saved = [torch.load(tmp_path / f"resume{rank}.pt") for rank in range(2)]
@@ -279,6 +283,7 @@ def test_bad_data_parallel_settings_are_refused_in_one_line(tmp_path):
     assert not (tmp_path / "r").exists()
 
 
+@pytest.mark.slow
 def test_a_rank_that_dies_ends_the_group_in_one_line_and_the_run_resumes(tmp_path):
     run_dir = tmp_path / "run"
     process = torchrun("train", "ppo", *PPO_RUN, "--steps", "200000", "--checkpoint-every", "2", "--run-dir", str(run_dir))
@@ -306,6 +311,7 @@ def test_a_rank_that_dies_ends_the_group_in_one_line_and_the_run_resumes(tmp_pat
     ["pretrain", "ppg", "--env", "MinAtar/Breakout-v1", "--num-envs", "2", "--num-steps", "32", "--policy-iterations", "2",
      "--contrastive-start", "32", "--contrastive-batch-size", "16", "--torch-threads", "1", "--no-progress", "--steps", "512"],
 ], ids=["ppo", "ppo-lstm", "ppg-apt"])
+@pytest.mark.slow
 def test_a_two_rank_run_is_the_same_run_twice(tmp_path, command):
     """Same seed, same run, data-parallel too: the all-reduced gradients of two ranks are summed in one order."""
     for name in ("first", "second"):

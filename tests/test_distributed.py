@@ -84,6 +84,7 @@ def stop_after_rows(command: list[str], run_dir, rows: int) -> tuple[int, str]:
     return run.returncode, stderr
 
 
+@pytest.mark.slow
 def test_a_killed_actor_is_replaced_the_run_finishes_and_resumes(tmp_path):
     run_dir = tmp_path / "run"
     command = [sys.executable, "-m", "voidrl", "train", "r2d2", *SMALL, "--actors", "2", "--steps", "3000", "--run-dir", str(run_dir)]
@@ -120,6 +121,7 @@ def test_a_killed_actor_is_replaced_the_run_finishes_and_resumes(tmp_path):
     assert resumed["step"] >= 3400 and resumed["algorithm"]["replay"]["index"]["added"] > stored
 
 
+@pytest.mark.slow
 def test_a_dead_replay_server_ends_the_run_in_one_line_with_the_learner_checkpointed(tmp_path):
     run_dir = tmp_path / "run"
     options = [option for option in SMALL if option != "--save-replay"]
@@ -144,6 +146,7 @@ def test_a_dead_replay_server_ends_the_run_in_one_line_with_the_learner_checkpoi
     assert_no_process_outlives(run_dir)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("algo", ["r2d2"])  # a3c runs the same engine loop
 def test_sigterm_stops_a_ray_run_with_a_checkpoint_and_no_ray_process_left(tmp_path, algo):
     run_dir = tmp_path / "run"
@@ -190,6 +193,7 @@ def test_actors_need_a_learner_that_has_them(tmp_path, capsys):
     assert "actors > 0 needs an algorithm with remote actors (a3c, agent57, ngu, r2d2), not ppo" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("algo", ["agent57"])
 def test_the_policy_family_trains_on_ray_actors_stops_resumes_and_is_evaluated(tmp_path, capsys, algo):
     """Each actor keeps its episodic memories, reward statistics and (Agent57) bandits; its bandits come back
@@ -224,6 +228,7 @@ def test_the_policy_family_trains_on_ray_actors_stops_resumes_and_is_evaluated(t
     assert "member j = " in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_a3c_actor_learners_send_gradients_of_older_parameters_and_the_run_resumes_in_one_process(tmp_path):
     run_dir = tmp_path / "a3c"
     options = ["--env", "CartPole-v1", "--preset", "cartpole", "--torch-threads", "1", "--no-progress", "--checkpoint-every", "20",

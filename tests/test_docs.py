@@ -40,6 +40,7 @@ def test_the_site_has_runnable_blocks_of_both_languages():
     assert languages == {"bash", "python"} and len(runnable_blocks()) >= 10
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,language,code", runnable_blocks(), ids=[name for name, _, _ in runnable_blocks()])
 def test_a_runnable_block_runs(tmp_path, name, language, code):
     environment = os.environ | {"PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}

@@ -161,6 +161,7 @@ def test_a_run_stopped_by_sigterm_and_resumed_is_the_run_left_alone(tmp_path, mo
     assert_same_run(tmp_path / "alone", tmp_path / "stopped")
 
 
+@pytest.mark.slow
 def test_a_run_killed_after_a_checkpoint_and_resumed_is_the_run_left_alone(tmp_path):
     command = ["train", "ppo", "--env", "Acrobot-v1", "--num-envs", "4", "--num-steps", "64", "--steps", "2048", "--seed", "3",
                "--no-progress", "--torch-threads", "1", "--checkpoint-every", "2"]

@@ -29,6 +29,7 @@ def random_steps(env, steps: int, seed: int = 0):
         yield step
 
 
+@pytest.mark.slow
 def test_the_ram_twin_plays_the_vector_envs_games_screen_for_screen_through_game_overs():
     env = make_env("ALE/MsPacman-v5", EnvConfig(num_envs=2, episodic_life=False), screens=True, ram=True)
     try:
@@ -119,6 +120,7 @@ def test_coverage_keeps_the_environments_apart():
     assert coverage.close(1) == 1 and coverage.close(0) == 2 and coverage.close(0) == 0
 
 
+@pytest.mark.slow
 def test_voidrl_explore_measures_a_random_policy_and_a_checkpoint_on_the_same_games(tmp_path):
     config = TrainConfig("ppo", run=RunConfig(env="ALE/MsPacman-v5"), env=EnvConfig(num_envs=2))
     Agent(config, build_policy_for(config, torch.device("cpu")), {}).save(tmp_path / "agent.pt")
@@ -138,6 +140,7 @@ def test_voidrl_explore_measures_a_random_policy_and_a_checkpoint_on_the_same_ga
     assert outputs["agent"] == outputs["agent-again"] and printed["agent"] == printed["agent-again"]
 
 
+@pytest.mark.slow
 def test_voidrl_explore_at_a_small_temperature_plays_the_greedy_games(tmp_path):
     config = TrainConfig("ppo", run=RunConfig(env="ALE/MsPacman-v5"), env=EnvConfig(num_envs=2))
     policy = build_policy_for(config, torch.device("cpu"))

@@ -63,6 +63,7 @@ def _step_in_group(rank: int, world_size: int, init_file: str, out_dir: str) -> 
         torch.distributed.destroy_process_group()
 
 
+@pytest.mark.slow
 def test_a_step_in_a_process_group_averages_the_gradients_so_every_process_takes_the_same_step(tmp_path):
     torch.multiprocessing.spawn(_step_in_group, args=(2, str(tmp_path / "init"), str(tmp_path)), nprocs=2)
     results = [torch.load(tmp_path / f"rank{rank}.pt") for rank in range(2)]
@@ -97,6 +98,7 @@ def test_without_a_process_group_the_step_is_the_plain_clipped_step():
         torch.testing.assert_close(b, a, rtol=1e-5, atol=1e-7)
 
 
+@pytest.mark.slow
 def test_compiled_gradient_is_autograds_and_leaves_the_parameters_alone():
     """``compiled_gradient`` of a loss that runs a network, against autograd's gradient of the same loss on the same
     parameters (a transposed weight's strides included), its metrics passed through; ``descend`` then takes the step

@@ -81,7 +81,11 @@ def close(recorded: str, now: str) -> bool:
     return math.isclose(float(recorded), float(now), rel_tol=1e-2, abs_tol=1e-6)
 
 
-@pytest.mark.parametrize("name", sorted(RUNS))
+SLOW = {"agent57-minigrid", "ngu-minigrid", "ppg-apt-minatar", "ppg-pretrain-mspacman", "ppo-lstm-cartpole", "r2d2-cartpole"}
+"""Runs of more than about ten seconds under ``pytest -n 2`` on 2 cores: opt-in with ``--run-slow``."""
+
+
+@pytest.mark.parametrize("name", [pytest.param(name, marks=[pytest.mark.slow] if name in SLOW else []) for name in sorted(RUNS)])
 def test_run_matches_recording(name, tmp_path):
     run(name, tmp_path / name)
     recorded_dir, now_dir = GOLDEN / name, tmp_path / name

@@ -2,6 +2,7 @@
 
 import csv
 
+import pytest
 import torch
 
 import voidrl
@@ -13,6 +14,7 @@ def test_identical_action_fraction():
     assert identical_action_fraction(torch.tensor([[2, 2, 0, 0]])) == 0.5
 
 
+@pytest.mark.slow
 def test_collapse_guard_warns_and_restores_the_healthy_checkpoint(tmp_path, capsys):
     # CartPole's entropy starts at ln 2 = 0.69 and only falls: a threshold of 0.6 is crossed during learning.
     voidrl.train("ppo", env="CartPole-v1", steps=40_000, run_dir=str(tmp_path), progress=False, checkpoint_every=1,

@@ -278,6 +278,7 @@ def test_agent57s_intrinsic_value_ends_at_a_termination_only_if_asked(intrinsic_
     assert torch.allclose(targets[-1, :, 1], expected, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_ngu_and_agent57_train_evaluate_and_resume_with_their_bandits(tmp_path, capsys):
     for algo in ("ngu", "agent57"):
         run = ["train", algo, "--env", "MiniGrid-Empty-5x5-v0", "--preset", "minigrid", "--num-envs", "4", "--min-replay", "16",

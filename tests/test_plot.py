@@ -56,6 +56,7 @@ def test_runs_are_grouped_by_config_unless_labelled(tmp_path):
         group_runs([a], [("x", "nope")])
 
 
+@pytest.mark.slow
 def test_plot_writes_curves_and_best_score_pngs(tmp_path):
     episodes = [(100 * k, float(k)) for k in range(1, 31)]
     write_run(tmp_path / "runs" / "s0", episodes=episodes, evaluations=[(1000, 5.0), (2000, 9.0), (3000, 8.0)])
@@ -122,6 +123,7 @@ def test_plot_table_with_unequal_seed_counts_uses_one_statistic_throughout(tmp_p
     assert estimates == [2.4, 1.5, 0.9]  # with 2 plain seeds: means and Welch's difference of means, not an IQM
 
 
+@pytest.mark.slow
 def test_plot_bad_input_is_one_line_naming_the_path(tmp_path):
     for args, fragment in [(["/nonexistent"], "'/nonexistent' does not exist"),
                            (["empty"], "'empty/episodes.csv' does not exist")]:

@@ -139,6 +139,7 @@ def test_checkpoint_round_trip_gives_identical_actions_and_next_update(tmp_path,
         assert torch.equal(a, b), name
 
 
+@pytest.mark.slow
 def test_compiled_update_follows_the_eager_one_and_repeats_itself():
     """``compile``: the same update as eager up to rounding (parameters within 1e-5 after 8 gradient steps), the same
     to the bit from the same start, and refused for a recurrent policy."""

@@ -3,9 +3,12 @@ the whole checkpoint."""
 
 from pathlib import Path
 
+import pytest
 import torch
 
 from tests.cli_helpers import SMALL_PPG, pretrain_small_minatar, voidrl
+
+pytestmark = pytest.mark.slow  # every test here trains through the command line for 15-120 s
 
 FINETUNE = ["--steps", "512", "--torch-threads", "1", *SMALL_PPG]
 ROOT = Path(__file__).resolve().parents[1]

@@ -332,7 +332,7 @@ def test_a2cs_loss_unrolls_each_environment_from_the_state_its_rollout_began_wit
 
 
 @pytest.mark.parametrize("algo,extra", [("a2c", []), ("a3c", []),
-                                        pytest.param("a3c", ["--actors", "2"], marks=pytest.mark.xdist_group("ray"))],
+                                        pytest.param("a3c", ["--actors", "2"], marks=[pytest.mark.xdist_group("ray"), pytest.mark.slow])],
                          ids=["a2c", "a3c", "a3c-ray"])  # "ray": with the other Ray tests, which count the Ray actors running
 def test_recurrent_a2c_and_a3c_train_resume_and_evaluate(tmp_path, capsys, algo, extra):
     if extra:

@@ -94,6 +94,7 @@ def test_python_resumes_with_the_stored_settings_and_speaks_of_arguments(tmp_pat
     assert agent.step == 1024 and metric_steps(tmp_path / "run") == [512, 1024]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_writes_a_checkpoint_at_a_safe_point_and_the_run_resumes(tmp_path, signum):
     per_update = 512
@@ -168,6 +169,7 @@ def test_temporary_files_a_killed_writer_left_are_removed_when_the_run_resumes(i
     assert metric_steps(run_dir) == [512, 1024]
 
 
+@pytest.mark.slow
 def test_a_second_process_is_refused_the_run_directory_its_owner_trains_in(in_tmp, capsys):
     owner = subprocess.Popen([*VOIDRL, *ORIGINAL, "--steps", "100000000", "--torch-threads", "1"], cwd=in_tmp,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -166,6 +166,7 @@ def test_a_toy_agent_from_roles_trains_and_resumes_in_one_process(registered, tm
     assert int(load_checkpoint(tmp_path / "run" / "checkpoint.pt")["step"]) == 3072
 
 
+@pytest.mark.slow
 @pytest.mark.xdist_group("ray")
 def test_the_same_toy_agent_trains_on_two_ray_actors(registered, tmp_path):
     pytest.importorskip("ray")

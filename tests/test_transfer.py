@@ -66,6 +66,7 @@ def test_unknown_part_and_mismatched_network_are_refused(tmp_path):
         load_parts(fresh.policy, str(tmp_path / "pre.pt"), ("policy_head",))
 
 
+@pytest.mark.slow
 def test_pretrain_then_finetune_on_the_command_line_reads_the_pretrained_checkpoint_once(tmp_path, monkeypatch):
     pretrain_small_minatar(tmp_path, 512)
     config = json.loads((tmp_path / "pre" / "config.json").read_text())

@@ -47,6 +47,7 @@ def study(tmp_path_factory):
     return resumed, cwd / "study"
 
 
+@pytest.mark.slow
 def test_a_killed_study_resumes_and_runs_the_cut_off_trial_again(study):
     resumed, study_dir = study
     trials = read_rows(study_dir / "trials.csv")
@@ -60,6 +61,7 @@ def test_a_killed_study_resumes_and_runs_the_cut_off_trial_again(study):
         assert (study_dir / f"trial-{int(trial['number']):04d}" / "config.json").is_file()
 
 
+@pytest.mark.slow
 def test_the_median_pruner_stops_a_trial_at_the_evaluation_that_pruned_it(study):
     resumed, study_dir = study
     pruned = [trial for trial in read_rows(study_dir / "trials.csv") if trial["state"] == "PRUNED"]
@@ -91,6 +93,7 @@ def test_callbacks_are_refused_by_a_command_that_trains_no_single_run():
         main(["envs"], callbacks=[Callback()])
 
 
+@pytest.mark.slow
 def test_the_best_preset_trains_the_best_trials_configuration(study, tmp_path):
     resumed, study_dir = study
     complete = [trial for trial in read_rows(study_dir / "trials.csv") if trial["state"] == "COMPLETE"]
@@ -111,6 +114,7 @@ def test_the_best_preset_trains_the_best_trials_configuration(study, tmp_path):
     assert again == trial
 
 
+@pytest.mark.slow
 def test_a_signal_stops_the_running_trial_and_queues_it_to_run_again(tmp_path):
     args = ["tune", "ppo", "--trials", "2", "--steps", "40000", "--eval-every", "2048", "--eval-episodes", "2",
             "--torch-threads", "1", "--study-dir", "study"]
@@ -125,6 +129,7 @@ def test_a_signal_stops_the_running_trial_and_queues_it_to_run_again(tmp_path):
     assert queued.system_attrs["fixed_params"] == stopped.params and queued.user_attrs == {"rerun_of": 0}
 
 
+@pytest.mark.slow
 def test_parallel_trials_run_at_once(tmp_path):
     result = subprocess.run([*VOIDRL, "tune", "ppo", "--trials", "2", "--parallel", "2", "--steps", "2048",
                              "--eval-every", "1024", "--eval-episodes", "2", "--torch-threads", "1", "--study-dir", "study"],
@@ -166,6 +171,7 @@ def test_a_study_file_that_cannot_be_a_database_is_refused_leaving_nothing(tmp_p
     assert [path.name for path in (tmp_path / "study").iterdir()] == ["study.db"]  # no lock left beside it
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("change,fragment", [
     ({"ppo": "a2c"}, "holds the study of ppo on CartPole-v1, not of a2c on CartPole-v1; choose another --study-dir"),
     ({"CartPole-v1": "Acrobot-v1"}, "holds the study of ppo on CartPole-v1, not of ppo on Acrobot-v1"),

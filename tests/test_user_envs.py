@@ -252,6 +252,7 @@ def test_an_algorithm_that_cannot_act_in_a_space_is_refused_before_anything_is_w
         assert not (tmp_path / algo).exists()
 
 
+@pytest.mark.slow
 def test_eval_with_video_and_export_work_on_a_class_given_from_python(tmp_path):
     """gymnasium's TaxiEnv class as a user passes it: its own rgb_array screens in the video, its one-hot flattened
     observation in the exported file."""

@@ -237,6 +237,7 @@ def test_a_frozen_vae_gets_no_gradient_from_the_agents_updates(tmp_path, vae_fil
     assert "model" not in str(state.keys())  # a frozen VAE is referred to by its hash, not copied
 
 
+@pytest.mark.slow
 def test_a_finetuned_vae_learns_and_its_weights_resume_from_the_checkpoint(tmp_path, vae_file):
     run_dir = tmp_path / "run"
     voidrl.train("ppo", env="HalfCheetah-v5", vision=f"vae:{vae_file}", vision_finetune_every=4, steps=64,
@@ -317,6 +318,7 @@ def test_rendering_without_a_headless_gl_backend_is_a_one_line_error(tmp_path):
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.slow
 def test_a_mujoco_gl_mujoco_does_not_know_is_named_by_train_and_eval_alike(tmp_path):
     """Not 'the checkpoint does not match its config', which eval said before."""
     run = tmp_path / "run"
