@@ -2,11 +2,13 @@
 best trial's configuration again; one-line refusals of bad settings and of a study directory made for another study."""
 
 import csv
+import functools
 import json
 import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import optuna
 import pytest
@@ -33,11 +35,12 @@ def wait_for(condition, process, timeout=120):
         time.sleep(0.1)
 
 
-@pytest.fixture(scope="module")
-def study(tmp_path_factory):
-    """The study, killed (SIGKILL) while its second trial trains, then finished by the same command; the resumed
-    command's result and the study directory."""
-    cwd = tmp_path_factory.mktemp("tune")
+@functools.cache
+def killed_and_resumed_study(cwd: Path) -> tuple[subprocess.CompletedProcess, Path]:
+    """The study, killed (SIGKILL) while its second trial trains, then finished by the same command, in ``cwd``; the
+    resumed command's result and the study directory. Cached for the process, not held by a fixture's scope: pytest-xdist
+    tears a module's fixtures down whenever a worker waits for its next test, and the study takes about a minute."""
+    cwd.mkdir()
     killed = subprocess.Popen([*VOIDRL, *STUDY], cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     wait_for(lambda: (cwd / "study" / "trial-0001" / "evaluations.csv").exists(), killed)
     killed.send_signal(signal.SIGKILL)
@@ -47,7 +50,15 @@ def study(tmp_path_factory):
     return resumed, cwd / "study"
 
 
+@pytest.fixture
+def study(tmp_path_factory):
+    """``killed_and_resumed_study`` in this session's temporary directory: the tests that read it share one worker
+    (their ``xdist_group``), so the study runs once."""
+    return killed_and_resumed_study(tmp_path_factory.getbasetemp() / "tune-study")
+
+
 @pytest.mark.slow
+@pytest.mark.xdist_group("tune-study")  # one worker sets the module's study up once
 def test_a_killed_study_resumes_and_runs_the_cut_off_trial_again(study):
     resumed, study_dir = study
     trials = read_rows(study_dir / "trials.csv")
@@ -62,6 +73,7 @@ def test_a_killed_study_resumes_and_runs_the_cut_off_trial_again(study):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("tune-study")  # one worker sets the module's study up once
 def test_the_median_pruner_stops_a_trial_at_the_evaluation_that_pruned_it(study):
     resumed, study_dir = study
     pruned = [trial for trial in read_rows(study_dir / "trials.csv") if trial["state"] == "PRUNED"]
@@ -94,6 +106,7 @@ def test_callbacks_are_refused_by_a_command_that_trains_no_single_run():
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("tune-study")  # one worker sets the module's study up once
 def test_the_best_preset_trains_the_best_trials_configuration(study, tmp_path):
     resumed, study_dir = study
     complete = [trial for trial in read_rows(study_dir / "trials.csv") if trial["state"] == "COMPLETE"]
@@ -172,6 +185,7 @@ def test_a_study_file_that_cannot_be_a_database_is_refused_leaving_nothing(tmp_p
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("tune-study")  # one worker sets the module's study up once
 @pytest.mark.parametrize("change,fragment", [
     ({"ppo": "a2c"}, "holds the study of ppo on CartPole-v1, not of a2c on CartPole-v1; choose another --study-dir"),
     ({"CartPole-v1": "Acrobot-v1"}, "holds the study of ppo on CartPole-v1, not of ppo on Acrobot-v1"),
