@@ -2,13 +2,11 @@
 best trial's configuration again; one-line refusals of bad settings and of a study directory made for another study."""
 
 import csv
-import functools
 import json
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import optuna
 import pytest
@@ -35,12 +33,12 @@ def wait_for(condition, process, timeout=120):
         time.sleep(0.1)
 
 
-@functools.cache
-def killed_and_resumed_study(cwd: Path) -> tuple[subprocess.CompletedProcess, Path]:
-    """The study, killed (SIGKILL) while its second trial trains, then finished by the same command, in ``cwd``; the
-    resumed command's result and the study directory. Cached for the process, not held by a fixture's scope: pytest-xdist
-    tears a module's fixtures down whenever a worker waits for its next test, and the study takes about a minute."""
-    cwd.mkdir()
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    """The study, killed (SIGKILL) while its second trial trains, then finished by the same command; the resumed
+    command's result and the study directory. The tests that read it share one worker (their ``xdist_group``), so
+    it runs once."""
+    cwd = tmp_path_factory.mktemp("tune")
     killed = subprocess.Popen([*VOIDRL, *STUDY], cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     wait_for(lambda: (cwd / "study" / "trial-0001" / "evaluations.csv").exists(), killed)
     killed.send_signal(signal.SIGKILL)
@@ -48,13 +46,6 @@ def killed_and_resumed_study(cwd: Path) -> tuple[subprocess.CompletedProcess, Pa
     resumed = subprocess.run([*VOIDRL, *STUDY], cwd=cwd, capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     return resumed, cwd / "study"
-
-
-@pytest.fixture
-def study(tmp_path_factory):
-    """``killed_and_resumed_study`` in this session's temporary directory: the tests that read it share one worker
-    (their ``xdist_group``), so the study runs once."""
-    return killed_and_resumed_study(tmp_path_factory.getbasetemp() / "tune-study")
 
 
 @pytest.mark.slow
