@@ -136,6 +136,9 @@ ARMS = {
     # so the Q-network's greedy play keeps the guide's after the hand-over
     "q-convs-shift-guide-margin": ["--init-parts", "policy_convs", "--shift-pixels", "4", "--guide", WEIGHTS, "--guide-steps",
                                    "250", "--guide-decay-steps", "50000", "--guide-margin-weight", "1"],
+    # the weights as a prior inside the Q-network: Q = Q_theta + log pi_prior, so the greedy play starts as the
+    # weights' own (820 greedy) on every step of the run, and the Q-network learns its correction (no hand-over)
+    "q-convs-prior": ["--init-parts", "policy_convs", "--prior", WEIGHTS, "--prior-weight", "1"],
     # the pretrain preset with 2 contrastive updates a rollout instead of 32 (issue 65, part 3), on each of the preset's
     # four seeds, fine-tuned as the preset's four pre-trainings were: FEWER_CONTRASTIVE
     **{f"fewer-contrastive-seed{seed}-epochs-3-sign-clip": ["--epochs", "3", "--reward-clip", "1", "--reward-scale", "1"]
@@ -145,7 +148,7 @@ Q_LEARNING = ["--preset", "atari-100k"]
 """The settings of the off-policy arms (``voidrl train|finetune r2d2``): R2D2's Atari-100k preset, whose values the runs
 before it (up to 74b278b) gave one by one."""
 Q_ARMS = ("q-body", f"{SCRATCH}-q-body", "q-convs", f"{SCRATCH}-q-shift", "q-convs-shift", "q-convs-shift-guide",
-          "q-convs-shift-guide-epsilon-0.1", "q-convs-shift-guide-margin")
+          "q-convs-shift-guide-epsilon-0.1", "q-convs-shift-guide-margin", "q-convs-prior")
 ARM_STEPS = {f"{SCRATCH}-1.1m": 1_100_000, "epochs-3-sign-clip-500k": 500_000, f"{SCRATCH}-epochs-3-sign-clip-500k": 500_000,
              "epochs-3-sign-clip-entropy-0.001-temperature-0.25-500k": 500_000, f"{SCRATCH}-epochs-3-sign-clip-entropy-0.001-500k": 500_000}
 """Arms trained for other than ``BUDGET`` steps; each is measured on its own budget and left out of the comparisons at
@@ -198,6 +201,8 @@ AGAINST = {
     "q-convs-shift-guide-epsilon-0.1": ("q-convs-shift-guide",),
     # the five-seed arm against scratch with the same replay settings
     "q-convs-shift-guide-margin": ("q-convs-shift-guide", f"{SCRATCH}-q-shift"),
+    # the prior against the same start without it, and against scratch with the same replay
+    "q-convs-prior": ("q-convs", f"{SCRATCH}-q-body"),
     # 2 contrastive updates a rollout against the preset's 32, pre-training seed by pre-training seed
     **{f"fewer-contrastive-seed{seed}-epochs-3-sign-clip": (arm,) for seed, arm in enumerate(SAME_SEED_PRESET_ARMS)},
 }

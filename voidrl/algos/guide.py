@@ -15,25 +15,26 @@ from voidrl.nets.actor_critic import ActorCritic
 from voidrl.registry import ALGORITHMS
 
 
-def load_guide(path: str, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str) -> ActorCritic:
+def load_guide(path: str, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str,
+               field: str = "guide") -> ActorCritic:
     """The actor-critic saved in ``path`` (a run's checkpoint, or the weights ``voidrl export --format weights`` writes),
     frozen, to guide a run whose environments give ``obs_shape`` and take ``action_space``; a ``ValueError`` naming
-    ``guide`` where it cannot guide this run."""
+    ``field`` (the option that gave ``path``: ``guide``, or R2D2's ``prior``) where it cannot guide this run."""
     payload = load_run_checkpoint(path)
     config = TrainConfig.from_dict(payload["config"])
     if config.env.normalize_observation:
-        raise ValueError(f"guide: {path!r} was trained on standardised observations (normalize_observation), which this run's "
+        raise ValueError(f"{field}: {path!r} was trained on standardised observations (normalize_observation), which this run's "
                          "actors do not see; give a run without it")
     try:
         policy = ALGORITHMS[config.algo].make_policy(config.algo_config, obs_shape, action_space, device)
     except ValueError as error:
-        raise ValueError(f"guide: {path!r} is a policy for {config.run.env}, which this run's environments do not fit ({error})") from None
+        raise ValueError(f"{field}: {path!r} is a policy for {config.run.env}, which this run's environments do not fit ({error})") from None
     if not isinstance(policy, ActorCritic):
-        raise ValueError(f"guide: {path!r} holds a {config.algo} run's Q-network; a guide is an actor-critic's run (ppo, ppg, ...)")
+        raise ValueError(f"{field}: {path!r} holds a {config.algo} run's Q-network; a {field} is an actor-critic's run (ppo, ppg, ...)")
     try:
         policy.load_state_dict(payload["algorithm"]["policy"])
     except RuntimeError:
-        raise CheckpointError(f"guide: {path!r} does not fit this run's environments (observations {list(obs_shape)}, "
+        raise CheckpointError(f"{field}: {path!r} does not fit this run's environments (observations {list(obs_shape)}, "
                               f"actions {action_space})") from None
     return policy.requires_grad_(False).eval()
 

@@ -4,7 +4,7 @@ Epsilon-greedy actors with an LSTM Q-network store overlapping sequences, each w
 state it began from; the learner replays them by priority, burns the first steps in to refresh that
 state, and regresses Q(s_t, a_t) on n-step double-Q targets through the value rescaling h.
 Options: a guide policy that plays each episode's first steps (Jump-Start RL), whose actions DQfD's margin loss can
-imitate, and DrQ's random shift of replayed frames.
+imitate; a frozen prior policy whose log-probabilities every Q holds; DrQ's random shift of replayed frames.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from voidrl.configs.r2d2 import R2D2Config
 from voidrl.intrinsic.augment import shift_sequences
 from voidrl.math import double_q_bootstrap, large_margin_loss, n_step_targets, retrace_targets, retrace_traces, sequence_priorities
 from voidrl.math.off_policy import R2D2_RESCALE_EPS
+from voidrl.nets.actor_critic import ActorCritic, RecurrentActorCritic
 from voidrl.nets.flat import TrainedParameters, adam
 from voidrl.nets.recurrent import RecurrentQNetwork, RecurrentState
 from voidrl.replay import SequenceBatch, SequenceReplay
@@ -114,7 +115,17 @@ class R2D2Builder(SequenceBuilder):
     def make_policy(self, device: torch.device | str) -> RecurrentQNetwork:
         cfg = self.config
         return RecurrentQNetwork(self.obs_shape, self.action_space.n, cfg.network, cfg.hidden_sizes, cfg.lstm_size, cfg.head_size,
-                                 cfg.memory).to(device)
+                                 cfg.memory, prior=self.make_prior(device), prior_weight=cfg.prior_weight).to(device)
+
+    def make_prior(self, device: torch.device | str) -> ActorCritic | None:
+        """The frozen actor-critic of ``prior`` (None without one)."""
+        if self.config.prior is None:
+            return None
+        prior = load_guide(self.config.prior, self.obs_shape, self.action_space, device, field="prior")
+        if isinstance(prior, RecurrentActorCritic):
+            raise ValueError(f"prior: {self.config.prior!r} is a recurrent policy; a prior reads each step alone, so give a "
+                             "feed-forward one (trained without --memory)")
+        return prior
 
     def make_target(self, policy: RecurrentQNetwork, device: torch.device | str) -> RecurrentQNetwork:
         target = self.make_policy(device).requires_grad_(False)
@@ -153,8 +164,8 @@ class R2D2(SequenceLearner):
         self.parameters = TrainedParameters(self.q_parameters(), adam(config.learning_rate, config.adam_eps))
 
     def q_parameters(self) -> Iterator[nn.Parameter]:
-        """What the TD loss trains."""
-        return self.policy.parameters()
+        """What the TD loss trains (not a frozen prior)."""
+        return (parameter for parameter in self.policy.parameters() if parameter.requires_grad)
 
     def learn(self, sampled: SequenceBatch) -> dict[str, float]:
         """One gradient step of every value head on a batch of sequences; updates their priorities. The family's

@@ -138,6 +138,12 @@ class R2D2Config(AlgorithmConfig):
     steps are learned from by TD alone."""
     guide_margin: float = 0.8
     """The margin by which the guide's action should lead every other's value (DQfD: 0.8)."""
+    prior: str | None = None
+    """A saved feed-forward actor-critic of the same environment (as ``guide`` takes), frozen inside the Q-network:
+    Q(s, a) = Q_theta(s, a) + prior_weight log pi_prior(a|s), so the greedy policy starts as the prior's and the
+    network learns the correction to its preferences; acting, targets and evaluation all use this Q. None: no prior."""
+    prior_weight: float = 1.0
+    """How much of the prior's log-probabilities each Q(s, .) holds."""
     network: str = "auto"
     """Torso: auto, mlp, nature, dqn2013, minatar, apt (as the policy-gradient algorithms)."""
     hidden_sizes: tuple[int, ...] = (64, 64)
@@ -154,13 +160,14 @@ class R2D2Config(AlgorithmConfig):
 
     acts_only = {"trace_lambda": Choice("td_target", "retrace"), "hidden_sizes": MlpBody("network"),
                  "guide_steps": IsSet("guide"), "guide_decay_steps": IsSet("guide"), "guide_margin_weight": IsSet("guide"),
-                 "guide_margin": Positive("guide_margin_weight")}
+                 "guide_margin": Positive("guide_margin_weight"), "prior_weight": IsSet("prior")}
 
     def validate(self) -> None:
         require_positive_integers(self, ("num_steps", "sequence_length", "sequence_period", "n_step", "batch_size",
                                          "target_update_period", "replay_capacity", "min_replay", "lstm_size", "head_size",
                                          "guide_steps", "guide_decay_steps"))
-        require_positive(self, ("learning_rate", "adam_eps", "max_grad_norm", "samples_per_insert", "epsilon_alpha", "guide_margin"))
+        require_positive(self, ("learning_rate", "adam_eps", "max_grad_norm", "samples_per_insert", "epsilon_alpha", "guide_margin",
+                                "prior_weight"))
         require_choice(self, "network", NETWORKS)
         require_non_negative(self, ("shift_pixels", "guide_margin_weight"))
         require_choice(self, "memory", ("lstm", "none"))

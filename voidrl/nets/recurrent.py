@@ -131,12 +131,16 @@ class RecurrentQNetwork(nn.Module):
             passes through unchanged), the memoryless ablation of the same size.
         reward_inputs: rewards fed back per step (1; NGU: 2, extrinsic and intrinsic).
         context_size: width of a per-sequence context input (0: none).
+        prior: a frozen feed-forward actor-critic over the same observations and actions, or None; with it
+            Q(s, a) = Q_theta(s, a) + prior_weight log pi_prior(a|s) (R2D2's ``prior``).
+        prior_weight: see ``prior``.
     """
 
     def __init__(self, obs_shape: tuple[int, ...], num_actions: int, network: str = "auto",
                  hidden_sizes: tuple[int, ...] = (64, 64), lstm_size: int = 512, head_size: int = 512, memory: str = "lstm",
-                 reward_inputs: int = 1, context_size: int = 0):
+                 reward_inputs: int = 1, context_size: int = 0, prior: nn.Module | None = None, prior_weight: float = 1.0):
         super().__init__()
+        self.prior, self.prior_weight = prior, prior_weight
         self.num_actions = num_actions = int(num_actions)
         self.torso = make_body(network, obs_shape, hidden_sizes)
         inputs = self.torso.out_features + num_actions + reward_inputs + context_size
@@ -171,7 +175,16 @@ class RecurrentQNetwork(nn.Module):
             after = (h.squeeze(0), c.squeeze(0))
         advantage = self.advantage(output)
         q = self.value(output) + advantage - advantage.mean(dim=-1, keepdim=True)
+        if self.prior is not None:
+            q = q + self.prior_weight * self.prior_log_probs(obs)
         return q, after
+
+    @torch.no_grad()
+    def prior_log_probs(self, obs: torch.Tensor) -> torch.Tensor:
+        """log pi_prior(. | s) ``[T, B, A]`` of ``obs [T, B, ...]``."""
+        flat = obs.flatten(0, 1)
+        starts = torch.zeros(len(flat), dtype=torch.bool, device=flat.device)
+        return self.prior.distribution(flat, self.prior.initial_state(len(flat)), starts).log_probs.view(*obs.shape[:2], -1)
 
     def reset_where(self, state: RecurrentState, episode_starts: torch.Tensor) -> RecurrentState:
         """``state`` with the environments whose episode begins (``episode_starts [B]`` bool) set to zero."""

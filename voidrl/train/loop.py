@@ -224,7 +224,7 @@ class Trainer:
 
     def start_from_sources(self, init_checkpoint: dict[str, Any] | None) -> None:
         """A new run: the parts of ``init_from`` loaded (``init_checkpoint``: its payload, if already read), with a
-        warning for it, or for R2D2's ``guide``, saved from another environment than this run's (from rank 0 alone:
+        warning for it, or for R2D2's ``guide`` or ``prior``, saved from another environment than this run's (from rank 0 alone:
         every rank loads the same files)."""
         config = self.config
         warn = self.rank == 0
@@ -234,9 +234,10 @@ class Trainer:
                 warn_if_other_environment("init_from", config.run.init_from, source, config.run.env)
             loaded = load_parts(self.algo.policy, config.run.init_from, config.run.init_parts, source)
             rescale_policy_logits(self.algo.policy, config.run.init_temperature, loaded)
-        guide = getattr(config.algo_config, "guide", None)
-        if guide is not None and warn:
-            warn_if_other_environment("guide", guide, load_run_checkpoint(guide), config.run.env)
+        for field in ("guide", "prior"):
+            path = getattr(config.algo_config, field, None)
+            if path is not None and warn:
+                warn_if_other_environment(field, path, load_run_checkpoint(path), config.run.env)
 
     def make_collector(self) -> Collector | None:
         """The collector of this process's environments (None where experience comes from elsewhere)."""
