@@ -103,7 +103,7 @@ RANGES = {
     ("r2d2", "priority_eta"): [0.0, 1.1], ("r2d2", "epsilon_base"): [0.0, 1.1], ("r2d2", "epsilon_alpha"): [0.0],
     ("r2d2", "lstm_size"): [0], ("r2d2", "head_size"): [0], ("r2d2", "memory"): ["gru"], ("r2d2", "td_target"): ["vtrace"], ("r2d2", "trace_lambda"): [-0.1, 1.1],
     ("r2d2", "shift_pixels"): [-1], ("r2d2", "guide_steps"): [0], ("r2d2", "guide_decay_steps"): [0],
-    ("r2d2", "guide_margin_weight"): [-1.0], ("r2d2", "guide_margin"): [0.0],
+    ("r2d2", "guide_margin_weight"): [-1.0], ("r2d2", "guide_margin"): [0.0], ("r2d2", "prior_weight"): [0.0],
     ("ppg", "intrinsic_gamma"): [0.0, 1.0],
     ("ngu", "num_policies"): [0], ("ngu", "intrinsic_coef"): [-0.1], ("ngu", "gamma_min"): [0.0, 0.999],
     ("ngu", "controllable_embedding_size"): [0], ("ngu", "episodic_neighbours"): [0], ("ngu", "kernel_eps"): [0.0],
@@ -117,9 +117,10 @@ ANY_VALUE = {
     "deterministic_kernels", "normalize_observation", "normalize_reward", "episodic_life", "previous_action_reward", "anneal_lr", "normalize_advantages", "shared",
     "baseline", "reward_to_go", "spectral_norm", "value_rescaling", "save_replay", "ray_address", "split_values",
     "intrinsic_terminates", "eval_video", "refresh_states", "compile", "bfloat16", "keep_weights", "guide",
+    "prior",
 }
 """Fields with no range of their own: any value of the right type is valid (device, the run directory and the guide's
-file are checked when the run is built; booleans have no range)."""
+and the prior's files are checked when the run is built; booleans have no range)."""
 
 
 @pytest.mark.parametrize("algo,name", list(RANGES))
@@ -132,6 +133,8 @@ def test_values_outside_a_fields_range_are_refused_by_name(algo, name):
             options["guide"] = "guide.pt"
         if name == "guide_margin":
             options["guide_margin_weight"] = 1.0
+        if name == "prior_weight":
+            options["prior"] = "prior.pt"
         with pytest.raises(ValueError, match=name if name != "env" else "unknown environment id"):
             preflight(make_config(algo, **options))
 
