@@ -185,20 +185,30 @@ def test_a_guide_that_cannot_guide_is_refused_before_anything_is_written(tmp_pat
     q_checkpoint = tmp_path / "q"
     if "Q" in extra:
         assert train_r2d2(q_checkpoint) == 0
-    extra = [{"GUIDE": str(saved_actor_critic), "Q": str(q_checkpoint / "checkpoint.pt")}.get(item, item) for item in extra]
+    paths = {"GUIDE": str(saved_actor_critic), "Q": str(q_checkpoint / "checkpoint.pt")}
+    assert message in refusal(tmp_path, capsys, algo, [paths.get(item, item) for item in extra])
+
+
+def refusal(tmp_path, capsys, algo, extra):
+    """What ``voidrl train algo ... extra`` (on CartPole-v1 unless ``extra`` names an environment) writes to stderr
+    as it refuses its options with exit status 2, before writing anything."""
     env = [] if "--env" in extra else ["--env", "CartPole-v1"]
     capsys.readouterr()
     assert main(["train", algo, *env, "--steps", "800", "--no-progress", "--run-dir", str(tmp_path / "bad"), *extra]) == 2
-    assert message in capsys.readouterr().err
     assert not (tmp_path / "bad").exists()
+    return capsys.readouterr().err
 
 
 @pytest.mark.parametrize("env,warned", [("CartPole-v1", False), ("CartPole-v0", True)])
 def test_a_guide_from_another_environment_id_guides_with_a_warning_naming_both(tmp_path, saved_actor_critic, env, warned):
+    assert other_environment_warnings(tmp_path, "guide", saved_actor_critic, env) == (
+        [f"guide: {str(saved_actor_critic)!r} was trained on CartPole-v1, and this run's environment is CartPole-v0; "
+         "its networks are used where their shapes fit"] if warned else [])
+
+
+def other_environment_warnings(tmp_path, field, saved, env):
+    """The other-environment warnings of a short R2D2 run on ``env`` given ``--field saved`` (a CartPole-v1 policy)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        assert train_r2d2(tmp_path / "run", "--env", env, "--steps", "200", "--guide", str(saved_actor_critic)) == 0
-    messages = [str(w.message) for w in caught if "was trained on" in str(w.message)]
-    expected = [f"guide: {str(saved_actor_critic)!r} was trained on CartPole-v1, and this run's environment is CartPole-v0; "
-                "its networks are used where their shapes fit"]
-    assert messages == (expected if warned else [])
+        assert train_r2d2(tmp_path / "run", "--env", env, "--steps", "200", f"--{field}", str(saved)) == 0
+    return [str(w.message) for w in caught if "was trained on" in str(w.message)]

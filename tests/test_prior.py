@@ -3,13 +3,13 @@ holds it, a heavy prior's greedy actions are its own, learning leaves it as load
 a prior that cannot serve is refused before anything is written."""
 
 import signal
-import warnings
 
 import gymnasium as gym
 import pytest
 import torch
 
 from tests.test_exact_resume import CASES, assert_same_run, signal_at_vector_step
+from tests.test_guide import other_environment_warnings, refusal, saved_actor_critic, train_r2d2  # noqa: F401 (a fixture)
 from voidrl.algos import PPO, PPOConfig
 from voidrl.algos.r2d2 import R2D2, R2D2Config
 from voidrl.cli import main
@@ -54,19 +54,6 @@ def test_a_heavy_prior_makes_the_greedy_actions_its_own():
     greedy, _ = q_network.act(obs, q_network.initial_state(64), starts, torch.zeros(64))
     assert torch.equal(greedy, prior.act(obs, prior.initial_state(64), starts, deterministic=True)[0])
     assert len(set(greedy.tolist())) > 1  # the prior's preferences vary over states: not one action everywhere
-
-
-@pytest.fixture(scope="module")
-def saved_actor_critic(tmp_path_factory):
-    run_dir = tmp_path_factory.mktemp("prior") / "ppo"
-    assert main(["train", "ppo", "--env", "CartPole-v1", "--steps", "2048", "--torch-threads", "1", "--no-progress",
-                 "--run-dir", str(run_dir)]) == 0
-    return run_dir / "checkpoint.pt"
-
-
-def train_r2d2(run_dir, *extra):
-    return main(["train", "r2d2", "--env", "CartPole-v1", "--preset", "cartpole", "--steps", "1600", "--torch-threads", "1",
-                 "--no-progress", "--run-dir", str(run_dir), "--min-replay", "16", *extra])
 
 
 def test_the_learner_trains_the_q_network_and_not_the_prior(saved_actor_critic):
@@ -121,20 +108,11 @@ def test_a_prior_that_cannot_serve_is_refused_before_anything_is_written(tmp_pat
     if "Q" in extra:
         assert train_r2d2(q_checkpoint) == 0
     paths = {"PRIOR": str(saved_actor_critic), "Q": str(q_checkpoint / "checkpoint.pt"), "LSTM": str(saved_recurrent_actor_critic)}
-    extra = [paths.get(item, item) for item in extra]
-    env = [] if "--env" in extra else ["--env", "CartPole-v1"]
-    capsys.readouterr()
-    assert main(["train", algo, *env, "--steps", "800", "--no-progress", "--run-dir", str(tmp_path / "bad"), *extra]) == 2
-    assert message in capsys.readouterr().err
-    assert not (tmp_path / "bad").exists()
+    assert message in refusal(tmp_path, capsys, algo, [paths.get(item, item) for item in extra])
 
 
 @pytest.mark.parametrize("env,warned", [("CartPole-v1", False), ("CartPole-v0", True)])
 def test_a_prior_from_another_environment_id_serves_with_a_warning_naming_both(tmp_path, saved_actor_critic, env, warned):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        assert train_r2d2(tmp_path / "run", "--env", env, "--steps", "200", "--prior", str(saved_actor_critic)) == 0
-    messages = [str(w.message) for w in caught if "was trained on" in str(w.message)]
-    expected = [f"prior: {str(saved_actor_critic)!r} was trained on CartPole-v1, and this run's environment is CartPole-v0; "
-                "its networks are used where their shapes fit"]
-    assert messages == (expected if warned else [])
+    assert other_environment_warnings(tmp_path, "prior", saved_actor_critic, env) == (
+        [f"prior: {str(saved_actor_critic)!r} was trained on CartPole-v1, and this run's environment is CartPole-v0; "
+         "its networks are used where their shapes fit"] if warned else [])
