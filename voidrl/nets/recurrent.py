@@ -198,6 +198,7 @@ class RecurrentQNetwork(nn.Module):
                                 (state.hidden, state.cell))
         return q.squeeze(0), RecurrentState(h, c, state.previous_action)
 
+    @torch.no_grad()
     def act(self, obs: torch.Tensor, state: RecurrentState, episode_starts: torch.Tensor, previous_reward: torch.Tensor
             ) -> tuple[torch.Tensor, RecurrentState]:
         """Greedy actions ``[B]`` and the next state (a Q-network's evaluation policy is greedy)."""
