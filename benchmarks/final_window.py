@@ -6,23 +6,20 @@ averages everything after it), and, for runs longer than the budget, the first s
     python benchmarks/final_window.py benchmarks/results/mspacman-2026-11-29-finetune-ablation
     python benchmarks/final_window.py DIR --arms baseline scratch-q-body --threshold 1000 --budget 100000
 
-DIR holds one folder per arm, each with ``seedK`` run folders (episodes.csv or episodes.csv.gz). An arm whose name
-ends in ``-500k`` or ``-1.1m`` ran that many steps; the others ran the budget.
+DIR holds one folder per arm, each with ``seedK`` run folders (config.json, episodes.csv or episodes.csv.gz); a run's
+own steps are its config's ``run.steps``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
 import numpy as np
 
 from voidrl.io.report import read_episodes, trailing_means
-
-ARM_STEPS = {"-500k": 500_000, "-1.1m": 1_100_000}
-"""Suffixes of arms that ran longer than the budget, and their steps."""
-
 
 def window_opening(steps: np.ndarray, window: int) -> int:
     """The step after which the last ``window`` episodes (ending at ``steps [E]``, in order) ended: the end of the
@@ -36,10 +33,6 @@ def first_step_reaching(steps: np.ndarray, returns: np.ndarray, threshold: float
     full = np.arange(len(returns)) >= window - 1
     reached = np.flatnonzero(full & (trailing_means(returns, window) >= threshold))
     return int(steps[reached[0]]) if len(reached) else None
-
-
-def arm_steps(arm: str, budget: int) -> int:
-    return next((steps for suffix, steps in ARM_STEPS.items() if arm.endswith(suffix)), budget)
 
 
 def main() -> int:
@@ -70,7 +63,7 @@ def main() -> int:
             games.append(int(within.sum()))
             openings.append(window_opening(steps[within], args.window))
             means.append(float(returns[within][-args.window:].mean()))
-            if arm_steps(arm.name, args.budget) > args.budget:
+            if json.loads((run / "config.json").read_text())["run"]["steps"] > args.budget:
                 reached = first_step_reaching(steps, returns, args.threshold, args.window)
                 reaching.append("not reached" if reached is None else f"{reached:,}")
         print(f"| {arm.name} | {len(games)} | {min(games)}-{max(games)} | {min(openings):,}-{max(openings):,} "

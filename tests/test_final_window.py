@@ -1,5 +1,6 @@
 """benchmarks/final_window.py: where a run's last 100 games begin, and when their mean first reaches a score."""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -29,9 +30,10 @@ def test_first_step_reaching_counts_only_full_windows():
 
 
 def test_the_table_by_hand(tmp_path):
-    for arm in ("short", "long-500k"):
+    for arm, steps in (("short", 30), ("long-500k", 50)):  # the long run went on past the budget of 30
         run = tmp_path / arm / "seed0"
         run.mkdir(parents=True)
+        (run / "config.json").write_text(json.dumps({"run": {"steps": steps}}))
         (run / "episodes.csv").write_text("step,return,length\n10,0,5\n20,2,5\n30,4,5\n40,6,5\n50,8,5\n")
     result = subprocess.run([sys.executable, str(BENCHMARKS / "final_window.py"), str(tmp_path), "--budget", "30",
                              "--window", "2", "--threshold", "5"], capture_output=True, text=True, timeout=60)

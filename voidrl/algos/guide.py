@@ -15,11 +15,11 @@ from voidrl.nets.actor_critic import ActorCritic
 from voidrl.registry import ALGORITHMS
 
 
-def load_guide(path: str, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str,
-               field: str = "guide") -> ActorCritic:
+def load_frozen_actor_critic(path: str, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str,
+                             field: str) -> ActorCritic:
     """The actor-critic saved in ``path`` (a run's checkpoint, or the weights ``voidrl export --format weights`` writes),
-    frozen, to guide a run whose environments give ``obs_shape`` and take ``action_space``; a ``ValueError`` naming
-    ``field`` (the option that gave ``path``: ``guide``, or R2D2's ``prior``) where it cannot guide this run."""
+    frozen, for a run whose environments give ``obs_shape`` and take ``action_space``; a ``ValueError`` naming
+    ``field`` (the option that gave ``path``: R2D2's ``guide`` or ``prior``) where it cannot serve this run."""
     payload = load_run_checkpoint(path)
     config = TrainConfig.from_dict(payload["config"])
     if config.env.normalize_observation:
@@ -45,7 +45,7 @@ class JumpStartGuide:
     environments counting ``run_envs`` (the environments of all actors; None: these alone).
 
     Args:
-        policy: the guide (``load_guide``); steps: the first horizon; decay_steps: the run's steps until it is 0.
+        policy: the guide (``load_frozen_actor_critic``); steps: the first horizon; decay_steps: the run's steps until it is 0.
     """
 
     def __init__(self, policy: ActorCritic, steps: int, decay_steps: int, run_envs: int | None = None):

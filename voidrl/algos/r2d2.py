@@ -17,7 +17,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from voidrl.algos.guide import JumpStartGuide, load_guide
+from voidrl.algos.guide import JumpStartGuide, load_frozen_actor_critic
 from voidrl.algos.learner import SequenceLearner
 from voidrl.algos.roles import ActorCore, SequenceBuilder
 from voidrl.configs.r2d2 import R2D2Config
@@ -121,7 +121,7 @@ class R2D2Builder(SequenceBuilder):
         """The frozen actor-critic of ``prior`` (None without one)."""
         if self.config.prior is None:
             return None
-        prior = load_guide(self.config.prior, self.obs_shape, self.action_space, device, field="prior")
+        prior = load_frozen_actor_critic(self.config.prior, self.obs_shape, self.action_space, device, "prior")
         if isinstance(prior, RecurrentActorCritic):
             raise ValueError(f"prior: {self.config.prior!r} is a recurrent policy; a prior reads each step alone, so give a "
                              "feed-forward one (trained without --memory)")
@@ -136,7 +136,7 @@ class R2D2Builder(SequenceBuilder):
         cfg = self.config
         guide = None
         if cfg.guide is not None:
-            guide_policy = load_guide(cfg.guide, self.obs_shape, self.action_space, next(policy.parameters()).device)
+            guide_policy = load_frozen_actor_critic(cfg.guide, self.obs_shape, self.action_space, next(policy.parameters()).device, "guide")
             guide = JumpStartGuide(guide_policy, cfg.guide_steps, cfg.guide_decay_steps, total_envs)
         return EpsilonGreedyCore(policy, self.config, first_env, total_envs, guide)
 
