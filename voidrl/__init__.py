@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import gymnasium as gym
 
 from voidrl.envs.variants import register_variants
+from voidrl.process import configure_process
 from voidrl.registry import lazy_attributes
 
 if TYPE_CHECKING:
@@ -32,6 +33,7 @@ EXPORTS = {"Agent": "voidrl.train.agent:Agent", "TrainConfig": "voidrl.config:Tr
 """The names this package exports beside ``train`` and ``load``, imported on first use."""
 __getattr__ = lazy_attributes(__name__, EXPORTS)
 
+configure_process()  # before anything imports torch
 register_variants()
 importlib.import_module("voidrl.train")  # before train() below, which a first import of the subpackage would overwrite
 importlib.import_module("voidrl.callbacks")  # voidrl.callbacks.StopOnReturn and the others after `import voidrl`
