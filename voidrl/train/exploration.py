@@ -107,18 +107,21 @@ def explore_random(env_id: str, episodes: int, num_envs: int, seed: int, max_epi
         env.close()
 
 
-def explore_agent(agent: Agent, episodes: int, num_envs: int | None, seed: int, deterministic: bool) -> list[EpisodeExploration]:
+def explore_agent(agent: Agent, episodes: int, num_envs: int | None, seed: int, deterministic: bool,
+                  observe: Callable[[Step], None] | None = None) -> list[EpisodeExploration]:
     """``measure_exploration`` of a trained ``agent`` on its own environment's settings (whole games); sampled
     actions unless ``deterministic`` (a Q-network agent acts greedily either way), drawn from a generator seeded
-    with ``seed``, as ``random_actor``'s, so that the same call gives the same games."""
+    with ``seed``, as ``random_actor``'s, so that the same call gives the same games. ``observe`` sees every step
+    after the policy's memory has."""
     check_atari(agent.config.run.env)
     deterministic = deterministic or ALGORITHMS.config_class(agent.config.algo).acts_greedily
     num_envs = min(num_envs or agent.config.env.num_envs, episodes)
     env = agent.make_env(num_envs, ram=True)
     try:
         memory = agent.memory(num_envs, deterministic, agent.evaluation_member(None), torch.Generator().manual_seed(seed))
+        after_step = memory.after_step if observe is None else lambda step: (memory.after_step(step), observe(step))
         return measure_exploration(env, lambda obs: agent.act_with(memory, obs), episodes, seed,
-                                   position_addresses(agent.config.run.env), memory.after_step)
+                                   position_addresses(agent.config.run.env), after_step)
     finally:
         env.close()
 
