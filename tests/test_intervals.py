@@ -8,7 +8,8 @@ from scipy import stats
 
 from voidrl.io.report import run_measures
 from voidrl.math.intervals import (
-    Interval, difference_interval, group_interval, iqm, iqm_difference, iqm_interval, t_interval, verdict, welch_difference,
+    Interval, difference_interval, group_interval, interquartile_mean, iqm, iqm_difference, iqm_interval, ratio_interval, t_interval,
+    two_level_difference, two_level_interval, verdict, welch_difference,
 )
 
 
@@ -90,3 +91,49 @@ def test_run_measures_by_hand(tmp_path):
     measures = run_measures(tmp_path, total_steps=55, window=2, points=11)
     assert measures["final"] == 4.5  # episodes ending at 40 and 50
     assert math.isnan(measures["at_10%"]) and measures["at_25%"] == 1.0  # no episode by 5.5; by 13.75 the first
+
+
+def test_two_level_bootstrap_gives_no_interval_below_three_parents():
+    interval = two_level_interval([np.array([1.0, 2.0, 3.0]), np.array([4.0, 5.0, 6.0])])
+    assert interval.estimate == pytest.approx(interquartile_mean(np.arange(1.0, 7.0)))
+    assert math.isnan(interval.low) and math.isnan(interval.high)
+    assert math.isnan(two_level_difference([np.ones(3)] * 5, [np.ones(1)] * 2).low)
+    assert math.isnan(ratio_interval(np.ones(2), np.ones(5)).low)
+
+
+def test_two_level_bootstrap_of_identical_values_has_no_width():
+    assert two_level_interval([np.full(4, 7.0)] * 3) == Interval(7.0, 7.0, 7.0)
+    assert two_level_difference([np.full(3, 5.0)] * 4, [np.full(1, 2.0)] * 5) == Interval(3.0, 3.0, 3.0)
+
+
+def test_interquartile_mean_by_hand():
+    # eight values, sorted -50, 1, 2, 3, 4, 5, 6, 100: the middle four are 2, 3, 4 and 5
+    assert interquartile_mean(np.array([100.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, -50.0])) == pytest.approx(3.5)
+
+
+def test_a_parent_effect_widens_the_two_level_interval_beyond_the_pooled_one():
+    generator = np.random.default_rng(0)
+    parents = [offset + generator.normal(0.0, 1.0, 5) for offset in (0.0, 10.0, -10.0, 5.0)]
+    nested = two_level_interval(parents, statistic=np.mean)
+    pooled = two_level_interval([np.array([value]) for value in np.concatenate(parents)], statistic=np.mean)
+    assert nested.estimate == pytest.approx(pooled.estimate)
+    assert nested.high - nested.low > 1.5 * (pooled.high - pooled.low)
+
+
+def test_one_child_per_parent_is_rliables_bootstrap():
+    values = np.random.default_rng(1).normal(0.0, 1.0, 12)
+    ours = two_level_interval([np.array([value]) for value in values], reps=5_000)
+    theirs = iqm_interval(values, reps=5_000)
+    assert ours.estimate == pytest.approx(theirs.estimate)
+    width = theirs.high - theirs.low
+    assert ours.low == pytest.approx(theirs.low, abs=0.05 * width) and ours.high == pytest.approx(theirs.high, abs=0.05 * width)
+
+
+def test_ratio_interval_resamples_the_denominator_too():
+    generator = np.random.default_rng(2)
+    numerator, denominator = generator.normal(150.0, 20.0, 30), generator.normal(100.0, 20.0, 30)
+    ratio = ratio_interval(numerator, denominator)
+    assert ratio.estimate == pytest.approx(numerator.mean() / denominator.mean())
+    exact_denominator = t_interval(numerator)
+    assert (ratio.high - ratio.low) > 1.2 * (exact_denominator.high - exact_denominator.low) / denominator.mean()
+    assert ratio.low < ratio.estimate < ratio.high

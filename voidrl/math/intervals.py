@@ -127,3 +127,66 @@ def verdict(difference: Interval) -> str:
     if difference.high < 0:
         return "hurt"
     return "within noise"
+
+
+MIN_INTERVAL_UNITS = 3
+"""Fewer independent units than this (seeds, or parents where runs share one) get no interval: their values are shown."""
+
+
+def interquartile_mean(values: np.ndarray) -> float:
+    """The mean of the middle 50% of ``values [n]`` (scipy's 25%-trimmed mean, which is what rliable's IQM computes)."""
+    return float(require("scipy.stats", "analysis", "an interquartile mean").trim_mean(np.asarray(values, dtype=float), 0.25))
+
+
+def two_level_resample(groups: list[np.ndarray], generator: np.random.Generator) -> np.ndarray:
+    """One two-level bootstrap resample of ``groups`` (each parent's children ``[m_i]``): as many parents drawn with
+    replacement, then within each drawn parent as many children drawn with replacement, pooled."""
+    parents = generator.integers(len(groups), size=len(groups))
+    return np.concatenate([groups[p][generator.integers(len(groups[p]), size=len(groups[p]))] for p in parents])
+
+
+def two_level_interval(groups: list[np.ndarray], statistic=interquartile_mean, reps: int = BOOTSTRAP_REPS, seed: int = 0,
+                       confidence: float = 0.95) -> Interval:
+    """``statistic`` of every child pooled, with a percentile interval from a two-level bootstrap (parents, then
+    children within each parent). A parent with one child each is the ordinary bootstrap of the values. NaN bounds
+    with fewer than ``MIN_INTERVAL_UNITS`` parents."""
+    groups = [np.asarray(group, dtype=float) for group in groups]
+    estimate = statistic(np.concatenate(groups))
+    if len(groups) < MIN_INTERVAL_UNITS:
+        return Interval(estimate, math.nan, math.nan)
+    generator = np.random.default_rng(seed)
+    draws = np.array([statistic(two_level_resample(groups, generator)) for _ in range(reps)])
+    low, high = np.quantile(draws, [0.5 - confidence / 2, 0.5 + confidence / 2])
+    return Interval(estimate, float(low), float(high))
+
+
+def two_level_difference(a: list[np.ndarray], b: list[np.ndarray], statistic=interquartile_mean, reps: int = BOOTSTRAP_REPS,
+                         seed: int = 0, confidence: float = 0.95) -> Interval:
+    """``statistic(a) - statistic(b)`` of two arms' pooled children, each arm resampled on its own two levels
+    (``two_level_resample``: a group per parent; runs with no shared parent are groups of one). NaN bounds where
+    either arm has fewer than ``MIN_INTERVAL_UNITS`` parents."""
+    a, b = ([np.asarray(group, dtype=float) for group in arm] for arm in (a, b))
+    estimate = statistic(np.concatenate(a)) - statistic(np.concatenate(b))
+    if min(len(a), len(b)) < MIN_INTERVAL_UNITS:
+        return Interval(estimate, math.nan, math.nan)
+    generator = np.random.default_rng(seed)
+    draws = np.array([statistic(two_level_resample(a, generator)) - statistic(two_level_resample(b, generator))
+                      for _ in range(reps)])
+    low, high = np.quantile(draws, [0.5 - confidence / 2, 0.5 + confidence / 2])
+    return Interval(estimate, float(low), float(high))
+
+
+def ratio_interval(numerator: np.ndarray, denominator: np.ndarray, reps: int = BOOTSTRAP_REPS, seed: int = 0,
+                   confidence: float = 0.95) -> Interval:
+    """mean(numerator) / mean(denominator) of two independent samples, with a percentile interval from resampling
+    both in every draw (the denominator is a measurement too, not a constant). NaN bounds where either has fewer than
+    ``MIN_INTERVAL_UNITS`` values."""
+    numerator, denominator = np.asarray(numerator, dtype=float), np.asarray(denominator, dtype=float)
+    estimate = float(numerator.mean() / denominator.mean())
+    if min(len(numerator), len(denominator)) < MIN_INTERVAL_UNITS:
+        return Interval(estimate, math.nan, math.nan)
+    generator = np.random.default_rng(seed)
+    draws = (numerator[generator.integers(len(numerator), size=(reps, len(numerator)))].mean(1)
+             / denominator[generator.integers(len(denominator), size=(reps, len(denominator)))].mean(1))
+    low, high = np.quantile(draws, [0.5 - confidence / 2, 0.5 + confidence / 2])
+    return Interval(estimate, float(low), float(high))
