@@ -49,6 +49,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from pool import cpu_model
 
 REPO = Path(__file__).resolve().parent.parent
 BUSY_LOAD = 0.2
@@ -411,16 +412,6 @@ def _git_commit() -> str:
         return "unknown"
 
 
-def _cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def environment_line() -> str:
     import ale_py
     import gymnasium
@@ -430,7 +421,7 @@ def environment_line() -> str:
         f"commit {_git_commit()}; torch {torch.__version__} ({torch.get_num_threads()} threads), "
         f"stable-baselines3 {stable_baselines3.__version__}, gymnasium {gymnasium.__version__}, "
         f"ale-py {ale_py.__version__}, numpy {np.__version__}, python {platform.python_version()}; "
-        f"{_cpu_name()}, {os.cpu_count()} logical CPUs"
+        f"{cpu_model()}, {os.cpu_count()} logical CPUs"
     )
 
 

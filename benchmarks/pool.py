@@ -4,10 +4,22 @@
 from __future__ import annotations
 
 import gzip
+import platform
 import shutil
 import subprocess
 import time
 from pathlib import Path
+
+
+def cpu_model() -> str:
+    """The CPU's model name as /proc/cpuinfo gives it (elsewhere what ``platform`` knows)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
 
 
 def gzip_copy(source: Path, target: Path) -> None:

@@ -56,7 +56,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from pool import gzip_copy, run_commands  # noqa: E402
+from pool import cpu_model, gzip_copy, run_commands  # noqa: E402
 from voidrl.io.report import run_measures  # noqa: E402
 from voidrl.math.intervals import MIN_INTERVAL_UNITS, interquartile_mean, two_level_difference, two_level_interval  # noqa: E402
 
@@ -120,16 +120,6 @@ class Manifest:
 
 def git(*args: str) -> str:
     return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def provenance() -> dict[str, str | bool]:
