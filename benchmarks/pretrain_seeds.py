@@ -3,6 +3,7 @@ side by side, rebuilt from their committed results folders:
 
     python benchmarks/pretrain_seeds.py
     python benchmarks/pretrain_seeds.py FOLDER...      # others, e.g. with fewer contrastive updates
+    python benchmarks/pretrain_seeds.py --at 491520 FOLDER...   # each run at one step (issue 88's equal learning)
 
 Each folder (``mspacman_tables.py``'s layout) holds ``pretrain/`` (config.json, metrics.csv.gz, episodes.csv.gz) and
 ``explore/`` (``voidrl explore --seed 0`` games on the same starts: random.csv, step-N.csv of the networks at step N,
@@ -105,12 +106,32 @@ def trace_table(folders: list[Path]) -> list[str]:
     return lines + [""]
 
 
+def at_step_table(folders: list[Path], step: int) -> list[str]:
+    """Each run at ``step`` (issue 88's measure of equal learning): its networks' sampled games there against the
+    random policy's, and the particle reward of its last updates up to that step."""
+    lines = [f"## Each run at step {step:,} (30 sampled games; positions and score / random's; the run's own measures: "
+             f"the mean of its last {LAST_UPDATES} updates up to that step)", "",
+             "| run | positions / random | score / random | particle reward | top-1 | entropy |", "|---|---:|---:|---:|---:|---:|"]
+    for folder in folders:
+        random = read_exploration(folder / "explore" / "random.csv")
+        games = snapshots(folder / "explore").get(step)
+        rows = [row for row in run_csv_rows(folder / "pretrain", "metrics.csv") if int(row["step"]) <= step][-LAST_UPDATES:]
+        own = {name: np.mean([float(row[name]) for row in rows]) for name in ("apt/particle_reward", "apt/contrastive_accuracy", "train/entropy")}
+        played = "no games" if games is None else \
+            f"{games['positions'].mean() / random['positions'].mean():.2f}x | {games['score'].mean() / random['score'].mean():.2f}x"
+        lines.append(f"| {folder.relative_to(RESULTS) if folder.is_relative_to(RESULTS) else folder} | {played} | "
+                     f"{own['apt/particle_reward']:.3f} | {own['apt/contrastive_accuracy']:.3f} | {own['train/entropy']:.2f} |")
+    return lines + [""]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folders", type=Path, nargs="*", help="results folders, one per seed (default: seeds 0-3's, those present)")
-    given = [folder.resolve() for folder in parser.parse_args().folders]  # resolved, so SAMPLED_AGAIN finds seed 0's
+    parser.add_argument("--at", type=int, help="instead: each run at this step (its networks' games there, its own measures)")
+    args = parser.parse_args()
+    given = [folder.resolve() for folder in args.folders]  # resolved, so SAMPLED_AGAIN finds seed 0's
     folders = given or [folder for folder in SEED_FOLDERS if any((folder / "explore").glob("step-*-greedy.csv"))]
-    print("\n".join(final_table(folders) + trace_table(folders)))
+    print("\n".join(at_step_table(folders, args.at) if args.at else final_table(folders) + trace_table(folders)))
 
 
 if __name__ == "__main__":
