@@ -7,7 +7,7 @@ the measures are read at, the measures, and the comparisons to print::
     description = "what the table supports"
     seeds = "report"                 # report: every seed 100 or above; tuning: every seed 0-9
     budget = 100000                  # steps: every measure counts the training games ended by then
-    measures = ["final", "auc"]      # voidrl.io.report.run_measures
+    measures = ["final", "auc"]      # final, auc, at_10%, at_25%, evaluation (protocol.measures_of)
     [arms.pretrain]                  # a parent arm: its runs are the units of the arms that start from them
     command = ["pretrain", "ppg", "--env", "ALE/MsPacman-v5", "--steps", "1000000"]
     seeds = [100, 101, 102]
@@ -57,14 +57,15 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from pool import cpu_model, gzip_copy, run_commands  # noqa: E402
-from voidrl.io.report import run_measures  # noqa: E402
+from voidrl.io.report import read_evaluations, run_measures  # noqa: E402
 from voidrl.math.intervals import MIN_INTERVAL_UNITS, interquartile_mean, two_level_difference, two_level_interval  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 SEED_KINDS = {"tuning": range(0, 10), "report": range(100, 1 << 31)}
 """Where choices are made (tuning) and where claims are made (report)."""
 COPIED = ("config.json", "provenance.json")
-GZIPPED = ("episodes.csv", "metrics.csv")
+GZIPPED = ("episodes.csv", "metrics.csv", "evaluations.csv")
+"""A run's files that a results folder keeps (evaluations.csv where the run evaluated)."""
 
 
 @dataclass
@@ -175,7 +176,8 @@ def copy_results(run_dir: Path, target: Path) -> None:
     for name in COPIED:
         (target / name).write_bytes((run_dir / name).read_bytes())
     for name in GZIPPED:
-        gzip_copy(run_dir / name, target / f"{name}.gz")
+        if (run_dir / name).exists():
+            gzip_copy(run_dir / name, target / f"{name}.gz")
 
 
 @dataclass
@@ -198,8 +200,16 @@ def read_arm(manifest: Manifest, arm: Arm, results: Path) -> ArmResults:
         starts = json.loads((run_dir / "provenance.json").read_text())["starts"]
         commits |= {start["commit"] + (" + changes" if start["changes"] else "") for start in starts}
         cpus |= {start["cpu"] for start in starts}
-        units.setdefault(seed if parent is None else parent, []).append(run_measures(run_dir, manifest.budget))
+        units.setdefault(seed if parent is None else parent, []).append(measures_of(run_dir, manifest.budget))
     return ArmResults(arm, units, commits, cpus)
+
+
+def measures_of(run_dir: Path, budget: int) -> dict[str, float]:
+    """``run_measures`` (final, auc, at_10%, at_25%) within the budget, and ``evaluation``: the mean return of the
+    run's last evaluation games (``--eval-every``: its final policy's, the run ending on the rollout that crosses the
+    budget; NaN without any)."""
+    _, means = read_evaluations(run_dir)
+    return run_measures(run_dir, budget) | {"evaluation": float(means[-1]) if len(means) else math.nan}
 
 
 def method_label(units: int, per_unit: int) -> str:

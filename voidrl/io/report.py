@@ -84,9 +84,9 @@ def read_episodes(run_dir: str | Path) -> tuple[np.ndarray, np.ndarray]:
 
 
 def read_evaluations(run_dir: str | Path) -> tuple[np.ndarray, np.ndarray]:
-    """``(steps [K], mean returns [K])`` from a run's evaluations.csv; empty when it has none."""
-    path = Path(run_dir) / "evaluations.csv"
-    if not path.exists():
+    """``(steps [K], mean returns [K])`` from a run's evaluations.csv (or its gzipped copy); empty when it has none."""
+    path = run_csv_file(run_dir, "evaluations.csv")
+    if path is None:
         return np.zeros(0, dtype=np.int64), np.zeros(0)
     steps, means = read_columns(path, ("step", "return_mean"))
     return steps.astype(np.int64), means
