@@ -60,7 +60,7 @@ def main() -> None:
         step = env.step(agent.act_with(memory, obs))
         memory.after_step(step)
         frames.append(step.obs)
-        positions.append(torch.as_tensor(step.ram[:, list(addresses)]).float())
+        positions.append(torch.as_tensor(step.ram[:, list(addresses[:2])]).float())  # x and y, not the room
         obs = step.obs
     env.close()
 

@@ -80,6 +80,33 @@ def test_ms_pacmans_ram_position_follows_her_sprite_on_the_screen():
     assert np.abs(offsets - np.median(offsets, axis=0)).max() < 4.0
 
 
+HERO_BLUE = (84, 138, 210)
+"""The H.E.R.O.'s suit: the playfield's only pixels of that colour (the lives shown below it are left out)."""
+HERO_PLAYFIELD_ROWS = 140
+
+
+def test_the_heros_ram_position_follows_his_sprite_and_counts_rooms_apart():
+    x_address, y_address, room_address = PLAYER_POSITION_RAM["hero"]
+    env = make_env("ALE/Hero-v5", EnvConfig(num_envs=2, episodic_life=False), screens=True, ram=True)
+    ram_positions, sprite_centres, rooms = [], [], set()
+    try:
+        for step in random_steps(env, 600, seed=3):
+            for screen, ram in zip(step.screens, step.ram):
+                rows, columns = np.nonzero((screen[:HERO_PLAYFIELD_ROWS] == HERO_BLUE).all(-1))
+                if len(rows) >= 4:
+                    ram_positions.append((ram[x_address], ram[y_address]))
+                    sprite_centres.append((columns.mean(), rows.mean()))
+                    rooms.add(int(ram[room_address]))
+    finally:
+        env.close()
+    ram_positions, sprite_centres = np.array(ram_positions, float), np.array(sprite_centres)
+    assert len(ram_positions) > 1000 and len(np.unique(ram_positions, axis=0)) > 100 and rooms == {0, 1}  # he fell a room down
+    # x on the screen is RAM x + 3.5 and y is 145 - RAM y; a frame or two as he enters a room draw him where he was
+    offsets = np.stack([sprite_centres[:, 0] - ram_positions[:, 0], sprite_centres[:, 1] + ram_positions[:, 1]], 1)
+    assert np.abs(np.median(offsets, axis=0) - [3.5, 145.2]).max() < 1.0
+    assert (np.abs(offsets - np.median(offsets, axis=0)).max(1) < 1.5).mean() > 0.99
+
+
 class ScriptedRam(VecEnv):
     """One environment whose RAM shows a scripted position each step; an episode of 4 steps, then another."""
 
@@ -111,6 +138,13 @@ def test_coverage_counts_distinct_positions_per_game_and_starts_anew_at_each():
     assert [(r.score, r.length, r.positions) for r in results] == [(4.0, 4, 3), (8.0, 4, 1)]
     summary = summarize_exploration(results)
     assert summary["positions"] == 2.0 and summary["positions_sem"] == pytest.approx(1.0)  # std of (3, 1) is sqrt 2, / sqrt 2
+
+
+def test_coverage_counts_the_same_place_in_two_rooms_twice():
+    coverage = Coverage(1, (0, 1, 2))
+    for room in (0, 1, 1):
+        coverage.add(np.array([[5, 5, room]], dtype=np.uint8))
+    assert coverage.close(0) == 2
 
 
 def test_coverage_keeps_the_environments_apart():

@@ -29,12 +29,15 @@ ATARI_SCREEN = (210, 160)
 ATARI_FRAME_RATE = 60
 """Frames per second of the Atari 2600 (NTSC)."""
 ATARI_RAM_SIZE = 128
-PLAYER_POSITION_RAM: dict[str, tuple[int, int]] = {
+PLAYER_POSITION_RAM: dict[str, tuple[int, ...]] = {
     # Ms. Pac-Man's x and y (Anand et al. 2019's AtariARI annotations): screen x + 8, screen y - 5, checked against
     # her sprite on the screen by tests/test_exploration.py.
     "ms_pacman": (10, 16),
+    # H.E.R.O.'s x, y and room (AtariARI's): screen x - 3.5 and 145 - screen y within the room, checked the same way
+    "hero": (27, 31, 28),
 }
-"""The RAM addresses of the player's x and y, per game: what ``Step.ram`` is read for."""
+"""The RAM addresses of the player's x and y, per game, and of the room where a game has rooms: what ``Step.ram`` is
+read for. A position is the tuple of their values, so the same (x, y) in two rooms counts twice."""
 
 
 def rom_name(env_id: str) -> str | None:

@@ -38,7 +38,8 @@ class EpisodeExploration:
     length: int
     """Agent steps (each 4 emulator frames)."""
     positions: int | None
-    """Distinct (x, y) positions of the player; None where the game's RAM addresses are not known."""
+    """Distinct positions of the player ((x, y), or (x, y, room) where the game has rooms); None where the game's RAM
+    addresses are not known."""
 
 
 EXPLORATION_COLUMNS = [field.name for field in fields(EpisodeExploration)]
@@ -47,14 +48,14 @@ EXPLORATION_COLUMNS = [field.name for field in fields(EpisodeExploration)]
 class Coverage:
     """The player positions each sub-environment's current game has visited."""
 
-    def __init__(self, num_envs: int, position_addresses: tuple[int, int]):
+    def __init__(self, num_envs: int, position_addresses: tuple[int, ...]):
         self.position_addresses = list(position_addresses)
-        self.positions: list[set[tuple[int, int]]] = [set() for _ in range(num_envs)]
+        self.positions: list[set[tuple[int, ...]]] = [set() for _ in range(num_envs)]
 
     def add(self, ram: np.ndarray) -> None:
         """Record the RAM ``[N, 128]`` of one vector step."""
-        for index, (x, y) in enumerate(ram[:, self.position_addresses].tolist()):
-            self.positions[index].add((x, y))
+        for index, position in enumerate(ram[:, self.position_addresses].tolist()):
+            self.positions[index].add(tuple(position))
 
     def close(self, index: int) -> int:
         """Sub-environment ``index``'s game ended: its distinct positions; the next game counts anew."""
@@ -64,7 +65,7 @@ class Coverage:
 
 
 def measure_exploration(env: VecEnv, act: Callable[[torch.Tensor], torch.Tensor], episodes: int, seed: int,
-                        position_addresses: tuple[int, int] | None, after_step: Callable[[Step], None] | None = None,
+                        position_addresses: tuple[int, ...] | None, after_step: Callable[[Step], None] | None = None,
                         ) -> list[EpisodeExploration]:
     """Play ``episodes`` whole games of ``env`` (made with ``ram``, whole-game episodes), split evenly over its
     sub-environments as ``Agent.evaluate`` does, choosing actions ``act(obs [N, ...]) -> [N]``.
@@ -131,7 +132,7 @@ def check_atari(env_id: str) -> None:
         raise ValueError(f"exploration is measured on Atari games, from the emulator's RAM; {env_id} is a {suite_of(env_id)} environment")
 
 
-def position_addresses(env_id: str) -> tuple[int, int] | None:
+def position_addresses(env_id: str) -> tuple[int, ...] | None:
     return PLAYER_POSITION_RAM.get(rom_name(env_id))
 
 
