@@ -18,6 +18,7 @@ same machine in one run. Run it alone on the machine::
 
     python benchmarks/bench_beside_work.py
     python benchmarks/bench_beside_work.py --base 151d836 --scenarios pretrain-minatar
+    python benchmarks/bench_beside_work.py --scenarios pretrain-minatar --set-env GOMP_SPINCOUNT=3000
 """
 
 from __future__ import annotations
@@ -42,10 +43,14 @@ Atari (APT + PPG's pre-training, PPO's Nature CNN), and an MLP (CartPole)."""
 BUSY_LOOP = "while True: pass"
 
 
+EXTRA_ENVIRONMENT: dict[str, str] = {}
+"""Variables every run gets (``--set-env``), e.g. another OpenMP spin count."""
+
+
 def start(tree: Path, scenario: str, run_dir: Path) -> subprocess.Popen:
     command = [sys.executable, "-m", "voidrl", *SCENARIOS[scenario], "--no-progress", "--run-dir", str(run_dir)]
-    return subprocess.Popen(command, cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)}, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(command, cwd=tree, env={**os.environ, "PYTHONPATH": str(tree), **EXTRA_ENVIRONMENT},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
 def wait_all(runs: list[subprocess.Popen], started: float, scenario: str) -> float:
@@ -76,7 +81,10 @@ def main() -> None:
     parser.add_argument("--scenarios", nargs="+", choices=sorted(SCENARIOS), default=list(SCENARIOS))
     parser.add_argument("--busy", type=int, default=2, help="spinning processes beside the run")
     parser.add_argument("--base", help="an earlier commit to measure the same way, from a git worktree")
+    parser.add_argument("--set-env", nargs="+", default=[], metavar="VAR=VALUE",
+                        help="environment variables for every run (GOMP_SPINCOUNT=300000: OpenMP's default spin)")
     args = parser.parse_args()
+    EXTRA_ENVIRONMENT.update(item.split("=", 1) for item in args.set_env)
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
     dirty = subprocess.run(["git", "status", "--porcelain", "voidrl"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     trees = {f"{head}{' + changes' if dirty else ''}": ROOT}
