@@ -36,6 +36,7 @@ starts, and copies its config, provenance and gzipped logs to ``benchmarks/resul
 
     python benchmarks/protocol.py run benchmarks/manifests/NAME.toml --run-root /work/runs
     python benchmarks/protocol.py table benchmarks/manifests/NAME.toml
+    python benchmarks/protocol.py page        # docs/results.md: every headline manifest's table
 """
 
 from __future__ import annotations
@@ -58,9 +59,13 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from pool import cpu_model, gzip_copy, run_commands  # noqa: E402
 from voidrl.io.report import read_evaluations, run_measures  # noqa: E402
-from voidrl.math.intervals import MIN_INTERVAL_UNITS, interquartile_mean, two_level_difference, two_level_interval  # noqa: E402
+from voidrl.math.intervals import MIN_INTERVAL_UNITS, two_level_difference, two_level_interval, verdict  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
+MANIFESTS = ROOT / "benchmarks" / "manifests"
+PAGE = ROOT / "docs" / "results.md"
+PAGE_MANIFESTS = [MANIFESTS / "mspacman-finetune-100k.toml", MANIFESTS / "minatar-breakout-250k.toml"]
+"""The manifests the results page shows, each a headline claim re-earned on report seeds."""
 SEED_KINDS = {"tuning": range(0, 10), "report": range(100, 1 << 31)}
 """Where choices are made (tuning) and where claims are made (report)."""
 COPIED = ("config.json", "provenance.json")
@@ -255,20 +260,45 @@ def table(manifest: Manifest, results: Path = RESULTS, allow_mixed_commits: bool
             difference = two_level_difference(groups_of(arms[a], measure), groups_of(arms[b], measure))
             shown = f"{difference.estimate:.1f}" if math.isnan(difference.low) else \
                 f"{difference.estimate:.1f} [{difference.low:.1f}, {difference.high:.1f}]"
-            lines.append(f"- {measure}: {shown} (difference of IQMs; {method_label(min(len(arms[a].units), len(arms[b].units)), 2)})")
+            units = min(len(arms[a].units), len(arms[b].units))
+            per_unit = max(len(unit) for name in (a, b) for unit in arms[name].units.values())
+            lines.append(f"- {measure}: {shown}, {verdict(difference)} (difference of IQMs; {method_label(units, per_unit)})")
     return "\n".join(lines)
+
+
+PAGE_HEADER = """# Current results
+
+Each table below is generated from its manifest in `benchmarks/manifests/` and the committed runs in
+`benchmarks/results/` by `python benchmarks/protocol.py page`, and `tests/test_docs.py` checks that it still is. Every
+arm of a table ran at the commit it names; report seeds (100 and up) are seeds no choice was made on. A difference is
+"helped" or "hurt" only where its whole interval is on one side of 0. The dated journal of every experiment,
+with the ones that failed, is `benchmarks/RESULTS.md`.
+"""
+
+
+def page(manifests: list[Manifest], results: Path = RESULTS) -> str:
+    """The results page: ``PAGE_HEADER`` and the table of every manifest, in the order given."""
+    return "\n\n".join([PAGE_HEADER.rstrip("\n"), *(table(manifest, results) for manifest in manifests)]) + "\n"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("action", choices=["run", "table"])
-    parser.add_argument("manifest", type=Path)
+    parser.add_argument("action", choices=["run", "table", "page"])
+    parser.add_argument("manifest", type=Path, nargs="?", help="run, table: the manifest")
+    parser.add_argument("--page-manifests", type=Path, nargs="+", default=PAGE_MANIFESTS, help="page: the manifests it shows")
+    parser.add_argument("--out", type=Path, default=PAGE, help="page: where it is written")
     parser.add_argument("--run-root", type=Path, default=ROOT / "runs" / "protocol", help="where runs train (outside git)")
     parser.add_argument("--parallel", type=int, default=2)
     parser.add_argument("--torch-threads", type=int, default=1)
     parser.add_argument("--arms", nargs="+", help="run these arms only")
     parser.add_argument("--allow-mixed-commits", action="store_true")
     args = parser.parse_args()
+    if args.action == "page":
+        args.out.write_text(page([Manifest.read(path) for path in args.page_manifests]))
+        print(f"wrote {args.out}")
+        return
+    if args.manifest is None:
+        parser.error(f"{args.action} needs a manifest")
     manifest = Manifest.read(args.manifest)
     if args.action == "run":
         run(manifest, args.run_root, args.parallel, args.torch_threads, args.arms)
