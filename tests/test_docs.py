@@ -85,3 +85,11 @@ def test_every_page_is_in_the_navigation():
     listed = set(re.findall(r":\s*([\w/-]+\.md)\s*$", (ROOT / "mkdocs.yml").read_text(), re.M))
     pages = {page.relative_to(DOCS).as_posix() for page in DOCS.rglob("*.md")}
     assert pages == listed
+
+
+def test_the_results_page_is_what_its_manifests_and_committed_runs_give():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from protocol import PAGE, PAGE_MANIFESTS, Manifest, page
+
+    assert PAGE.read_text() == page([Manifest.read(path) for path in PAGE_MANIFESTS]), \
+        "docs/results.md is stale: python benchmarks/protocol.py page"
