@@ -64,7 +64,7 @@ from voidrl.math.intervals import MIN_INTERVAL_UNITS, two_level_difference, two_
 RESULTS = ROOT / "benchmarks" / "results"
 MANIFESTS = ROOT / "benchmarks" / "manifests"
 PAGE = ROOT / "docs" / "results.md"
-PAGE_MANIFESTS = [MANIFESTS / "mspacman-finetune-100k.toml", MANIFESTS / "minatar-breakout-250k.toml"]
+PAGE_MANIFESTS = [MANIFESTS / "mspacman-finetune-100k.toml"]
 """The manifests the results page shows, each a headline claim re-earned on report seeds."""
 SEED_KINDS = {"tuning": range(0, 10), "report": range(100, 1 << 31)}
 """Where choices are made (tuning) and where claims are made (report)."""
@@ -211,8 +211,8 @@ def read_arm(manifest: Manifest, arm: Arm, results: Path) -> ArmResults:
 
 def measures_of(run_dir: Path, budget: int) -> dict[str, float]:
     """``run_measures`` (final, auc, at_10%, at_25%) within the budget, and ``evaluation``: the mean return of the
-    run's last evaluation games (``--eval-every``: its final policy's, the run ending on the rollout that crosses the
-    budget; NaN without any)."""
+    run's last evaluation games, greedy (``--eval-every``: its final policy's, the run ending on the rollout that
+    crosses the budget; NaN without any)."""
     _, means = read_evaluations(run_dir)
     return run_measures(run_dir, budget) | {"evaluation": float(means[-1]) if len(means) else math.nan}
 
