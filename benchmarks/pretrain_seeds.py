@@ -28,6 +28,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from mspacman_tables import read_exploration  # noqa: E402
 from voidrl.io.report import run_csv_rows  # noqa: E402
+from voidrl.math.intervals import ratio_interval  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 SEED_FOLDERS = [RESULTS / "mspacman-2026-11-28-knn-scope", RESULTS / "mspacman-2026-11-30-pretrain-seed1",
@@ -64,8 +65,15 @@ def spread(values: np.ndarray) -> str:
     return f"{values.mean():.1f} +- {values.std(ddof=1) / np.sqrt(len(values)):.1f}"
 
 
+def ratio(games: np.ndarray, random: np.ndarray) -> str:
+    """mean(games) / mean(random) with its 95% bootstrap interval, both sides resampled (``ratio_interval``)."""
+    interval = ratio_interval(games, random)
+    return f"{interval.estimate:.2f}x [{interval.low:.2f}, {interval.high:.2f}]"
+
+
 def final_table(folders: list[Path]) -> list[str]:
-    lines = ["## Each seed's final networks, zero-shot (30 games each on the same starts; mean +- standard error)", "",
+    lines = ["## Each seed's final networks, zero-shot (30 games each on the same starts; mean +- standard error; ratios with "
+             "95% bootstrap intervals, the random policy's games resampled too)", "",
              "| seed | sampled score | sampled positions | positions / random | greedy score | greedy positions "
              "| particle reward | top-1 | entropy | training games' score (last 100) |",
              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
@@ -78,7 +86,7 @@ def final_table(folders: list[Path]) -> list[str]:
         own = {name: np.mean([float(row[name]) for row in rows]) for name in ("apt/particle_reward", "apt/contrastive_accuracy", "train/entropy")}
         games = np.array([float(row["return"]) for row in run_csv_rows(folder / "pretrain", "episodes.csv")][-100:])
         lines.append(f"| {label(folder)} ({int(final.removeprefix('step-')):,} steps) | {spread(sampled['score'])} | {spread(sampled['positions'])} | "
-                     f"{sampled['positions'].mean() / random['positions'].mean():.2f}x | {spread(greedy['score'])} | "
+                     f"{ratio(sampled['positions'], random['positions'])} | {spread(greedy['score'])} | "
                      f"{spread(greedy['positions'])} | {own['apt/particle_reward']:.3f} | {own['apt/contrastive_accuracy']:.3f} | "
                      f"{own['train/entropy']:.2f} | {games.mean():.0f} |")
     random = read_exploration(folders[0] / "explore" / "random.csv")
@@ -109,16 +117,17 @@ def trace_table(folders: list[Path]) -> list[str]:
 def at_step_table(folders: list[Path], step: int) -> list[str]:
     """Each run at ``step`` (issue 88's measure of equal learning): its networks' sampled games there against the
     random policy's, and the particle reward of its last updates up to that step."""
-    lines = [f"## Each run at step {step:,} (30 sampled games; positions and score / random's; the run's own measures: "
-             f"the mean of its last {LAST_UPDATES} updates up to that step)", "",
+    lines = [f"## Each run at step {step:,} (30 sampled games; positions and score / random's, with 95% bootstrap intervals "
+             f"that resample the random policy's games too; the run's own measures: the mean of its last {LAST_UPDATES} "
+             "updates up to that step)", "",
              "| run | positions / random | score / random | particle reward | top-1 | entropy |", "|---|---:|---:|---:|---:|---:|"]
     for folder in folders:
         random = read_exploration(folder / "explore" / "random.csv")
         games = snapshots(folder / "explore").get(step)
         rows = [row for row in run_csv_rows(folder / "pretrain", "metrics.csv") if int(row["step"]) <= step][-LAST_UPDATES:]
         own = {name: np.mean([float(row[name]) for row in rows]) for name in ("apt/particle_reward", "apt/contrastive_accuracy", "train/entropy")}
-        played = "no games" if games is None else \
-            f"{games['positions'].mean() / random['positions'].mean():.2f}x | {games['score'].mean() / random['score'].mean():.2f}x"
+        played = "no games | no games" if games is None else \
+            f"{ratio(games['positions'], random['positions'])} | {ratio(games['score'], random['score'])}"
         lines.append(f"| {folder.relative_to(RESULTS) if folder.is_relative_to(RESULTS) else folder} | {played} | "
                      f"{own['apt/particle_reward']:.3f} | {own['apt/contrastive_accuracy']:.3f} | {own['train/entropy']:.2f} |")
     return lines + [""]
