@@ -6,12 +6,14 @@ Two defaults of the C libraries under torch cost a training run much of its spee
   300,000 iterations before they sleep. Alone on its CPUs a run loses nothing by that; beside other busy processes the
   spinning threads take the CPU time the working one needs, and every operation waits for its slowest thread.
   ``GOMP_SPINCOUNT`` at ``OPENMP_SPIN_COUNT`` keeps the speed alone and bounds the loss beside other work
-  (``benchmarks/bench_beside_work.py``). It must be in the environment before torch loads OpenMP, so it is set only
-  where torch is not yet imported and the user set neither ``OMP_WAIT_POLICY`` nor ``GOMP_SPINCOUNT``.
+  (``benchmarks/bench_beside_work.py``: about 2x, from up to 12x). It must be in the environment before torch loads
+  OpenMP, so it is set only where torch is not yet imported and the user set neither ``OMP_WAIT_POLICY`` nor
+  ``GOMP_SPINCOUNT``.
 - **glibc's heap trimming.** A minibatch of Atari frames turned to float is about 30 MB; glibc hands blocks that large
   back to the kernel when they are freed and asks for them again (zeroed, page by page) at the next minibatch. That was
-  a quarter of a pre-training's wall time as system time. ``mallopt`` keeps freed memory in the heap
-  (``HEAP_SETTINGS``) unless the user set glibc's ``MALLOC_*`` variables; a process keeps its peak heap instead.
+  more than a quarter of a pre-training's wall time as system time (12 s of 41 s). ``mallopt`` keeps freed memory in
+  the heap (``HEAP_SETTINGS``) unless the user set glibc's ``MALLOC_*`` variables; a process keeps its peak heap
+  instead.
 
 Neither touches the order of any computation: a run gives the same bits with or without them.
 """
@@ -25,8 +27,8 @@ import sys
 
 OPENMP_SPIN_COUNT = "1000"
 """GNU OpenMP's spins before an idle thread sleeps (its default 300,000). Measured on 2 CPUs with a MinAtar
-pre-training beside two busy processes: 300,000 took 4.7x its time alone, 1,000 2.2x and passive waiting (0) 2.0x; alone
-1,000 took the time of 300,000 and passive waiting 1.4x it (benchmarks/RESULTS.md, "Beside other work")."""
+pre-training of 12,288 steps, seconds alone / beside two busy processes: 300,000 18.2 / 86.4, 1,000 18.6 / 41.6,
+passive waiting (``OMP_WAIT_POLICY=PASSIVE``) 25.4 / 35.9 (benchmarks/RESULTS.md, "Speed as users get it")."""
 M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_THRESHOLD = -1, -2, -3
 """glibc's ``mallopt`` parameters (malloc.h)."""
 HEAP_SETTINGS = ((M_MMAP_THRESHOLD, 32 << 20), (M_TRIM_THRESHOLD, 1 << 30), (M_TOP_PAD, 64 << 20))
