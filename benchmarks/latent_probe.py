@@ -75,9 +75,10 @@ def play(weights: Path, games: int, seed: int) -> tuple[torch.Tensor, np.ndarray
     return torch.stack(frames), np.stack(rams)
 
 
-def encoder_of(weights: Path, obs_shape: tuple[int, ...]) -> APTEncoder:
+def encoder_of(saved: dict, obs_shape: tuple[int, ...]) -> APTEncoder:
+    """The APT encoder of a loaded weights file, without spectral norm (its weights already divided by it)."""
     encoder = APTEncoder(obs_shape, spectral=False)
-    encoder.load_state_dict(plain_encoder_state(load_checkpoint(weights)["intrinsic"]["encoder"], obs_shape))
+    encoder.load_state_dict(plain_encoder_state(saved["intrinsic"]["encoder"], obs_shape))
     return encoder.eval()
 
 
@@ -148,9 +149,10 @@ def main() -> None:
     for weights in args.weights:
         frames, ram = play(weights, args.games, args.seed)
         targets = quantities(ram)
-        knn_k = load_checkpoint(weights)["config"]["intrinsic_config"]["knn_k"]
+        saved = load_checkpoint(weights)
+        knn_k = saved["config"]["intrinsic_config"]["knn_k"]
         obs_shape = tuple(frames.shape[2:])
-        rows.append(measure(str(weights), latents_of(encoder_of(weights, obs_shape), frames), targets, args.window, knn_k))
+        rows.append(measure(str(weights), latents_of(encoder_of(saved, obs_shape), frames), targets, args.window, knn_k))
         rows.append(measure(f"random encoder, {weights.name}'s games", latents_of(APTEncoder(obs_shape, spectral=False).eval(), frames),
                             targets, args.window, knn_k))
         print(table(rows[-2:]), flush=True, file=sys.stderr)

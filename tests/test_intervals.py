@@ -8,7 +8,7 @@ from scipy import stats
 
 from voidrl.io.report import run_measures
 from voidrl.math.intervals import (
-    Interval, difference_interval, group_interval, interquartile_mean, iqm, iqm_difference, iqm_interval, ratio_interval, t_interval,
+    Interval, difference_interval, group_interval, iqm, iqm_difference, iqm_interval, ratio_interval, t_interval,
     two_level_difference, two_level_interval, verdict, welch_difference,
 )
 
@@ -95,7 +95,7 @@ def test_run_measures_by_hand(tmp_path):
 
 def test_two_level_bootstrap_gives_no_interval_below_three_parents():
     interval = two_level_interval([np.array([1.0, 2.0, 3.0]), np.array([4.0, 5.0, 6.0])])
-    assert interval.estimate == pytest.approx(interquartile_mean(np.arange(1.0, 7.0)))
+    assert interval.estimate == pytest.approx(iqm(np.arange(1.0, 7.0)))
     assert math.isnan(interval.low) and math.isnan(interval.high)
     assert math.isnan(two_level_difference([np.ones(3)] * 5, [np.ones(1)] * 2).low)
     assert math.isnan(ratio_interval(np.ones(2), np.ones(5)).low)
@@ -106,9 +106,9 @@ def test_two_level_bootstrap_of_identical_values_has_no_width():
     assert two_level_difference([np.full(3, 5.0)] * 4, [np.full(1, 2.0)] * 5) == Interval(3.0, 3.0, 3.0)
 
 
-def test_interquartile_mean_by_hand():
+def test_iqm_by_hand():
     # eight values, sorted -50, 1, 2, 3, 4, 5, 6, 100: the middle four are 2, 3, 4 and 5
-    assert interquartile_mean(np.array([100.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, -50.0])) == pytest.approx(3.5)
+    assert iqm(np.array([100.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, -50.0])) == pytest.approx(3.5)
 
 
 def test_a_parent_effect_widens_the_two_level_interval_beyond_the_pooled_one():

@@ -133,9 +133,10 @@ MIN_INTERVAL_UNITS = 3
 """Fewer independent units than this (seeds, or parents where runs share one) get no interval: their values are shown."""
 
 
-def interquartile_mean(values: np.ndarray) -> float:
-    """The mean of the middle 50% of ``values [n]`` (scipy's 25%-trimmed mean, which is what rliable's IQM computes)."""
-    return float(require("scipy.stats", "analysis", "an interquartile mean").trim_mean(np.asarray(values, dtype=float), 0.25))
+def percentile_interval(estimate: float, draws: np.ndarray, confidence: float) -> Interval:
+    """``estimate`` with the percentile interval of its bootstrap ``draws [reps]``."""
+    low, high = np.quantile(draws, [0.5 - confidence / 2, 0.5 + confidence / 2])
+    return Interval(estimate, float(low), float(high))
 
 
 def two_level_resample(groups: list[np.ndarray], generator: np.random.Generator) -> np.ndarray:
@@ -145,7 +146,7 @@ def two_level_resample(groups: list[np.ndarray], generator: np.random.Generator)
     return np.concatenate([groups[p][generator.integers(len(groups[p]), size=len(groups[p]))] for p in parents])
 
 
-def two_level_interval(groups: list[np.ndarray], statistic=interquartile_mean, reps: int = BOOTSTRAP_REPS, seed: int = 0,
+def two_level_interval(groups: list[np.ndarray], statistic=iqm, reps: int = BOOTSTRAP_REPS, seed: int = 0,
                        confidence: float = 0.95) -> Interval:
     """``statistic`` of every child pooled, with a percentile interval from a two-level bootstrap (parents, then
     children within each parent). A parent with one child each is the ordinary bootstrap of the values. NaN bounds
@@ -155,12 +156,10 @@ def two_level_interval(groups: list[np.ndarray], statistic=interquartile_mean, r
     if len(groups) < MIN_INTERVAL_UNITS:
         return Interval(estimate, math.nan, math.nan)
     generator = np.random.default_rng(seed)
-    draws = np.array([statistic(two_level_resample(groups, generator)) for _ in range(reps)])
-    low, high = np.quantile(draws, [0.5 - confidence / 2, 0.5 + confidence / 2])
-    return Interval(estimate, float(low), float(high))
+    return percentile_interval(estimate, np.array([statistic(two_level_resample(groups, generator)) for _ in range(reps)]), confidence)
 
 
-def two_level_difference(a: list[np.ndarray], b: list[np.ndarray], statistic=interquartile_mean, reps: int = BOOTSTRAP_REPS,
+def two_level_difference(a: list[np.ndarray], b: list[np.ndarray], statistic=iqm, reps: int = BOOTSTRAP_REPS,
                          seed: int = 0, confidence: float = 0.95) -> Interval:
     """``statistic(a) - statistic(b)`` of two arms' pooled children, each arm resampled on its own two levels
     (``two_level_resample``: a group per parent; runs with no shared parent are groups of one). NaN bounds where
@@ -172,8 +171,7 @@ def two_level_difference(a: list[np.ndarray], b: list[np.ndarray], statistic=int
     generator = np.random.default_rng(seed)
     draws = np.array([statistic(two_level_resample(a, generator)) - statistic(two_level_resample(b, generator))
                       for _ in range(reps)])
-    low, high = np.quantile(draws, [0.5 - confidence / 2, 0.5 + confidence / 2])
-    return Interval(estimate, float(low), float(high))
+    return percentile_interval(estimate, draws, confidence)
 
 
 def ratio_interval(numerator: np.ndarray, denominator: np.ndarray, reps: int = BOOTSTRAP_REPS, seed: int = 0,
@@ -188,5 +186,4 @@ def ratio_interval(numerator: np.ndarray, denominator: np.ndarray, reps: int = B
     generator = np.random.default_rng(seed)
     draws = (numerator[generator.integers(len(numerator), size=(reps, len(numerator)))].mean(1)
              / denominator[generator.integers(len(denominator), size=(reps, len(denominator)))].mean(1))
-    low, high = np.quantile(draws, [0.5 - confidence / 2, 0.5 + confidence / 2])
-    return Interval(estimate, float(low), float(high))
+    return percentile_interval(estimate, draws, confidence)
