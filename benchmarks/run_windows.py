@@ -13,12 +13,12 @@ from pathlib import Path
 
 import numpy as np
 
-from voidrl.io.report import read_episodes
+from voidrl.io.report import open_csv, read_episodes, run_csv_file
 
 
 def read_metrics(path: Path) -> tuple[list[str], list[dict[str, str]]]:
-    """metrics.csv's header and rows (a column is empty in rows that did not log it)."""
-    with open(path, newline="") as handle:
+    """metrics.csv's header and rows (a column is empty in rows that did not log it); gzipped where it ends in .gz."""
+    with open_csv(path) as handle:
         reader = csv.DictReader(handle)
         return list(reader.fieldnames or []), list(reader)
 
@@ -31,17 +31,17 @@ def finite_mean(values: np.ndarray) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("runs", nargs="+", help="run directories (episodes.csv and metrics.csv)")
+    parser.add_argument("runs", nargs="+", help="run directories (episodes.csv and metrics.csv, or their gzipped copies)")
     parser.add_argument("--window", type=int, default=10_000, help="environment steps per row")
     parser.add_argument("--metrics", nargs="*", default=[], help="columns of metrics.csv to average per window")
     args = parser.parse_args()
     if args.window < 1:
         parser.error(f"--window must be a positive integer, got {args.window}")
     for run in map(Path, args.runs):
-        if not (run / "episodes.csv").is_file():
+        if run_csv_file(run, "episodes.csv") is None or run_csv_file(run, "metrics.csv") is None:
             parser.error(f"{run} has no episodes.csv (is it a run directory?)")
         steps, returns = read_episodes(run)
-        header, metrics = read_metrics(run / "metrics.csv")
+        header, metrics = read_metrics(run_csv_file(run, "metrics.csv"))
         missing = [name for name in args.metrics if name not in header]
         if missing:
             parser.error(f"{run}/metrics.csv has no column {', '.join(missing)}; it has {', '.join(header)}")
