@@ -139,3 +139,61 @@ def test_gradient_reaches_encoder_through_projection_head():
     projection.pow(2).sum().backward()
     for name, param in list(encoder.named_parameters()) + list(head.named_parameters()):
         assert param.grad is not None and param.grad.abs().sum() > 0, name
+
+
+def step_frames(step, num_envs, shape=(2, 3, 3)):
+    """One vector step whose environment e's frame is filled with 10 * step + e."""
+    return constant_frames([10 * step + env for env in range(num_envs)], shape)
+
+
+def test_sampled_transitions_pair_an_environments_consecutive_observations_and_skip_new_episodes():
+    buffer = RepresentationBuffer(100, (2, 3, 3), block_steps=2)  # pairs across sealed blocks and the staging block
+    buffer.add(step_frames(0, 2))  # no predecessor: arrivals -1
+    buffer.add(step_frames(1, 2), torch.tensor([3, -1]))  # env 1 began a new episode
+    buffer.add(step_frames(2, 2), torch.tensor([4, 5]))
+    assert torch.equal(buffer.latest(), step_frames(2, 2))
+    before, actions, after = buffer.sample_transitions(300, torch.Generator().manual_seed(0))
+    pairs = set(zip(before[:, 0, 0, 0].tolist(), actions.tolist(), after[:, 0, 0, 0].tolist()))
+    assert pairs == {(0, 3, 10), (10, 4, 20), (11, 5, 21)}  # by hand: never into env 1's step 1, never from nothing
+
+
+def test_transitions_come_from_the_newest_observations_with_their_predecessor_held():
+    buffer = RepresentationBuffer(4, (2, 3, 3), block_steps=1)
+    assert buffer.sample_transitions(1) is None and buffer.latest() is None
+    for step in range(6):
+        buffer.add(step_frames(step, 2), None if step == 0 else torch.tensor([step, 7]))
+    before, actions, after = buffer.sample_transitions(300, torch.Generator().manual_seed(0))
+    pairs = set(zip(before[:, 0, 0, 0].tolist(), actions.tolist(), after[:, 0, 0, 0].tolist()))
+    # the newest 4 observations are steps 4 and 5, and step 3 was dropped with its block: step 4 has no pair
+    assert pairs == {(40, 5, 50), (41, 7, 51)}
+
+
+def test_another_number_of_environments_forgets_every_pair():
+    buffer = RepresentationBuffer(100, (2, 3, 3))
+    buffer.add(step_frames(0, 2))
+    buffer.add(step_frames(1, 2), torch.tensor([1, 2]))
+    buffer.add(step_frames(2, 3), torch.tensor([1, 2, 3]))  # an index N back would cross environments now
+    assert buffer.sample_transitions(4) is None
+    buffer.add(step_frames(3, 3), torch.tensor([4, 5, 6]))
+    _, actions, after = buffer.sample_transitions(100, torch.Generator().manual_seed(0))
+    assert set(actions.tolist()) == {4, 5, 6} and set(after[:, 0, 0, 0].tolist()) == {30, 31, 32}
+
+
+def test_arrivals_survive_a_checkpoint_and_an_older_state_holds_no_pairs(tmp_path):
+    buffer = RepresentationBuffer(100, (2, 3, 3), block_steps=2)
+    for step in range(3):
+        buffer.add(step_frames(step, 2), torch.tensor([step, step + 10]))
+    save_checkpoint(tmp_path / "buffer.pt", {"buffer": buffer.state_dict()})
+    state = load_checkpoint(tmp_path / "buffer.pt")["buffer"]
+    restored = RepresentationBuffer(100, (2, 3, 3), block_steps=2)
+    restored.load_state_dict(state)
+    generator = lambda: torch.Generator().manual_seed(3)  # noqa: E731
+    for original, copy in zip(buffer.sample_transitions(50, generator()), restored.sample_transitions(50, generator())):
+        assert torch.equal(original, copy)
+    restored.add(step_frames(3, 2), torch.tensor([8, 9]))  # the restored staging block goes on filling
+    before, actions, after = restored.sample_transitions(300, generator())
+    assert (20, 8, 30) in set(zip(before[:, 0, 0, 0].tolist(), actions.tolist(), after[:, 0, 0, 0].tolist()))
+    older = {name: value for name, value in state.items() if "arrivals" not in name}
+    old = RepresentationBuffer(100, (2, 3, 3), block_steps=2)
+    old.load_state_dict(older)
+    assert old.sample_transitions(4) is None and len(old) == 6

@@ -2,6 +2,7 @@
 
 import math
 
+import gymnasium as gym
 import pytest
 import torch
 
@@ -9,6 +10,7 @@ import voidrl
 from voidrl.intrinsic.apt import APTConfig, APTReward
 from voidrl.io.checkpoint import load_checkpoint
 from voidrl.rollout import RolloutStorage
+from voidrl.rollout.collector import Transition
 
 OBS = (4, 10, 10)
 
@@ -161,3 +163,73 @@ def test_chunked_contrastive_update_gives_the_same_gradient_as_one_pass():
 def test_bad_variant_options_are_refused_by_name(field, value):
     with pytest.raises(ValueError, match=field):
         APTConfig(**{field: value}).validate()
+
+
+def test_inverse_dynamics_needs_consecutive_steps_and_discrete_actions():
+    with pytest.raises(ValueError, match="inverse_dynamics_coef needs representation_stride 1"):
+        APTConfig(inverse_dynamics_coef=1.0, representation_stride=2).validate()
+    with pytest.raises(ValueError, match="inverse_dynamics_coef needs a Discrete action space.*Box"):
+        APTReward(APTConfig(inverse_dynamics_coef=1.0), OBS, action_space=gym.spaces.Box(-1.0, 1.0, (2,)))
+    with pytest.raises(ValueError, match="inverse_dynamics_coef must be >= 0, got -1.0"):
+        APTConfig(inverse_dynamics_coef=-1.0).validate()
+
+
+def test_each_step_records_the_action_that_reached_its_observation_unless_a_new_episode_began():
+    plugin = APTReward(APTConfig(inverse_dynamics_coef=1.0, contrastive_start=10**9), OBS, action_space=gym.spaces.Discrete(3))
+    frames = [torch.randint(0, 256, (2, *OBS), generator=torch.Generator().manual_seed(step), dtype=torch.uint8) for step in range(4)]
+    done = torch.zeros(2, dtype=torch.bool)
+    with torch.no_grad():
+        plugin.on_step(Transition(frames[0], torch.tensor([1, 2]), frames[1], done, done))  # nothing stored before it
+        plugin.on_step(Transition(frames[1], torch.tensor([0, 1]), frames[2], done, done))
+        reset = torch.stack([frames[2][0], frames[3][1]])  # env 1 acts on a new episode's first observation
+        plugin.on_step(Transition(reset, torch.tensor([2, 2]), frames[3], done, done))
+    arrivals = plugin.buffer.state_dict()["staging_arrivals"]
+    assert arrivals.tolist() == [[-1, -1], [0, 1], [2, -1]]
+
+
+def test_the_inverse_dynamics_term_is_the_cross_entropy_of_the_latents_and_trains_its_head():
+    torch.manual_seed(0)
+    plugin = APTReward(APTConfig(inverse_dynamics_coef=0.5, contrastive_batch_size=8), OBS, action_space=gym.spaces.Discrete(3))
+    generator = torch.Generator().manual_seed(1)
+    for step in range(5):
+        plugin.buffer.add(torch.randint(0, 256, (3, *OBS), generator=generator, dtype=torch.uint8),
+                          None if step == 0 else torch.randint(0, 3, (3,), generator=generator))
+    torch.manual_seed(2)
+    before, actions, after = plugin.buffer.sample_transitions(8)
+    with torch.no_grad():
+        latents = [plugin.encoder(frames.float() / 255) for frames in (before, after)]
+        expected = torch.nn.functional.cross_entropy(plugin.inverse_head(*latents), actions)
+    head = [p.detach().clone() for p in plugin.inverse_head.parameters()]
+    torch.manual_seed(2)
+    frames = plugin.buffer.sample(8)
+    metrics = plugin.contrastive_step(frames, plugin.draw_views(8), (before, actions, after))
+    torch.testing.assert_close(metrics["apt/inverse_dynamics_loss"], expected)
+    assert 0 <= metrics["apt/inverse_dynamics_accuracy"] <= 1 and "apt/contrastive_loss" in metrics
+    assert all(not torch.equal(a, b) for a, b in zip(head, plugin.inverse_head.parameters()))
+
+
+def test_the_inverse_dynamics_gradient_is_the_contrastive_one_plus_the_coefficient_times_its_own():
+    grads = {}
+    for coef in (0.0, 1.0, 3.0):
+        torch.manual_seed(0)
+        plugin = APTReward(APTConfig(inverse_dynamics_coef=coef or 1.0, contrastive_batch_size=8), OBS,
+                           action_space=gym.spaces.Discrete(3))
+        plugin.config.inverse_dynamics_coef = coef
+        generator = torch.Generator().manual_seed(1)
+        for step in range(5):
+            plugin.buffer.add(torch.randint(0, 256, (3, *OBS), generator=generator, dtype=torch.uint8),
+                              None if step == 0 else torch.randint(0, 3, (3,), generator=generator))
+        torch.manual_seed(2)
+        transitions = plugin.buffer.sample_transitions(8)
+        plugin.parameters.optimizer.step = lambda: grads.__setitem__(coef, plugin.parameters.flat.grad.clone())
+        plugin.contrastive_step(plugin.buffer.sample(8), plugin.draw_views(8), transitions)
+    encoder_size = sum(p.numel() for p in plugin.encoder.parameters())
+    own = grads[1.0] - grads[0.0]
+    assert own[:encoder_size].abs().sum() > 0  # the inverse-dynamics loss reaches the encoder
+    torch.testing.assert_close(grads[3.0], grads[0.0] + 3 * own, rtol=1e-4, atol=1e-6)
+
+
+def test_a_state_without_the_inverse_dynamics_head_is_refused():
+    state = APTReward(APTConfig(), OBS).state_dict()
+    with pytest.raises(ValueError, match="no inverse-dynamics head"):
+        APTReward(APTConfig(inverse_dynamics_coef=1.0), OBS, action_space=gym.spaces.Discrete(3)).load_state_dict(state)

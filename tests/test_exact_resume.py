@@ -141,6 +141,9 @@ CASES = {
                                    "--critic-warmup-rollouts", "3", *SMALL_PPG], 70, 256),
     "apt-pretrain-minatar": (["pretrain", "ppg", "--env", "MinAtar/Breakout-v1", "--steps", "640", "--contrastive-start", "64",
                               "--contrastive-batch-size", "16", *SMALL_PPG], 70, 256),
+    # the buffer's arrivals are checkpointed, and the first step after the resume pairs with the last one stored
+    "apt-inverse-dynamics-minatar": (["pretrain", "ppg", "--env", "MinAtar/Breakout-v1", "--steps", "640", "--contrastive-start", "64",
+                                      "--contrastive-batch-size", "16", "--inverse-dynamics-coef", "1", *SMALL_PPG], 70, 256),
     "r2d2-save-replay": (["train", "r2d2", "--env", "CartPole-v1", "--preset", "cartpole", "--steps", "1200", "--min-replay", "16",
                           "--lstm-size", "16", "--head-size", "16", "--batch-size", "8", "--save-replay"], 100, 320),
 }

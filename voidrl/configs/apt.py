@@ -86,12 +86,17 @@ class APTConfig:
     representation_stride: int = 1
     """Store one vector step in this many in the representation buffer: the buffer then spans this many
     times more of the run, so contrastive batches hold fewer near-identical states (the same memory)."""
+    inverse_dynamics_coef: float = 0.0
+    """Weight of an inverse-dynamics term in every representation update (a discrete action space): the latents f(s_t)
+    and f(s_t+1) of a batch of stored transitions classify the action a_t (NGU's embedding, ICM), so the latent keeps
+    what the agent's actions change, not only what tells frames apart. 0 (Müller 2022) trains by the contrastive loss
+    alone."""
 
     acts_only: ClassVar[dict[str, Condition]] = {
         **{name: Positive("contrastive_updates_per_step") for name in (
             "representation_buffer", "contrastive_start", "contrastive_batch_size", "contrastive_chunk_size", "contrastive_loss",
             "encoder_learning_rate", "warmup_updates", "encoder_max_grad_norm", "head_norm", "shift_probability", "brightness",
-            "representation_stride")},
+            "representation_stride", "inverse_dynamics_coef")},
         "target_tau": AllOf(Positive("contrastive_updates_per_step"), Choice("contrastive_loss", "curl")),
         "temperature": AllOf(Positive("contrastive_updates_per_step"), Choice("contrastive_loss", "nt-xent")),
     }
@@ -102,7 +107,7 @@ class APTConfig:
         if self.contrastive_chunk_size is not None:
             require_positive_integers(self, ("contrastive_chunk_size",))
         require_non_negative(self, ("contrastive_start", "contrastive_updates_per_step", "knn_clip", "extrinsic_coef",
-                                    "intrinsic_coef", "warmup_updates", "brightness"))
+                                    "intrinsic_coef", "warmup_updates", "brightness", "inverse_dynamics_coef"))
         require_positive(self, ("temperature", "encoder_learning_rate", "encoder_max_grad_norm", "reward_offset"))
         require_choice(self, "reward_observation", REWARD_OBSERVATIONS)
         require_choice(self, "knn_scope", KNN_SCOPES)
@@ -114,3 +119,6 @@ class APTConfig:
             raise ValueError("head_norm batch needs contrastive_chunk_size unset: BatchNorm's statistics would differ chunk by chunk")
         if not 0.0 <= self.shift_probability <= 1.0:
             raise ValueError(f"shift_probability must be in [0, 1], got {self.shift_probability}")
+        if self.inverse_dynamics_coef > 0 and self.representation_stride != 1:
+            raise ValueError(f"inverse_dynamics_coef needs representation_stride 1 (a transition is two consecutive stored "
+                             f"steps), got representation_stride {self.representation_stride}")

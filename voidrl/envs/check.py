@@ -114,7 +114,7 @@ def applicable_parts(obs_space: gym.Space, action_space: gym.Space, report: EnvR
             report.applicable.append(name)
     for name in sorted(REWARD_SOURCES):
         try:
-            REWARD_SOURCES[name](REWARD_SOURCES.config_class(name)(), obs_shape, "cpu")
+            REWARD_SOURCES[name](REWARD_SOURCES.config_class(name)(), obs_shape, "cpu", action_space)
         except ValueError as error:
             refused.append(f"--intrinsic {name} ({error})")
         else:

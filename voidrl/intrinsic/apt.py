@@ -17,7 +17,9 @@ import copy
 import time
 from typing import Any
 
+import gymnasium as gym
 import torch
+import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils import parametrize
 
@@ -31,6 +33,7 @@ from voidrl.math.returns import episode_sums
 from voidrl.math.running_stats import RunningMeanStd
 from voidrl.nets.encoders import APTEncoder, ProjectionHead
 from voidrl.nets.flat import TrainedParameters
+from voidrl.nets.inverse_dynamics import InverseDynamicsHead
 from voidrl.rollout.collector import Transition
 from voidrl.rollout.storage import RolloutStorage
 
@@ -53,15 +56,24 @@ class APTReward:
 
     config_class = APTConfig
 
-    def __init__(self, config: APTConfig, obs_shape: tuple[int, ...], device: torch.device | str = "cpu"):
+    def __init__(self, config: APTConfig, obs_shape: tuple[int, ...], device: torch.device | str = "cpu",
+                 action_space: gym.Space | None = None):
         config.validate()
         if len(obs_shape) != 3:
             raise ValueError(f"apt needs pixel observations [C, H, W], got shape {tuple(obs_shape)}")
+        if config.inverse_dynamics_coef > 0 and not isinstance(action_space, gym.spaces.Discrete):
+            raise ValueError(f"inverse_dynamics_coef needs a Discrete action space (the action is classified), "
+                             f"got {action_space}")
         self.config = config
         self.device = torch.device(device)
         self.encoder = APTEncoder(obs_shape, spectral=config.spectral_norm).to(self.device)
         self.head = ProjectionHead(self.encoder.out_features, config.head_norm).to(self.device)
-        online = [*self.encoder.parameters(), *self.head.parameters()]
+        self.inverse_head: InverseDynamicsHead | None = None
+        """Classifies a_t from the latents of s_t and s_t+1 (``inverse_dynamics_coef`` > 0)."""
+        if config.inverse_dynamics_coef > 0:
+            self.inverse_head = InverseDynamicsHead(self.encoder.out_features, int(action_space.n)).to(self.device)
+        online = [*self.encoder.parameters(), *self.head.parameters(),
+                  *([] if self.inverse_head is None else self.inverse_head.parameters())]
         self.bilinear: nn.Parameter | None = None
         """curl's W ``[64, 64]``, starting at the identity (the dot product of the projections)."""
         self.target_encoder: APTEncoder | None = None
@@ -95,13 +107,24 @@ class APTReward:
         return self.config.extrinsic_coef, self.config.intrinsic_coef
 
     def on_step(self, transition: Transition) -> None:
-        self.observe(transition.next_obs)
+        self.observe(transition.next_obs, self.arrivals(transition) if self.inverse_head is not None else None)
 
-    def observe(self, next_obs: torch.Tensor) -> None:
-        """Store the true next observations ``[N, ...]`` (uint8) and train the encoder."""
+    def arrivals(self, transition: Transition) -> torch.Tensor:
+        """``[N]``: the action by which each environment reached its next observation from the one stored a step
+        before, -1 where it acted on another (a new episode began, or the run resumed into new ones)."""
+        previous = self.buffer.latest()
+        actions = transition.actions.cpu().long()
+        if previous is None or previous.shape[0] != actions.shape[0]:
+            return torch.full_like(actions, -1)
+        continued = (transition.obs.cpu() == previous).flatten(1).all(1)
+        return actions.where(continued, -1)
+
+    def observe(self, next_obs: torch.Tensor, arrivals: torch.Tensor | None = None) -> None:
+        """Store the true next observations ``[N, ...]`` (uint8) with their ``arrivals`` (``RepresentationBuffer.add``)
+        and train the encoder."""
         started = time.perf_counter()
         if self.vector_steps % self.config.representation_stride == 0:
-            self.buffer.add(next_obs.cpu())
+            self.buffer.add(next_obs.cpu(), arrivals)
         self.vector_steps += 1
         self.env_steps += next_obs.shape[0] * collective.world_size()
         if self.env_steps >= self.config.contrastive_start:
@@ -149,14 +172,20 @@ class APTReward:
         return nt_xent_loss(projections[0], projections[1], self.config.temperature)
 
     def contrastive_update(self) -> Metrics:
-        """One step on a batch from the representation buffer (``contrastive_step``)."""
+        """One step on a batch from the representation buffer (``contrastive_step``) and, with inverse dynamics, on a
+        batch of its transitions (none before the buffer holds one)."""
         frames = self.buffer.sample(self.config.contrastive_batch_size).to(self.device)
-        return self.contrastive_step(frames, self.draw_views(frames.shape[0]))
+        views = self.draw_views(frames.shape[0])
+        transitions = None if self.inverse_head is None else self.buffer.sample_transitions(self.config.contrastive_batch_size)
+        return self.contrastive_step(frames, views, transitions)
 
     @torch.enable_grad()  # on_step runs inside the collector's no-grad rollout
-    def contrastive_step(self, frames: torch.Tensor, views: list[View]) -> Metrics:
-        """One step on uint8 ``frames [B, C, H, W]`` seen through the two ``views``; returns the loss, its
-        accuracy and ``representation_metrics`` of the first view."""
+    def contrastive_step(self, frames: torch.Tensor, views: list[View],
+                         transitions: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None) -> Metrics:
+        """One step on uint8 ``frames [B, C, H, W]`` seen through the two ``views`` and, with ``transitions`` (uint8
+        ``before``, ``actions``, ``after``: ``RepresentationBuffer.sample_transitions``), on ``inverse_dynamics_coef``
+        times their inverse-dynamics loss; returns the losses, their accuracies and ``representation_metrics`` of the
+        first view."""
         cfg = self.config
         # nt-xent back-propagates through both views; curl through the anchors only
         online_views = views if self.bilinear is None else views[:1]
@@ -180,7 +209,8 @@ class APTReward:
             if cfg.contrastive_chunk_size is None:
                 latents, projections = zip(*(self.embed(frames, view, slot=slot) for slot, view in enumerate(online_views)))
                 loss, metrics = self.contrastive_loss(projections, positives)
-                loss.backward()
+                # the inverse-dynamics pass below goes back through spectral norm's cached weights too
+                loss.backward(retain_graph=transitions is not None and cfg.spectral_norm)
             else:
                 with torch.no_grad():
                     embedded = [[self.embed(c, v, slot=0) for c, v in zip(chunks, chunk_views(view, chunk_size))] for view in online_views]
@@ -192,6 +222,8 @@ class APTReward:
                     for chunk, chunk_view, grad in zip(chunks, chunk_views(view, chunk_size), z.grad.split(chunk_size)):
                         # slot 0 again: each chunk's graph is done with it once its backward has run
                         self.embed(chunk, chunk_view, slot=0)[1].backward(grad, retain_graph=True)  # keeps the cached weights' graph
+            if transitions is not None:
+                metrics = {**metrics, **self.inverse_dynamics_backward(*transitions)}
         self.updates += 1
         warmup = min(1.0, self.updates / cfg.warmup_updates) if cfg.warmup_updates else 1.0
         self.parameters.set_learning_rate(cfg.encoder_learning_rate * warmup)
@@ -199,6 +231,21 @@ class APTReward:
         if self.bilinear is not None:
             self.update_target()
         return {**metrics, **representation_metrics(latents[0].detach(), projections[0].detach())}
+
+    def inverse_dynamics_backward(self, before: torch.Tensor, actions: torch.Tensor, after: torch.Tensor) -> Metrics:
+        """Back-propagate ``inverse_dynamics_coef`` times the cross-entropy of the actions ``[B]`` classified from the
+        latents of the unaugmented uint8 frames ``before`` and ``after`` ``[B, C, H, W]`` (the latents the particle
+        reward measures); returns that loss and its accuracy."""
+        pairs = torch.cat([before, after]).to(self.device)
+        # frame_buffer slot 2: the contrastive views' slots may still be saved by their graphs
+        latents = self.encoder(self.frame_buffer(2, pairs).copy_(pairs).div_(255.0))
+        logits = self.inverse_head(*latents.chunk(2))
+        actions = actions.to(self.device)
+        loss = F.cross_entropy(logits, actions)
+        (self.config.inverse_dynamics_coef * loss).backward(retain_graph=True)  # keeps the cached weights' graph
+        with torch.no_grad():
+            accuracy = (logits.argmax(1) == actions).float().mean()
+        return {"apt/inverse_dynamics_loss": loss.detach(), "apt/inverse_dynamics_accuracy": accuracy}
 
     def update_target(self) -> None:
         """Move the target networks' parameters a ``target_tau`` step towards the online ones; copy their
@@ -265,6 +312,7 @@ class APTReward:
             **target,
             "encoder": self.encoder.state_dict(),
             "head": self.head.state_dict(),
+            **({} if self.inverse_head is None else {"inverse_head": self.inverse_head.state_dict()}),
             "optimizer": self.parameters.state_dict(),
             "buffer": self.buffer.state_dict(),
             "distance_stats": self.distance_stats.state_dict(),
@@ -278,6 +326,10 @@ class APTReward:
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.encoder.load_state_dict(state["encoder"])
         self.head.load_state_dict(state["head"])
+        if self.inverse_head is not None:
+            if "inverse_head" not in state:
+                raise ValueError("this APT state has no inverse-dynamics head (it was written with inverse_dynamics_coef 0)")
+            self.inverse_head.load_state_dict(state["inverse_head"])
         if self.bilinear is not None:
             self.target_encoder.load_state_dict(state["target_encoder"])
             self.target_head.load_state_dict(state["target_head"])

@@ -13,7 +13,7 @@ from voidrl.rollout.storage import RolloutStorage
 class RewardSource(Protocol):
     """An intrinsic-reward plug-in.
 
-    The loop builds it with ``Source(config, obs_shape, device)``, calls ``on_step`` after every vector
+    The loop builds it with ``Source(config, obs_shape, device, action_space)``, calls ``on_step`` after every vector
     step (inside the collection, without gradient) and ``intrinsic_rewards`` after every rollout; the
     rewards go to ``rollout.intrinsic_rewards`` and ``reward_coefs`` to ``rollout.reward_coefs``;
     the task rewards are never changed. An algorithm with one value head learns from

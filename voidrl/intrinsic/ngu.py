@@ -23,6 +23,7 @@ from voidrl.intrinsic.rnd import Distillation
 from voidrl.math.knn import episodic_novelty, lifelong_modulator
 from voidrl.math.running_stats import RunningMeanStd
 from voidrl.nets.bodies import make_body, orthogonal_init
+from voidrl.nets.inverse_dynamics import InverseDynamicsHead
 
 
 class EpisodicMemory:
@@ -82,8 +83,7 @@ class NoveltyModule(nn.Module):
         super().__init__()
         torso = make_body(network, obs_shape, hidden_sizes)
         self.embedding = nn.Sequential(torso, orthogonal_init(nn.Linear(torso.out_features, embedding_size), 1.0))
-        self.inverse_head = nn.Sequential(orthogonal_init(nn.Linear(2 * embedding_size, 128)), nn.ReLU(),
-                                          orthogonal_init(nn.Linear(128, num_actions), 0.01))
+        self.inverse_head = InverseDynamicsHead(embedding_size, num_actions)
         self.rnd = Distillation(obs_shape, rnd_embedding_size, rnd_hidden_size, observation_clip)
         self.embedding_size, self.episodic_neighbours = embedding_size, episodic_neighbours
         self.kernel = dict(kernel_eps=kernel_eps, pseudo_count=pseudo_count, cluster_distance=cluster_distance,
@@ -118,7 +118,7 @@ class NoveltyModule(nn.Module):
         """Per-transition inverse-dynamics cross-entropy -log p(a_t | f(s_t), f(s_t+1)) and RND's
         prediction error, each ``[B]``, for ``obs``, ``next_obs`` ``[B, ...]`` and ``actions [B]``."""
         both = self.embedding(torch.cat([obs, next_obs]))
-        logits = self.inverse_head(torch.cat(both.chunk(2), dim=-1))
+        logits = self.inverse_head(*both.chunk(2))
         return F.cross_entropy(logits, actions, reduction="none"), self.rnd.errors(next_obs)
 
     def get_extra_state(self) -> dict[str, Any]:

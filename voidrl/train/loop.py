@@ -152,7 +152,8 @@ def make_parts(config: TrainConfig, device: torch.device, seed: int, rank: int) 
         threads = config.run.torch_threads or default_threads(obs_shape)
         with torch_threads(threads):  # an orthogonal initialisation's QR gives other bits with another thread count
             algo = ALGORITHMS[config.algo](config.algo_config, obs_shape, action_space, device)
-            plugin = None if config.run.intrinsic is None else REWARD_SOURCES[config.run.intrinsic](config.intrinsic_config, obs_shape, device)
+            plugin = None if config.run.intrinsic is None else REWARD_SOURCES[config.run.intrinsic](
+                config.intrinsic_config, obs_shape, device, action_space)
         config.refuse_inert_options(suite_of(config.run.env), action_space, obs_shape)
     except BaseException:
         env.close()
