@@ -283,7 +283,7 @@ def test_a_sampled_evaluation_prints_the_same_returns_for_the_same_seed(tmp_path
         printed.append(capsys.readouterr().out)
     assert printed[0] == printed[1] and "(sampled actions)" in printed[0]
     assert main(["eval", "--checkpoint", str(tmp_path / "agent.pt"), "--torch-threads", "0"]) == 2
-    assert "voidrl eval: --torch-threads must be a positive integer, got 0" in capsys.readouterr().err
+    assert "voidrl eval: --torch-threads must be from 1 to" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("env,named,chosen,entropy", [

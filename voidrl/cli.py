@@ -38,6 +38,7 @@ from voidrl.envs.failure import EnvironmentFailure, user_traceback
 from voidrl.registry import ALGORITHMS, REWARD_SOURCES
 from voidrl.train.presets import make_config
 from voidrl.train.signals import RunAborted, RunStopped, hold_stop_signals
+from voidrl.validation import check_seed
 
 USAGE_ERROR = 2
 TORCHRUN_STOP_GRACE_S = 30
@@ -61,6 +62,16 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise CliError(f"{self.prog}: {message}")
+
+
+def seed_argument(text: str) -> int:
+    """argparse's ``type`` of every ``--seed``: an integer in the range where each value gives its own run."""
+    try:
+        seed = int(text)
+        check_seed(seed, "the seed")
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error) if "seed" in str(error) else f"not an integer: {text!r}") from None
+    return seed
 
 
 def _parse_optional(base: type):
@@ -232,7 +243,7 @@ def add_eval_command(commands: Subcommands) -> None:
                           help="write each episode as DIR/episode-NNN-return-R.mp4 (ngu and agent57: ...-member-J.mp4), one "
                                "frame per step as the environment's own renderer draws it; the episodes are then played one "
                                "after another in one environment")
-    evaluate.add_argument("--seed", type=int, default=12345,
+    evaluate.add_argument("--seed", type=seed_argument, default=12345,
                           help="environment seed, and with --sampled the seed of the actions' draws (default: 12345)")
     evaluate.add_argument("--device", default="cpu", help="torch device (default: cpu)")
     add_play_threads_option(evaluate)
@@ -246,12 +257,14 @@ def add_play_threads_option(parser: argparse.ArgumentParser) -> None:
 
 def play_threads(command: str, args: argparse.Namespace) -> contextlib.AbstractContextManager:
     """The thread count ``--torch-threads`` asks ``command`` to play with (torch's own count when not given)."""
-    from voidrl.train.threads import torch_threads
+    from voidrl.train.threads import check_thread_count, torch_threads
 
     if args.torch_threads is None:
         return contextlib.nullcontext()
-    if args.torch_threads < 1:
-        raise CliError(f"voidrl {command}: --torch-threads must be a positive integer, got {args.torch_threads}")
+    try:
+        check_thread_count(args.torch_threads, "--torch-threads")
+    except ValueError as error:
+        raise CliError(f"voidrl {command}: {error}") from None
     return torch_threads(args.torch_threads)
 
 
@@ -274,7 +287,7 @@ def add_explore_command(commands: Subcommands) -> None:
     explore.add_argument("--temperature", type=float, default=1.0,
                          help="sample from the policy's logits divided by this (below 1: nearer the greedy play; default: 1, "
                               "the policy as trained); discrete policies only")
-    explore.add_argument("--seed", type=int, default=0,
+    explore.add_argument("--seed", type=seed_argument, default=0,
                          help="game seed, and the seed of the random policy's or the checkpoint's sampled actions (default: 0)")
     explore.add_argument("--out", metavar="FILE", default=None, help="also write one CSV row per game (env, score, length, "
                                                                       "positions)")
@@ -326,7 +339,7 @@ def add_envs_command(commands: Subcommands) -> None:
                     "algorithms and reward plug-ins can act there. Exits 1 where a check fails.")
     check.add_argument("env", metavar="ID", help="an environment id, as --env takes it (e.g. FrozenLake-v1, mypkg.envs:Corridor-v0)")
     check.add_argument("--steps", type=int, default=200, help="random vector steps to take (default: 200)")
-    check.add_argument("--seed", type=int, default=0, help="the environments' seed (default: 0)")
+    check.add_argument("--seed", type=seed_argument, default=0, help="the environments' seed (default: 0)")
 
 
 def add_vae_command(commands: Subcommands) -> None:
@@ -457,6 +470,7 @@ def plan_comparison(args: argparse.Namespace, preset: str | None, options: dict[
 
     if args.seeds < 1:
         raise ValueError(f"--seeds must be a positive integer, got {args.seeds}")
+    check_seed(options.get("seed", 0) + args.seeds - 1, "the last seed (--seed + --seeds - 1)")
     if args.parallel < 1:
         raise ValueError(f"--parallel must be a positive integer, got {args.parallel}")
     pretrain_config = compare_pretrain_config(args, preset, options)

@@ -30,7 +30,7 @@ from voidrl.configs.conditions import RunFacts, inert_options
 from voidrl.configs.env import EnvConfig
 from voidrl.configs.run import RunConfig
 from voidrl.registry import ALGORITHMS, REWARD_SOURCES
-from voidrl.validation import require_non_negative, require_positive_integers
+from voidrl.validation import check_seed, require_non_negative, require_positive_integers
 
 
 def progress_shown(progress: bool | None) -> bool:
@@ -78,6 +78,7 @@ class TrainConfig:
             check_field_types(section)
         require_positive_integers(self.run, ("steps", "checkpoint_every", "collapse_patience", "eval_every", "eval_episodes"))
         require_non_negative(self.run, ("torch_threads", "actors"))
+        check_seed(self.run.seed)
         expected = None if self.run.intrinsic is None else intrinsic_config_class(self.run.intrinsic)
         if not (self.intrinsic_config is None if expected is None else isinstance(self.intrinsic_config, expected)):
             raise ValueError(f"intrinsic_config must be {'None' if expected is None else expected.__name__} with intrinsic "
@@ -114,11 +115,12 @@ class TrainConfig:
                 f" = {self.steps_per_update} environment steps before it learns; give steps {self.steps_per_update} or more, "
                 "or a smaller num_envs or num_steps")
         if self.run.init_parts is not None and self.run.init_from is None:
-            raise ValueError("init_parts needs init_from (--from CHECKPOINT)")
+            raise ValueError("init_parts needs init_from (finetune --from CHECKPOINT, train --init-from CHECKPOINT)")
         if not (math.isfinite(self.run.init_temperature) and self.run.init_temperature > 0):
             raise ValueError(f"init_temperature must be a positive number (1 keeps the loaded logits), got {self.run.init_temperature}")
         if self.run.init_temperature != 1.0 and self.run.init_from is None:
-            raise ValueError("init_temperature needs init_from (--from CHECKPOINT): it rescales a loaded policy head")
+            raise ValueError("init_temperature needs init_from (finetune --from CHECKPOINT, train --init-from CHECKPOINT): it "
+                             "rescales a loaded policy head")
 
     def refuse_inert_options(self, suite: str, action_space: Any = None, obs_shape: tuple[int, ...] | None = None) -> None:
         """A one-line ValueError naming the options the user gave (``given_options``) that cannot act on this run in

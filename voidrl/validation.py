@@ -6,6 +6,16 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 
+MAX_SEED = 2**31 - 1
+"""The largest seed: environment seeds are taken modulo 2**31, so above it (or below 0) two seeds would give one run."""
+
+
+def check_seed(seed: int, option: str = "seed") -> None:
+    """Refuse, naming ``option``, a seed outside [0, ``MAX_SEED``], where every value gives its own run."""
+    if not 0 <= seed <= MAX_SEED:
+        raise ValueError(f"{option} must be from 0 to {MAX_SEED} (each value its own run), got {seed}")
+
+
 def require_choice(config: Any, name: str, choices: Iterable[Any]) -> None:
     """The named field must be one of ``choices``."""
     value, choices = getattr(config, name), tuple(choices)

@@ -48,7 +48,7 @@ from voidrl.train.evaluation import PeriodicEvaluator
 from voidrl.train.hooks import CallbackHook, CheckpointHook, CollapseGuard, EvaluationHook, Hook, LogHook, ProgressHook, UpdateReport
 from voidrl.train.preflight import preflight
 from voidrl.train.signals import GracefulStop, RunAborted, RunStopped
-from voidrl.train.threads import busy_cpus_warning, default_threads, torch_threads
+from voidrl.train.threads import busy_cpus_warning, check_thread_count, default_threads, torch_threads
 
 CHECKPOINT_NAME = "checkpoint.pt"
 HEALTHY_NAME = "healthy.pt"
@@ -149,6 +149,8 @@ def make_parts(config: TrainConfig, device: torch.device, seed: int, rank: int) 
     env = make_env(config.run.env, config.env, gamma=config.algo_config.gamma, seed=seed, device=device)
     try:
         obs_shape, action_space = env.single_observation_space.shape, env.single_action_space
+        if config.run.torch_threads:
+            check_thread_count(config.run.torch_threads, "torch_threads")
         threads = config.run.torch_threads or default_threads(obs_shape)
         with torch_threads(threads):  # an orthogonal initialisation's QR gives other bits with another thread count
             algo = ALGORITHMS[config.algo](config.algo_config, obs_shape, action_space, device)

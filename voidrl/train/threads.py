@@ -39,6 +39,14 @@ def available_cpus() -> int:
     return max(1, cpus)
 
 
+def check_thread_count(count: int, option: str) -> None:
+    """Refuse, naming ``option``, a thread count this process cannot use: below 1, or above the CPUs it may run on
+    (more threads than CPUs only wait on one another, and torch crashes on counts in the tens of thousands)."""
+    cpus = available_cpus()
+    if not 1 <= count <= cpus:
+        raise ValueError(f"{option} must be from 1 to {cpus} (the CPUs this process may use), got {count}")
+
+
 def default_threads(obs_shape: tuple[int, ...]) -> int:
     """The intra-op threads a run gets unless ``--torch-threads`` names a count: every available CPU
     (``available_cpus``) for frames (observations of shape [C, H, W]) in a process of normal priority; one for vector
