@@ -267,3 +267,25 @@ def test_eval_with_video_and_export_work_on_a_class_given_from_python(tmp_path):
     exported = run_cli("export", "--checkpoint", checkpoint, "--format", "onnx", "--out", "policy.onnx", cwd=tmp_path)
     assert exported.returncode == 0, exported.stderr
     assert "obs [B, 500] float32 -> action [B] int64" in exported.stdout
+
+
+@pytest.mark.parametrize("env,message", [
+    (":Corridor", "environment ':Corridor': give MODULE:NAME"),
+    ("tests.user_envs:", "environment 'tests.user_envs:': give MODULE:NAME"),
+    ("failing_env:Env", "importing module 'failing_env' raised RuntimeError: no licence server ({dir}/failing_env.py:2)"),
+    ("syntax_env:Env", "importing module 'syntax_env' raised SyntaxError: "),
+])
+def test_a_module_id_that_cannot_give_an_environment_is_refused_in_one_line(tmp_path, env, message):
+    (tmp_path / "failing_env.py").write_text("import os\nraise RuntimeError('no licence server')\n")
+    (tmp_path / "syntax_env.py").write_text("def broken(:\n    pass\n")
+    for command in (("train", "ppo", "--env", env, "--steps", "1000"), ("check-env", env)):
+        result = run_cli(*command, cwd=tmp_path)
+        assert result.returncode == 2, result.stderr
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and message.format(dir=tmp_path) in lines[0], result.stderr
+
+
+def test_a_refused_action_space_is_named_as_the_environment_declared_it(tmp_path):
+    result = run_cli("train", "r2d2", "--env", "tests.user_envs:Lights", "--steps", "5000", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "r2d2 needs a discrete action space, got MultiBinary(4) (drawn as MultiDiscrete([2 2 2 2]))" in result.stderr

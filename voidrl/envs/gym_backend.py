@@ -225,6 +225,18 @@ class ChannelsFirst(gym.ObservationWrapper):
         return np.ascontiguousarray(np.moveaxis(observation, -1, 0))
 
 
+class DrawnMultiDiscrete(gym.spaces.MultiDiscrete):
+    """``MultiDiscrete(nvec)`` counted from 0, as voidrl's policies draw from it, that names in messages the space the
+    user's environment declared (a ``MultiBinary``, or a ``MultiDiscrete`` with a start)."""
+
+    def __init__(self, nvec: np.ndarray, declared: gym.Space):
+        super().__init__(nvec)
+        self.declared = declared
+
+    def __repr__(self) -> str:
+        return f"{self.declared} (drawn as MultiDiscrete({self.nvec}))"
+
+
 class ZeroBasedDiscrete(gym.ActionWrapper):
     """Discrete choices counted from 0, as voidrl's policies draw them: ``Discrete(n, start)`` as ``Discrete(n)``, a
     ``MultiDiscrete(nvec, start)`` as ``MultiDiscrete(nvec)`` (action a is the env's ``start + a``), and a
@@ -236,9 +248,9 @@ class ZeroBasedDiscrete(gym.ActionWrapper):
         if isinstance(space, gym.spaces.Discrete):
             self.start, self.action_space = int(space.start), gym.spaces.Discrete(int(space.n))
         elif isinstance(space, gym.spaces.MultiDiscrete):
-            self.start, self.action_space = space.start, gym.spaces.MultiDiscrete(space.nvec)
+            self.start, self.action_space = space.start, DrawnMultiDiscrete(space.nvec, space)
         else:
-            self.start, self.action_space = 0, gym.spaces.MultiDiscrete(np.full(space.n, 2))
+            self.start, self.action_space = 0, DrawnMultiDiscrete(np.full(space.n, 2), space)
         self.dtype = space.dtype
 
     def action(self, action):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import re
+import traceback
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -136,6 +137,15 @@ def found_by_other_processes(env_id: str) -> bool:
     return UNNAMED not in env_id and not env_id.startswith("__main__:")
 
 
+def import_failure_place(error: Exception) -> str:
+    """`` (file:line)`` of the innermost frame of ``error`` outside importlib (the user's module that raised); empty
+    where there is none, and for a SyntaxError, whose message names its file and line."""
+    if isinstance(error, SyntaxError):
+        return ""
+    frames = [frame for frame in traceback.extract_tb(error.__traceback__) if "importlib" not in frame.filename]
+    return f" ({frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+
+
 def registered_spec(env_id: str) -> EnvSpec | None:
     """The gymnasium spec of ``env_id`` in any of the forms above (importing the module it names), or None where
     gymnasium knows no such id; an ``UnknownEnvironment`` where the id names a module that cannot be imported, or that
@@ -145,10 +155,16 @@ def registered_spec(env_id: str) -> EnvSpec | None:
     module_name, colon, name = env_id.partition(":")
     if not colon:
         return None
+    if not module_name or not name:
+        raise UnknownEnvironment(f"environment {env_id!r}: give MODULE:NAME, the module to import and the id it registers "
+                                 f"or the environment class or function it defines; {LIST_HINT}")
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
         raise UnknownEnvironment(f"environment {env_id!r}: module {module_name!r} cannot be imported ({error})") from None
+    except Exception as error:  # the user's module itself fails: say where, in one line
+        raise UnknownEnvironment(f"environment {env_id!r}: importing module {module_name!r} raised "
+                                 f"{type(error).__name__}: {error}{import_failure_place(error)}") from None
     if name in gym.registry:
         return gym.registry[name]
     target = module
