@@ -289,3 +289,19 @@ def test_a_refused_action_space_is_named_as_the_environment_declared_it(tmp_path
     result = run_cli("train", "r2d2", "--env", "tests.user_envs:Lights", "--steps", "5000", cwd=tmp_path)
     assert result.returncode == 2
     assert "r2d2 needs a discrete action space, got MultiBinary(4) (drawn as MultiDiscrete([2 2 2 2]))" in result.stderr
+
+
+def test_a_run_that_fails_before_its_first_checkpoint_says_so_and_the_same_command_takes_its_directory_over(tmp_path, capsys):
+    run_dir = str(tmp_path / "run")
+    with pytest.raises(RunAborted, match="the run stopped before its first checkpoint; once the environment is mended, run "
+                                         r"the same command again \(it takes the directory over\)"):
+        voidrl.train("ppo", env="tests.user_envs:BrokenRaise-v0", steps=4096, checkpoint_every=1000, run_dir=run_dir, **SMALL)
+    assert (tmp_path / "run" / "config.json").exists() and not (tmp_path / "run" / "checkpoint.pt").exists()
+    capsys.readouterr()
+    voidrl.train("ppo", env="tests.user_envs:Corridor", steps=256, run_dir=run_dir, **SMALL)  # the mended environment
+    assert "(its run stopped before the first one); starting the run over" in capsys.readouterr().err
+    assert load_checkpoint(tmp_path / "run" / "checkpoint.pt")["step"] == 256
+    rows = (tmp_path / "run" / "metrics.csv").read_text().splitlines()
+    assert rows[0].startswith("step,") and [row.split(",")[0] for row in rows[1:]] == ["128", "256"]
+    with pytest.raises(ValueError, match="already holds a run"):  # a checkpointed run is never taken over
+        voidrl.train("ppo", env="tests.user_envs:Corridor", steps=256, run_dir=run_dir, **SMALL)

@@ -110,9 +110,10 @@ TO_CONTINUE_IT = "pass resume=True (--resume) to continue it, or choose another 
 
 
 def check_run_dir(config: TrainConfig, resume: bool) -> Path:
-    """Refuse a directory that cannot be written, or one that holds a run unless resuming it."""
+    """Refuse a directory that cannot be written, or one that holds a checkpointed run unless resuming it (a run that
+    stopped before its first checkpoint cannot be continued: the directory is taken over)."""
     run_dir = check_writable_dir(config.run_dir, "run_dir")
-    if not resume and ((run_dir / CHECKPOINT_NAME).exists() or has_run_files(run_dir)):
+    if not resume and (run_dir / CHECKPOINT_NAME).exists():
         raise RunDirError(f"run directory {str(run_dir)!r} already holds a run; {TO_CONTINUE_IT}")
     return run_dir
 
@@ -206,8 +207,8 @@ class Trainer:
             self.run_dir = check_run_dir(config, resume)
             checkpoint_path = self.run_dir / CHECKPOINT_NAME
             payload = load_checkpoint(checkpoint_path) if resume and checkpoint_path.is_file() else None
-            self.starts_over = resume and payload is None and has_run_files(self.run_dir)
-            """``resume`` on a directory holding a run that never wrote a checkpoint: its rows are dropped."""
+            self.starts_over = payload is None and has_run_files(self.run_dir)
+            """A directory holding a run that never wrote a checkpoint (resumed or not): its rows are dropped."""
             if self.world_size > 1:
                 seed_everything(self.seed)
             if payload is not None:
@@ -343,7 +344,7 @@ class Trainer:
         """Own the run directory for the run's life; refuse it when another live process trains there, or when another
         run wrote it since this one was checked; remove the temporary files a killed run left."""
         lock.acquire()
-        if not self.resume and ((self.run_dir / CHECKPOINT_NAME).exists() or has_run_files(self.run_dir)):
+        if not self.resume and ((self.run_dir / CHECKPOINT_NAME).exists() or has_run_files(self.run_dir) and not self.starts_over):
             lock.release()
             raise RunDirError(f"run directory {str(self.run_dir)!r} already holds a run (written since this one was checked); "
                               + TO_CONTINUE_IT)
@@ -353,7 +354,7 @@ class Trainer:
 
     def _train(self, writes: bool, calls: CallbackHook) -> Agent:
         config, run_dir = self.config, self.run_dir
-        if self.resume and self.step == 0 and writes:
+        if (self.resume or self.starts_over) and self.step == 0 and writes:
             print(f"voidrl: {run_dir} has no checkpoint"
                   + (" (its run stopped before the first one); starting the run over" if self.starts_over else " yet; starting the run"),
                   file=sys.stderr)
@@ -363,7 +364,7 @@ class Trainer:
         config.run.torch_threads = self.threads
         if writes:
             (run_dir / "config.json").write_text(config.to_json() + "\n")
-            logger = RunLogger(run_dir, config.to_dict(), resume_step=self.step if self.resume else None, wandb=config.run.wandb)
+            logger = RunLogger(run_dir, config.to_dict(), resume_step=self.step if self.resume or self.starts_over else None, wandb=config.run.wandb)
         if self.evaluator is not None and self.resume:
             self.evaluator.resume_at(self.step)
         if self.resume and self.step > 0 and self.saved_episodes is None and self.algo.whole_episodes is None and writes:
@@ -383,8 +384,11 @@ class Trainer:
                         raise
                     raise collective.report_group_failure(error) from None
         except EnvironmentFailure as failure:
-            raise RunAborted(f"{failure}; the run stopped there with its last checkpoint kept; once the environment is mended, "
-                             f"{how_to_continue(run_dir)}") from failure.error
+            if (run_dir / CHECKPOINT_NAME).exists():
+                raise RunAborted(f"{failure}; the run stopped there with its last checkpoint kept; once the environment is mended, "
+                                 f"{how_to_continue(run_dir)}") from failure.error
+            raise RunAborted(f"{failure}; the run stopped before its first checkpoint; once the environment is mended, run the "
+                             "same command again (it takes the directory over)") from failure.error
         except RunStopped as stopped:
             if not stopped.forced:
                 self.save(healthy=False)
