@@ -305,3 +305,29 @@ def test_a_run_that_fails_before_its_first_checkpoint_says_so_and_the_same_comma
     assert rows[0].startswith("step,") and [row.split(",")[0] for row in rows[1:]] == ["128", "256"]
     with pytest.raises(ValueError, match="already holds a run"):  # a checkpointed run is never taken over
         voidrl.train("ppo", env="tests.user_envs:Corridor", steps=256, run_dir=run_dir, **SMALL)
+
+
+def test_a_run_of_a_class_defined_in_a_script_says_how_to_give_it_again_when_resumed_elsewhere(tmp_path):
+    (tmp_path / "script.py").write_text(
+        "import voidrl\nfrom tests.user_envs import Corridor\n\n\nclass MyCorridor(Corridor):\n    pass\n\n\n"
+        "if __name__ == '__main__':\n"
+        "    voidrl.train('ppo', env=MyCorridor, steps=256, num_envs=2, num_steps=64, run_dir='run', progress=False)\n")
+    made = subprocess.run([sys.executable, "script.py"], cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          capture_output=True, text=True, timeout=300)
+    assert made.returncode == 0, made.stderr
+    resumed = run_cli("train", "ppo", "--resume", "--run-dir", "run", "--steps", "512", cwd=tmp_path)
+    assert resumed.returncode == 2
+    assert resumed.stderr.strip() == (
+        "voidrl: error: environment '__main__:MyCorridor' was defined in the script that started the run, which this process "
+        "is not; give it again from Python: voidrl.train(..., env=<the class or function>, resume=True), voidrl.load(path, "
+        "env=...), or move it into a module and give MODULE:NAME")
+
+
+def test_an_environment_failing_in_an_async_worker_is_told_in_one_line_with_how_to_see_its_traceback(tmp_path):
+    result = run_cli("train", "ppo", "--env", "tests.user_envs:BrokenRaise-v0", "--vector", "async", "--num-envs", "2",
+                     "--num-steps", "32", "--steps", "4096", "--no-progress", "--run-dir", "run", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        "voidrl: environment tests.user_envs:BrokenRaise-v0 failed in step() (in a --vector async worker; --vector sync shows "
+        "its traceback) at run step 78: ZeroDivisionError: division by zero in my physics; the run stopped before its first "
+        "checkpoint; once the environment is mended, run the same command again (it takes the directory over)"]

@@ -80,6 +80,12 @@ def _as_tensor(array) -> torch.Tensor:
     return torch.from_numpy(array)
 
 
+WORKER_REPORTS = r".*ERROR: (Received the following error from Worker|Traceback|Raising the last exception back)"
+"""The warnings by which gymnasium's AsyncVectorEnv reports a worker's exception (one per worker, its traceback among
+them) before raising it again in the main process: some 30 lines ahead of voidrl's own one, so they are silenced."""
+warnings.filterwarnings("ignore", message=WORKER_REPORTS, category=UserWarning)
+
+
 class GymVecEnv(VecEnv):
     """Wraps a gymnasium ``VectorEnv`` running in same-step autoreset mode; with ``screens``, its sub-environments
     are wrapped in ``ScreenAfterStep``, whose screens become ``Step.screens``; ``action_repeat``: the environment
@@ -99,11 +105,18 @@ class GymVecEnv(VecEnv):
         if screens:
             self.screen_fps = (env.metadata.get("render_fps") or DEFAULT_SCREEN_FPS) / action_repeat
 
+    def failure(self, call: str, error: Exception) -> EnvironmentFailure:
+        """The failure of one of the environments in ``call``; in a worker process, where its traceback stays (gymnasium's
+        report of it is silenced: ``WORKER_REPORTS``), the message says how to see it."""
+        if isinstance(self.env, gym.vector.AsyncVectorEnv):
+            call = f"{call} (in a --vector async worker; --vector sync shows its traceback)"
+        return EnvironmentFailure(self.env_id, call, error)
+
     def reset(self, seed: int) -> torch.Tensor:
         try:
             obs, _ = self.env.reset(seed=seed)
         except Exception as error:
-            raise EnvironmentFailure(self.env_id, "reset()", error) from error
+            raise self.failure("reset()", error) from error
         self.tracker.reset()
         return _as_tensor(obs)
 
@@ -111,7 +124,7 @@ class GymVecEnv(VecEnv):
         try:
             obs, reward, terminated, truncated, info = self.env.step(actions_to_numpy(actions, self.single_action_space))
         except Exception as error:
-            raise EnvironmentFailure(self.env_id, "step()", error) from error
+            raise self.failure("step()", error) from error
         reward = np.asarray(reward, dtype=np.float64)
         done = terminated | truncated
         obs = _as_tensor(obs)

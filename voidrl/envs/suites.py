@@ -170,6 +170,10 @@ def registered_spec(env_id: str) -> EnvSpec | None:
     target = module
     for part in name.split("."):
         target = getattr(target, part, None)
+    if not callable(target) and module_name == "__main__":
+        raise UnknownEnvironment(f"environment {env_id!r} was defined in the script that started the run, which this "
+                                 "process is not; give it again from Python: voidrl.train(..., env=<the class or function>, "
+                                 "resume=True), voidrl.load(path, env=...), or move it into a module and give MODULE:NAME")
     if not callable(target) and UNNAMED in name:
         raise UnknownEnvironment(f"environment {env_id!r} was given from Python as an object no import finds by its name (a "
                                  "lambda, a local class or function, a functools.partial); give it again: voidrl.load(path, env=...)")
