@@ -216,6 +216,8 @@ def add_training_commands(commands: Subcommands, argv: list[str] | None) -> None
                                       "(default: 1, one after the other)")
             add_dataclass_options(sub, RunConfig, "run", skip=("init_from",) if command in ("finetune", "compare") else (),
                                   unlisted=unlisted_run)
+            sub.add_argument("--quiet", dest="progress", action="store_false", default=argparse.SUPPRESS,
+                             help="no progress shown, neither the bar nor the lines (as --no-progress)")
             add_dataclass_options(sub, EnvConfig, "environment")
             feed_forward = issubclass(config_class, MemoryConfig) and not config_class.takes_memory
             add_dataclass_options(sub, config_class, name, unlisted=MEMORY_OPTIONS if feed_forward else ())

@@ -38,8 +38,9 @@ class RunConfig:
     use (1 for an MLP, every CPU for a CNN, 1 in a process started with nice), and config.json records the count
     (it changes floating-point sums)."""
     progress: bool | None = None
-    """Show a progress bar with steps/s and ETA (True or False); None shows it when stderr is a terminal, and not when
-    it goes to a file, a pipe or a Jupyter cell."""
+    """Show a progress bar with steps/s and ETA (True or False); None shows it when stderr is a terminal, and where it
+    goes to a file, a pipe, a scheduler's log or a Jupyter cell writes a line of the same every minute instead
+    (``--quiet`` is False)."""
     wandb: bool = False
     """Also log to Weights & Biases (needs the wandb package)."""
     intrinsic: str | None = None

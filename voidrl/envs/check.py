@@ -20,6 +20,7 @@ from gymnasium.utils.env_checker import check_env
 from voidrl.configs.env import EnvConfig
 from voidrl.envs.factory import make_env
 from voidrl.envs.suites import registered_spec, suite_of
+from voidrl.intrinsic.base import build_reward_source
 from voidrl.nets.bodies import auto_network
 from voidrl.registry import ALGORITHMS, REWARD_SOURCES
 
@@ -114,7 +115,7 @@ def applicable_parts(obs_space: gym.Space, action_space: gym.Space, report: EnvR
             report.applicable.append(name)
     for name in sorted(REWARD_SOURCES):
         try:
-            REWARD_SOURCES[name](REWARD_SOURCES.config_class(name)(), obs_shape, "cpu", action_space)
+            build_reward_source(REWARD_SOURCES[name], REWARD_SOURCES.config_class(name)(), obs_shape, "cpu", action_space)
         except ValueError as error:
             refused.append(f"--intrinsic {name} ({error})")
         else:

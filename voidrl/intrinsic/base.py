@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, ClassVar, Protocol
 
+import gymnasium as gym
 import torch
 
 from voidrl.rollout.collector import Transition
@@ -13,7 +15,8 @@ from voidrl.rollout.storage import RolloutStorage
 class RewardSource(Protocol):
     """An intrinsic-reward plug-in.
 
-    The loop builds it with ``Source(config, obs_shape, device, action_space)``, calls ``on_step`` after every vector
+    The loop builds it with ``Source(config, obs_shape, device)`` (``build_reward_source``: with
+    ``action_space=`` the environment's too, where the constructor names that parameter), calls ``on_step`` after every vector
     step (inside the collection, without gradient) and ``intrinsic_rewards`` after every rollout; the
     rewards go to ``rollout.intrinsic_rewards`` and ``reward_coefs`` to ``rollout.reward_coefs``;
     the task rewards are never changed. An algorithm with one value head learns from
@@ -39,3 +42,12 @@ class RewardSource(Protocol):
     def state_dict(self) -> dict[str, Any]: ...
 
     def load_state_dict(self, state: dict[str, Any]) -> None: ...
+
+
+def build_reward_source(source: type, config: Any, obs_shape: tuple[int, ...], device: torch.device | str,
+                        action_space: gym.Space) -> RewardSource:
+    """``source(config, obs_shape, device)``, given ``action_space`` too where its constructor takes one (APT's inverse
+    dynamics classifies actions; a plug-in written before the parameter existed is built as it was)."""
+    if "action_space" in inspect.signature(source).parameters:
+        return source(config, obs_shape, device, action_space=action_space)
+    return source(config, obs_shape, device)

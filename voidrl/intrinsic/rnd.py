@@ -15,7 +15,6 @@ import math
 import time
 from typing import Any
 
-import gymnasium as gym
 import torch
 from torch import nn
 
@@ -95,9 +94,7 @@ class RNDReward:
 
     config_class = RNDConfig
 
-    def __init__(self, config: RNDConfig, obs_shape: tuple[int, ...], device: torch.device | str = "cpu",
-                 action_space: gym.Space | None = None):
-        """``action_space`` is not read: RND's reward and training see observations alone."""
+    def __init__(self, config: RNDConfig, obs_shape: tuple[int, ...], device: torch.device | str = "cpu"):
         config.validate()
         self.config, self.device = config, torch.device(device)
         self.distillation = Distillation(obs_shape, config.embedding_size, config.vector_hidden_size, config.observation_clip).to(self.device)

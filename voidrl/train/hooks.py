@@ -2,11 +2,13 @@
 
 The order is the loop's: the collapse guard judges the update, evaluation adds its scores, the
 logs take every metric, the checkpoint records the state (and whether it was healthy), the
-user's callbacks see the metrics, the progress bar shows the step.
+user's callbacks see the metrics, the progress bar (or, where none can be drawn, a line a minute) shows the step.
 """
 
 from __future__ import annotations
 
+import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -133,6 +135,40 @@ class ProgressHook:
         if report.recent_episodes:
             recent = report.metrics["rollout/recent_return_mean"]
             self.bar.set_postfix_str(f"return(last {report.recent_episodes}) {recent:.1f}", refresh=False)
+
+
+class ProgressLines:
+    """Progress where no bar can be drawn (stderr a file, a pipe, a scheduler's log): after the first update that ends
+    ``interval`` seconds of the ``clock`` after the last line (or the start), a line of the step, the steps/s since,
+    the recent training return and the time left at that speed (the run's own summary closes it)."""
+
+    def __init__(self, total: int, start_step: int, interval: float = 60.0, clock: Callable[[], float] = time.monotonic,
+                 write: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True)):
+        self.total, self.interval, self.clock, self.write = total, interval, clock, write
+        self.last_step, self.last_time = start_step, clock()
+
+    def after_update(self, report: UpdateReport) -> None:
+        now = self.clock()
+        if now - self.last_time < self.interval or report.final:
+            return
+        speed = (report.step - self.last_step) / max(now - self.last_time, 1e-9)
+        parts = [f"voidrl: step {min(report.step, self.total):,}/{self.total:,} ({min(report.step, self.total) / self.total:.0%})",
+                 f"{speed:,.0f} steps/s"]
+        if report.recent_episodes:
+            parts.append(f"return(last {report.recent_episodes}) {report.metrics['rollout/recent_return_mean']:.1f}")
+        parts.append(f"ETA {duration(max(self.total - report.step, 0) / max(speed, 1e-9))}")
+        self.write(", ".join(parts))
+        self.last_step, self.last_time = report.step, now
+
+
+def duration(seconds: float) -> str:
+    """``1 h 02 min``, ``3 min 05 s`` or ``42 s``."""
+    seconds = round(seconds)
+    if seconds >= 3600:
+        return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+    if seconds >= 60:
+        return f"{seconds // 60} min {seconds % 60:02d} s"
+    return f"{seconds} s"
 
 
 class CallbackHook:

@@ -31,7 +31,7 @@ from voidrl.envs.base import VecEnv
 from voidrl.envs.failure import EnvironmentFailure
 from voidrl.envs.snapshot import NotSaveable
 from voidrl.envs.suites import suite_of
-from voidrl.intrinsic.base import RewardSource
+from voidrl.intrinsic.base import RewardSource, build_reward_source
 from voidrl.io.checkpoint import CheckpointError, load_checkpoint, load_run_checkpoint, save_checkpoint
 from voidrl.io.logger import RunLogger
 from voidrl.io.run_dir import RunDirError, RunDirLock, check_writable_dir, remove_stale_temporaries
@@ -45,7 +45,8 @@ from voidrl.rollout.diagnostics import identical_action_fraction
 from voidrl.seeding import env_seed, rank_seed, rng_state, seed_everything, set_rng_state, use_deterministic_kernels
 from voidrl.train.agent import Agent, resolve_device
 from voidrl.train.evaluation import PeriodicEvaluator
-from voidrl.train.hooks import CallbackHook, CheckpointHook, CollapseGuard, EvaluationHook, Hook, LogHook, ProgressHook, UpdateReport
+from voidrl.train.hooks import (CallbackHook, CheckpointHook, CollapseGuard, EvaluationHook, Hook, LogHook, ProgressHook, ProgressLines,
+                                 UpdateReport)
 from voidrl.train.preflight import preflight
 from voidrl.train.signals import GracefulStop, RunAborted, RunStopped
 from voidrl.train.threads import busy_cpus_warning, check_thread_count, default_threads, torch_threads
@@ -155,8 +156,8 @@ def make_parts(config: TrainConfig, device: torch.device, seed: int, rank: int) 
         threads = config.run.torch_threads or default_threads(obs_shape)
         with torch_threads(threads):  # an orthogonal initialisation's QR gives other bits with another thread count
             algo = ALGORITHMS[config.algo](config.algo_config, obs_shape, action_space, device)
-            plugin = None if config.run.intrinsic is None else REWARD_SOURCES[config.run.intrinsic](
-                config.intrinsic_config, obs_shape, device, action_space)
+            plugin = None if config.run.intrinsic is None else build_reward_source(
+                REWARD_SOURCES[config.run.intrinsic], config.intrinsic_config, obs_shape, device, action_space)
         config.refuse_inert_options(suite_of(config.run.env), action_space, obs_shape)
     except BaseException:
         env.close()
@@ -505,8 +506,10 @@ class Trainer:
             self.collapse_guard.write = lambda message: bar.write(message, file=sys.stderr)
         if self.evaluator is not None:
             hooks.append(EvaluationHook(self.evaluator, self.current_agent))
-        return [*hooks, LogHook(logger), CheckpointHook(self.config.run.checkpoint_every, self.save), calls,
-                ProgressHook(bar, self.config.run.steps)]
+        progress = ProgressHook(bar, self.config.run.steps)
+        if self.config.run.progress is None and not progress_shown(None):
+            progress = ProgressLines(self.config.run.steps, self.step)
+        return [*hooks, LogHook(logger), CheckpointHook(self.config.run.checkpoint_every, self.save), calls, progress]
 
     def restore_healthy(self) -> bool:
         """The collapse guard's restore: the learning state of ``healthy.pt``; the step goes on."""
