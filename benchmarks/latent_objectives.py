@@ -3,15 +3,15 @@
 goes, before any 1M-step pre-training is spent on it?
 
 It plays ``--train-games`` sampled games of a weights file's policy (seeded ``--train-seed``, games apart from the
-probes'), passing every transition to a fresh APT plug-in with the ``pretrain`` preset's settings (the real buffer,
-its arrivals and its updates), once per ``--inverse-dynamics-coef``. Each plug-in then takes ``--updates``
-representation updates on what its buffer holds (about what a 1M-step pre-training of the preset takes: 2 a
+probes'), passing every transition to a fresh APT plug-in with the ``pretrain`` preset's settings and an ``--arm``'s
+changes to them (the real buffer, its arrivals and its updates), once per arm. Each plug-in then takes ``--updates``
+representation updates on what its buffer holds (500: about what a 1M-step pre-training of the preset takes, 2 a
 rollout), and its encoder is measured as ``latent_probe.py`` measures one, on the probe games of the same policy:
 held-out R^2 of her position, the ghosts' and the score, and how its particle novelty follows theirs. The untrained
 encoder is the first row.
 
     python benchmarks/latent_objectives.py --weights benchmarks/results/mspacman-2026-11-28-knn-scope/pretrain/pretrained-weights.pt \
-        --inverse-dynamics-coef 0 1 --updates 500
+        --arm inverse_dynamics_coef=0 --arm inverse_dynamics_coef=1 --arm inverse_dynamics_coef=1,encoder_learning_rate=1e-3
 """
 
 from __future__ import annotations
@@ -59,18 +59,31 @@ def recorded_transitions(weights: Path, games: int, seed: int) -> list[Transitio
     return steps
 
 
-def preset_config(coef: float) -> APTConfig:
-    """The pretrain preset's APT settings with ``inverse_dynamics_coef`` ``coef``, never updating on its own."""
+def arm_changes(text: str) -> dict[str, float]:
+    """``name=value,name=value`` (APT options, numbers) as a dict."""
+    changes = {}
+    for item in filter(None, text.split(",")):
+        name, _, value = item.partition("=")
+        if name not in APTConfig.__dataclass_fields__ or not value:
+            raise argparse.ArgumentTypeError(f"--arm takes NAME=VALUE,... of APT options; got {item!r}")
+        changes[name] = float(value)
+    return changes
+
+
+def preset_config(changes: dict[str, float]) -> APTConfig:
+    """The pretrain preset's APT settings with ``changes``, never updating on its own."""
     settings = algorithm_presets("ppg")["pretrain"]["intrinsic_config"]
-    return APTConfig(**{**settings, "inverse_dynamics_coef": coef, "contrastive_start": 10 ** 12})
+    config = APTConfig(**{**settings, **changes, "contrastive_start": 10 ** 12})
+    config.validate()
+    return config
 
 
-def trained_plugin(transitions: list[Transition], obs_shape: tuple[int, ...], action_space, coef: float, updates: int,
-                   seed: int) -> tuple[APTReward, dict[str, float]]:
-    """A fresh plug-in with the pretrain preset's settings and ``inverse_dynamics_coef`` ``coef``, fed the transitions,
-    then ``updates`` representation updates; the mean of its last 50 updates' metrics."""
+def trained_plugin(transitions: list[Transition], obs_shape: tuple[int, ...], action_space, changes: dict[str, float],
+                   updates: int, seed: int) -> tuple[APTReward, dict[str, float]]:
+    """A fresh plug-in with the pretrain preset's settings and ``changes``, fed the transitions, then ``updates``
+    representation updates; the mean of its last 50 updates' metrics."""
     torch.manual_seed(seed)
-    plugin = APTReward(preset_config(coef), obs_shape, "cpu", action_space)
+    plugin = APTReward(preset_config(changes), obs_shape, "cpu", action_space)
     with torch.no_grad():
         for transition in transitions:
             plugin.on_step(transition)
@@ -82,7 +95,8 @@ def trained_plugin(transitions: list[Transition], obs_shape: tuple[int, ...], ac
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--weights", type=Path, required=True, help="the policy that plays the training and probe games")
-    parser.add_argument("--inverse-dynamics-coef", type=float, nargs="+", default=[0.0, 1.0])
+    parser.add_argument("--arm", type=arm_changes, action="append", required=True,
+                        help="changes to the preset's APT options, NAME=VALUE,...; repeat for each arm")
     parser.add_argument("--updates", type=int, default=500)
     parser.add_argument("--train-games", type=int, default=16)
     parser.add_argument("--train-seed", type=int, default=1000)
@@ -100,13 +114,13 @@ def main() -> None:
     action_space = voidrl.load(str(args.weights)).interface.action_space
     print(f"{len(transitions)} vector steps of {args.train_games} training games, {frames.shape[0] * frames.shape[1]} probe "
           f"states ({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
-    knn_k = preset_config(0.0).knn_k
+    knn_k = preset_config({}).knn_k
     rows = []
-    for coef in args.inverse_dynamics_coef:
-        for updates in ([0] if coef == args.inverse_dynamics_coef[0] else []) + [args.updates]:
-            plugin, metrics = trained_plugin(transitions, obs_shape, action_space, coef, updates, args.seed)
-            row = measure(f"inverse dynamics {coef:g}, {updates} updates", latents_of(plugin.encoder.eval(), frames), targets,
-                          args.window, knn_k)
+    for index, changes in enumerate(args.arm):
+        for updates in ([0] if index == 0 else []) + [args.updates]:
+            plugin, metrics = trained_plugin(transitions, obs_shape, action_space, changes, updates, args.seed)
+            label = ", ".join(f"{name} {value:g}" for name, value in changes.items()) or "the preset"
+            row = measure(f"{label}, {updates} updates", latents_of(plugin.encoder.eval(), frames), targets, args.window, knn_k)
             row |= {name.removeprefix("apt/"): value for name, value in metrics.items() if "accuracy" in name}
             rows.append(row)
             print(table([row]), f"({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
