@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -115,12 +116,24 @@ def test_ray_actors_refuse_an_environment_their_processes_cannot_import_before_a
         assert not (tmp_path / "run").exists()
 
 
-def test_a_ready_vector_env_gives_its_id_size_and_mode_and_an_instance_is_refused(tmp_path):
+def test_a_ready_vector_env_gives_its_id_size_and_mode_and_an_instance_its_id_where_a_copy_is_the_same(tmp_path):
     vector = gym.make_vec("tests.user_envs:UserCorridor-v0", num_envs=2, vectorization_mode="sync")
     agent = voidrl.train("ppo", env=vector, steps=128, run_dir=str(tmp_path / "run"), num_steps=64, progress=False)
     assert (agent.config.run.env, agent.config.env.num_envs, agent.config.env.vector) == ("tests.user_envs:UserCorridor-v0", 2, "sync")
-    with pytest.raises(ValueError, match="not an instance"):
-        voidrl.train("ppo", env=user_envs.Corridor(), steps=128, run_dir=str(tmp_path / "other"))
+    made = voidrl.train("ppo", env=gym.make("tests.user_envs:UserCorridor-v0"), steps=128, num_envs=2, num_steps=64,
+                        run_dir=str(tmp_path / "made"), progress=False)
+    assert made.config.run.env == "tests.user_envs:UserCorridor-v0"
+    refusals = [
+        (user_envs.Corridor(), "this Corridor instance was not made by gymnasium.make from a registered id"),
+        (gym.wrappers.TimeLimit(user_envs.Corridor(), 40), "give the class Corridor, or a function"),  # the user's class
+        (gym.make("CartPole-v1", max_episode_steps=100), "made with max_episode_steps 100, which a copy made from the id"),
+        (gym.make("FrozenLake-v1", is_slippery=False), "made with arguments {'map_name': '4x4', 'is_slippery': False}"),
+        (gym.wrappers.ClipReward(gym.make("CartPole-v1"), -1, 1), "made with wrappers ClipReward"),
+    ]
+    for env, message in refusals:
+        with pytest.raises(ValueError, match=re.escape(message)):
+            voidrl.train("ppo", env=env, steps=128, run_dir=str(tmp_path / "other"))
+    assert not (tmp_path / "other").exists()
     with pytest.raises(ValueError, match="was made with arguments"):
         voidrl.train("ppo", env=gym.make_vec("FrozenLake-v1", num_envs=2, is_slippery=False), steps=128, run_dir=str(tmp_path / "x"))
 
@@ -331,3 +344,15 @@ def test_an_environment_failing_in_an_async_worker_is_told_in_one_line_with_how_
         "voidrl: environment tests.user_envs:BrokenRaise-v0 failed in step() (in a --vector async worker; --vector sync shows "
         "its traceback) at run step 78: ZeroDivisionError: division by zero in my physics; the run stopped before its first "
         "checkpoint; once the environment is mended, run the same command again (it takes the directory over)"]
+
+
+def test_stable_baselines3s_evaluate_policy_takes_the_agents_environment_and_gives_the_mean_and_std(tmp_path):
+    agent = voidrl.train("ppo", env="CartPole-v1", steps=512, num_envs=2, num_steps=128, run_dir=str(tmp_path / "run"),
+                         progress=False)
+    returns = agent.evaluate(4)
+    mean, std = voidrl.evaluate_policy(agent, gym.make("CartPole-v1"), n_eval_episodes=4)
+    assert (mean, std) == pytest.approx((np.mean(returns), np.std(returns)))
+    with pytest.raises(ValueError, match="got the environment .*voidrl.evaluate_policy\\(agent, env, episodes\\)"):
+        agent.evaluate(gym.make("CartPole-v1"))
+    with pytest.raises(ValueError, match="this agent was trained on CartPole-v1; evaluate it there, not on Acrobot-v1"):
+        voidrl.evaluate_policy(agent, "Acrobot-v1")

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 EXPORTS = {"Agent": "voidrl.train.agent:Agent", "TrainConfig": "voidrl.config:TrainConfig", "make_config": "voidrl.train.presets:make_config",
-           "train_from_config": "voidrl.train.runs:train_from_config"}
+           "train_from_config": "voidrl.train.runs:train_from_config", "evaluate_policy": "voidrl.train.agent:evaluate_policy"}
 """The names this package exports beside ``train`` and ``load``, imported on first use."""
 __getattr__ = lazy_attributes(__name__, EXPORTS)
 
@@ -45,7 +45,8 @@ def train(algo: str, env: Any = None, steps: int | None = None, preset: str | No
     name any config field (``seed=1``, ``learning_rate=1e-3``, ``run_dir="runs/x"``...).
 
     ``env``: a Gymnasium id (``"CartPole-v1"``, ``"mypkg.envs:Corridor-v0"``), a ``gymnasium.Env`` class or a function
-    returning one (one instance per parallel environment, each seeded by voidrl), or a ready vector env made by
+    returning one (one instance per parallel environment, each seeded by voidrl), an instance made by ``gymnasium.make``
+    from a registered id with its own arguments (copied by that id), or a ready vector env made by
     ``gymnasium.make_vec`` (its id and size are used: ``voidrl.envs.suites.env_id_of``).
 
     ``resume=True`` continues the run in ``run_dir`` from its checkpoint with the settings stored there (a directory

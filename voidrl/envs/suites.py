@@ -118,16 +118,46 @@ def env_id_of(env: Any) -> str:
                       f"was made with arguments {arguments}" if arguments else "was made with wrappers")
             raise ValueError(f"env: this {type(env).__name__} {reason}; voidrl makes environments of its own, for evaluation "
                              "and resume too: give the id, or a function that makes one environment")
-        module = _entry_module(spec)
-        own = module.startswith(("gymnasium.", *ENTRY_SUITES)) or spec.id in VARIANTS
-        return spec.id if own else f"{module}:{spec.id}"  # a later process imports the module that registers it
+        return spec_env_id(spec)
     if isinstance(env, gym.Env):
-        raise ValueError(f"env: give the class {type(env).__qualname__} or a function that makes one environment, not an "
-                         "instance: voidrl makes one per parallel environment")
+        return instance_env_id(env)
     if callable(env):
         return python_env_id(env)
     raise ValueError(f"env must be an id, a gymnasium.Env class, a function returning a gymnasium.Env or a "
                      f"gymnasium.vector.VectorEnv, got {type(env).__name__}")
+
+
+def spec_env_id(spec: EnvSpec) -> str:
+    """The id by which later processes make the environment of a registered ``spec``: the id itself where gymnasium or
+    a suite voidrl knows registers it, else ``module:id`` (importing the module registers it)."""
+    module = _entry_module(spec)
+    own = module.startswith(("gymnasium.", *ENTRY_SUITES)) or spec.id in VARIANTS
+    return spec.id if own else f"{module}:{spec.id}"
+
+
+def instance_env_id(env: gym.Env) -> str:
+    """The id of an environment instance that ``gymnasium.make`` made from a registered id with that id's own arguments,
+    time limit and wrappers: voidrl makes one such per parallel environment (and again to evaluate and to resume). A
+    ``ValueError`` naming the user's class, and what a copy would lose, for any other instance."""
+    spec, user_class = env.spec, type(env.unwrapped).__qualname__
+    if spec is None or spec.id not in gym.registry:
+        raise ValueError(f"env: this {user_class} instance was not made by gymnasium.make from a registered id, so voidrl cannot "
+                         f"make the one per parallel environment it needs (nor again to evaluate or resume); give the class "
+                         f"{user_class}, or a function that makes one environment")
+    copy = gym.make(spec.id)
+    try:
+        made = copy.spec
+    finally:
+        copy.close()
+    wrappers = [wrapper.name for wrapper in spec.additional_wrappers]
+    differences = [f"arguments {spec.kwargs}" if spec.kwargs != made.kwargs else "",
+                   f"max_episode_steps {spec.max_episode_steps}" if spec.max_episode_steps != made.max_episode_steps else "",
+                   f"wrappers {', '.join(wrappers)}" if wrappers != [wrapper.name for wrapper in made.additional_wrappers] else ""]
+    differences = [difference for difference in differences if difference]
+    if differences:
+        raise ValueError(f"env: this {user_class} instance of {spec.id} was made with {' and '.join(differences)}, which a copy "
+                         f"made from the id {spec.id!r} would not have; give a function that makes one such environment")
+    return spec_env_id(spec)
 
 
 def found_by_other_processes(env_id: str) -> bool:

@@ -329,6 +329,9 @@ class Agent:
         after another in one environment (``num_envs`` None or 1), whose screen after each step goes to it: an
         episode of T steps is T screens.
         """
+        if isinstance(episodes, (gym.Env, gym.vector.VectorEnv)):
+            raise ValueError(f"episodes must be a positive integer, got the environment {episodes!r}; to evaluate on an "
+                             "environment you hold, as Stable-Baselines3 does: voidrl.evaluate_policy(agent, env, episodes)")
         if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
             raise ValueError(f"episodes must be a positive integer, got {episodes!r}")
         if num_envs is not None and (isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1):
@@ -388,6 +391,21 @@ def per_environment(name: str, value: Any, batch: int, dtype: torch.dtype) -> to
     if tuple(tensor.shape) != (batch,):
         raise ValueError(f"{name} must be a scalar or one value per observation, shape [{batch}]; got shape {list(tensor.shape)}")
     return tensor
+
+
+def evaluate_policy(agent: Agent, env: Any, n_eval_episodes: int = 10, deterministic: bool = True) -> tuple[float, float]:
+    """Stable-Baselines3's ``evaluate_policy`` for a voidrl ``agent``: the mean and the standard deviation of the returns
+    of ``n_eval_episodes`` whole episodes (``agent.evaluate`` gives the returns themselves).
+
+    ``env``: the agent's own environment, as an id, a class, a function or an instance made by ``gymnasium.make``
+    (``voidrl.envs.suites.env_id_of``); the episodes are played in environments the agent makes from it, seeded as
+    ``Agent.evaluate`` seeds them."""
+    from voidrl.envs.suites import env_id_of
+
+    env_id = env_id_of(env)
+    if env_id != agent.config.run.env:
+        raise ValueError(f"env: this agent was trained on {agent.config.run.env}; evaluate it there, not on {env_id}")
+    return summarize(agent.evaluate(n_eval_episodes, deterministic=deterministic))
 
 
 def summarize(returns: list[float]) -> tuple[float, float]:
