@@ -369,3 +369,28 @@ def test_bash_completes_commands_and_options_with_the_script(tmp_path):
     answers = [subprocess.run(["bash", "-c", complete, "bash", str(script), *words], capture_output=True, text=True).stdout.split()
                for words in (["pre"], ["train", "ppo --eval-e"])]
     assert answers == [["pretrain"], ["--eval-every", "--eval-episodes"]]
+
+
+def test_voidrl_envs_marks_the_groups_whose_package_is_not_installed(monkeypatch, capsys):
+    import importlib.util
+
+    found = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *rest: None if name in ("mujoco", "Box2D") else found(name, *rest))
+    assert main(["envs"]) == 0
+    lines = {line.split(": ")[0]: line for line in capsys.readouterr().out.splitlines()}
+    assert lines["mujoco"].startswith('mujoco: (not installed: pip install "voidrl[mujoco]") Ant-v5 ')
+    assert lines["gymnasium/box2d"].startswith('gymnasium/box2d: (not installed: pip install "voidrl[box2d]") ')
+    assert "not installed" not in lines["classic"] + lines["minatar"] + lines["gymnasium/toy_text"]
+
+
+def test_a_missing_extra_is_named_before_the_options_are_judged(tmp_path, monkeypatch, capsys):
+    import importlib.util
+
+    found = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *rest: None if name in ("mujoco", "Box2D") else found(name, *rest))
+    monkeypatch.chdir(tmp_path)
+    for env, extra in (("HalfCheetah-v5", 'needs MuJoCo: pip install "voidrl[mujoco]"'),
+                       ("LunarLander-v3", 'needs Box2D: pip install "voidrl[box2d]"')):
+        assert main(["train", "ppo", "--env", env, "--steps", "10"]) == 2  # too few steps for one update, said once installed
+        assert capsys.readouterr().err.strip() == f"voidrl: error: {env} {extra}"
+    assert list(tmp_path.iterdir()) == []

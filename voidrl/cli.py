@@ -758,11 +758,12 @@ def command_check_env(args: argparse.Namespace) -> int:
 
 
 def command_envs(_: argparse.Namespace) -> int:
-    from voidrl.envs.suites import list_env_ids
+    from voidrl.envs.suites import list_env_ids, missing_extra
 
-    for suite, ids in list_env_ids().items():
-        listed = " ".join(ids) if ids else f'(not installed: pip install "voidrl[{suite}]")'  # a suite's extra has its name
-        print(f"{suite}: {listed}")
+    for group, ids in list_env_ids().items():
+        extra = missing_extra(group)
+        missing = f'(not installed: pip install "voidrl[{extra}]")' if extra else ""
+        print(f"{group}: {' '.join([missing, *ids]).strip()}")
     return 0
 
 

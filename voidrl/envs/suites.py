@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import importlib.util
 import re
 import traceback
 import warnings
@@ -27,7 +28,7 @@ from gymnasium.envs.registration import EnvSpec
 from voidrl.configs.choices import GENERIC_SUITE, SUITES
 from voidrl.envs.atari import all_rom_names, rom_name
 from voidrl.envs.variants import NAMESPACE, VARIANTS, Variant
-from voidrl.extras import MissingExtra, require
+from voidrl.extras import EXTRAS, MissingExtra, require
 
 __all__ = ["GENERIC_SUITE", "LIST_HINT", "UnknownEnvironment", "VARIANTS", "Variant", "env_id_of", "list_env_ids", "python_env_id",
            "registered_spec", "suite_of"]
@@ -257,6 +258,31 @@ def _group_of(env_id: str, spec: EnvSpec) -> str | None:
     if module.startswith("gymnasium.envs."):
         return f"{GENERIC_SUITE}/{module.split('.')[2]}"
     return module.split(".")[0]
+
+
+GROUP_PACKAGES = {"atari": ("ale_py", "atari"), "mujoco": ("mujoco", "mujoco"), "minatar": ("minatar", "minatar"),
+                  "minigrid": ("minigrid", "minigrid"), f"{GENERIC_SUITE}/box2d": ("Box2D", "box2d")}
+"""A group of ``voidrl envs`` -> the package its environments need and the extra that brings it (gymnasium registers
+its MuJoCo and Box2D ids whether or not the package is installed)."""
+
+
+def missing_extra(group: str) -> str | None:
+    """The extra to install before the environments of ``group`` can be made, or None where none is missing."""
+    package, extra = GROUP_PACKAGES.get(group, (None, None))
+    return None if package is None or importlib.util.find_spec(package) is not None else extra
+
+
+def check_env_packages(env_id: str) -> None:
+    """A ``MissingExtra`` naming ``env_id`` and the extra that brings the package its environment needs, where gymnasium
+    registers the id without it (MuJoCo's and Box2D's tasks): said before any other check of the run's options."""
+    spec = gym.registry.get(VARIANTS.get(env_id, Variant(env_id)).base)
+    if spec is None:
+        return
+    module, suite = _entry_module(spec), _entry_suite(spec)
+    group = suite if suite != GENERIC_SUITE else f"{GENERIC_SUITE}/{module.split('.')[2]}" if module.startswith("gymnasium.envs.") else None
+    extra = None if group is None else missing_extra(group)
+    if extra is not None:
+        raise MissingExtra(f'{env_id} needs {EXTRAS[extra]}: pip install "voidrl[{extra}]"')
 
 
 def list_env_ids() -> dict[str, list[str]]:

@@ -10,13 +10,15 @@ import shutil
 
 from voidrl.config import TrainConfig
 from voidrl.configs.env import EnvConfig
-from voidrl.envs.suites import VARIANTS, Variant, found_by_other_processes, suite_of
+from voidrl.envs.suites import VARIANTS, Variant, check_env_packages, found_by_other_processes, suite_of
 from voidrl.io.video import check_video_packages
 from voidrl.nets.parts import validate_parts
 
 
 def preflight(config: TrainConfig) -> None:
-    """Raise a one-line ``ValueError`` naming the first option that cannot work, before the run directory is touched."""
+    """Raise a one-line ``ValueError`` naming the first option that cannot work, before the run directory is touched
+    (a missing extra before the rest: the options may be right once it is installed)."""
+    check_env_packages(config.run.env)
     config.validate()
     suite = suite_of(config.run.env)
     check_task_fit(config.env, config.run.env, suite)
