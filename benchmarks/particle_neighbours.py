@@ -22,7 +22,8 @@ import argparse
 import torch
 
 from voidrl.configs.apt import APTConfig
-from voidrl.envs.atari import PLAYER_POSITION_RAM, rom_name
+from voidrl.envs.atari import PLAYER_POSITION_RAM
+from voidrl.envs.roms import rom_name
 from voidrl.intrinsic.apt import APTReward
 from voidrl.io.checkpoint import load_checkpoint
 from voidrl.train.agent import Agent

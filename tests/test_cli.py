@@ -394,3 +394,33 @@ def test_a_missing_extra_is_named_before_the_options_are_judged(tmp_path, monkey
         assert main(["train", "ppo", "--env", env, "--steps", "10"]) == 2  # too few steps for one update, said once installed
         assert capsys.readouterr().err.strip() == f"voidrl: error: {env} {extra}"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_print_config_shows_each_setting_with_where_it_came_from_and_writes_nothing(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["train", "ppo", "--env", "CartPole-v1", "--gamma", "0.9", "--print-config"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("voidrl train ppo: the settings of this run (nothing written)\n[run]\n")
+    settings = {line.split(" = ")[0].strip(): line.split(" = ")[1] for line in out.splitlines() if " = " in line}
+    assert settings["gamma"].startswith("0.9 ") and settings["gamma"].endswith("# flag")
+    assert settings["num_steps"].startswith("32 ") and settings["num_steps"].endswith("# preset cartpole")
+    assert settings["steps"].endswith("# default") and settings["env"].endswith("# flag")
+    assert main(["pretrain", "ppg", "--env", "MinAtar/Breakout-v1", "--print-config"]) == 0
+    settings = {line.split(" = ")[0].strip(): line for line in capsys.readouterr().out.splitlines() if " = " in line}
+    assert settings["intrinsic"].endswith("# command") and settings["entropy_coef"].endswith("# preset minatar-pretrain")
+    assert main(["train", "ppo", "--env", "CartPole-v1", "--steps", "10", "--print-config"]) == 2  # refused as the run would be
+    assert "less than one update's rollout" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_help_shows_as_defaults_the_values_of_the_preset_the_run_would_apply(capsys):
+    def help_of(*argv):
+        with pytest.raises(SystemExit):
+            main([*argv, "--help"])
+        return " ".join(capsys.readouterr().out.split())  # argparse wraps lines
+
+    assert "(default: 32, the cartpole preset's; 2048 without it)" in help_of("train", "ppo")  # CartPole-v1 by default
+    assert "(default: 0.98, the cartpole preset's; 0.99 without it)" in help_of("train", "ppo", "--env", "CartPole-v1")
+    mujoco = help_of("train", "ppo", "--env", "HalfCheetah-v5")
+    assert "Rollout length per environment between two updates. (default: 2048)" in mujoco  # the preset's equals the default
+    assert "(default: 4, the pretrain preset's; 1 without it)" in help_of("pretrain", "ppg", "--env", "ALE/MsPacman-v5")

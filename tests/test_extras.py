@@ -12,7 +12,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from voidrl.cli import main
-from voidrl.envs.atari import rom_name
+from voidrl.envs.roms import rom_name
 from voidrl.extras import EXTRAS, MissingExtra, require
 from voidrl.io.report import pyplot
 from voidrl.math.intervals import t_quantile

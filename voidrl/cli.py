@@ -36,7 +36,7 @@ from voidrl.configs.vae import VAEProbeConfig, VAETrainConfig
 from voidrl.distributed import launched_by_torchrun
 from voidrl.envs.failure import EnvironmentFailure, user_traceback
 from voidrl.registry import ALGORITHMS, REWARD_SOURCES
-from voidrl.train.presets import make_config
+from voidrl.train.presets import default_preset, make_config, setting_sources
 from voidrl.train.signals import RunAborted, RunStopped, hold_stop_signals
 from voidrl.validation import check_seed
 
@@ -92,9 +92,10 @@ def option_flag(name: str) -> str:
 
 
 def add_dataclass_options(parser: argparse.ArgumentParser, cls: type, title: str, skip: tuple[str, ...] = (),
-                          unlisted: tuple[str, ...] = ()) -> None:
+                          unlisted: tuple[str, ...] = (), preset: tuple[str, dict[str, Any]] = ("", {})) -> None:
     """One ``--field-name`` per field of ``cls`` but ``skip``; defaults stay unset so presets can fill them. The
-    ``unlisted`` fields are left out of ``--help`` (this command refuses them, naming the ones that take them)."""
+    ``unlisted`` fields are left out of ``--help`` (this command refuses them, naming the ones that take them). The
+    ``preset`` (``help_preset``: its name and values) shows its value as the default of each option it sets."""
     group = parser.add_argument_group(title)
     docs = field_docs(cls)
     defaults = cls()
@@ -104,7 +105,9 @@ def add_dataclass_options(parser: argparse.ArgumentParser, cls: type, title: str
         flags = [option_flag(name) for name in (field.name, *(old for old, new in RENAMED_FIELDS.items() if new == field.name))]
         base, optional = field_type(cls, field.name)
         default = getattr(defaults, field.name)
-        help_text = argparse.SUPPRESS if field.name in unlisted else f"{docs.get(field.name, '')} (default: {default})"
+        shown = f"{default}" if preset[1].get(field.name, default) == default else \
+            f"{preset[1][field.name]}, the {preset[0]} preset's; {default} without it"
+        help_text = argparse.SUPPRESS if field.name in unlisted else f"{docs.get(field.name, '')} (default: {shown})"
         common = {"dest": field.name, "default": argparse.SUPPRESS, "help": help_text}
         if base is bool:
             group.add_argument(*flags, action=argparse.BooleanOptionalAction, **common)
@@ -138,13 +141,37 @@ def add_plugin_options(parser: argparse.ArgumentParser, listed: set[str]) -> Non
                               unlisted=() if plugin in listed else tuple(f.name for f in dataclasses.fields(config_class)))
 
 
+def flag_values(argv: list[str], flag: str) -> list[str]:
+    """The values ``argv`` gives ``flag`` (``--flag VALUE`` and ``--flag=VALUE``), in order."""
+    return [argv[i + 1] for i, arg in enumerate(argv[:-1]) if arg == flag] + [arg.split("=", 1)[1] for arg in argv if arg.startswith(flag + "=")]
+
+
+def help_preset(argv: list[str] | None, command: str, algo: str) -> tuple[str, dict[str, Any]]:
+    """For ``--help``: the name of the preset the run of ``argv`` would apply (by its ``--preset``, or its ``--env``'s,
+    CartPole-v1's without one) and its values by option name, what the run uses unless a flag says otherwise; ("", {})
+    where none applies or ``argv`` asks for no help."""
+    from voidrl.train.presets import preset_settings
+
+    if argv is None or not {"-h", "--help"} & set(argv):
+        return "", {}
+    envs, presets = flag_values(argv, "--env"), flag_values(argv, "--preset")
+    options = {"env": envs[-1] if envs else "CartPole-v1"}
+    try:
+        preset = presets[-1] if presets else command_preset(command, algo, None, options) if command in ("pretrain", "finetune") else None
+        preset = preset or default_preset(algo, options["env"])
+        settings = preset_settings(algo, options["env"], preset)
+    except ValueError:  # an unknown id or preset: the run says so; the help shows the plain defaults
+        return "", {}
+    return (preset or ""), {name: value for values in settings.values() for name, value in values.items()}
+
+
 def chosen_plugins(argv: list[str] | None, command: str, algo: str) -> set[str]:
     """The reward plug-ins whose options ``--help`` lists for ``command algo`` in ``argv``: the one ``--intrinsic``
     names, else the named preset's, else pre-training's APT; every one without ``argv``."""
     if argv is None:
         return set(REWARD_SOURCES)
     for flag in ("--intrinsic", "--preset"):
-        values = [argv[i + 1] for i, arg in enumerate(argv[:-1]) if arg == flag] + [arg.split("=", 1)[1] for arg in argv if arg.startswith(flag + "=")]
+        values = flag_values(argv, flag)
         if not values:
             continue
         if flag == "--intrinsic":
@@ -203,6 +230,9 @@ def add_training_commands(commands: Subcommands, argv: list[str] | None) -> None
                                  help="continue the run in --run-dir from its checkpoint with its saved settings (options given "
                                       f"again must equal them; {', '.join(changeable)} may "
                                       "change); a directory without a checkpoint starts the run (over)")
+                sub.add_argument("--print-config", action="store_true",
+                                 help="print the settings this command would run with, each with where it came from "
+                                      "(flag, command, preset, default), and write nothing")
             if command in ("finetune", "compare"):
                 sub.add_argument("--from", dest="init_from", required=command == "finetune", metavar="CHECKPOINT",
                                  help="pre-trained checkpoint to start from (parts chosen by --init-parts)")
@@ -214,13 +244,14 @@ def add_training_commands(commands: Subcommands, argv: list[str] | None) -> None
                 sub.add_argument("--parallel", type=int, default=1, metavar="K",
                                  help="runs trained side by side in K worker processes, the CPUs shared between them "
                                       "(default: 1, one after the other)")
+            shown_preset = help_preset(argv, command, name)
             add_dataclass_options(sub, RunConfig, "run", skip=("init_from",) if command in ("finetune", "compare") else (),
-                                  unlisted=unlisted_run)
+                                  unlisted=unlisted_run, preset=shown_preset)
             sub.add_argument("--quiet", dest="progress", action="store_false", default=argparse.SUPPRESS,
                              help="no progress shown, neither the bar nor the lines (as --no-progress)")
-            add_dataclass_options(sub, EnvConfig, "environment")
+            add_dataclass_options(sub, EnvConfig, "environment", preset=shown_preset)
             feed_forward = issubclass(config_class, MemoryConfig) and not config_class.takes_memory
-            add_dataclass_options(sub, config_class, name, unlisted=MEMORY_OPTIONS if feed_forward else ())
+            add_dataclass_options(sub, config_class, name, unlisted=MEMORY_OPTIONS if feed_forward else (), preset=shown_preset)
             if not config_class.own_intrinsic_reward:
                 listed = chosen_plugins(argv, command, name)
                 add_plugin_options(sub, listed)
@@ -417,6 +448,7 @@ def command_train(args: argparse.Namespace, callbacks: Sequence[Callback] = ()) 
     from voidrl.train.agent import summarize
     from voidrl.train.allocator import pin_allocator_thresholds
     from voidrl.io.run_dir import RunDirError
+    from voidrl.train.preflight import preflight
     from voidrl.train.runs import make_trainer, resume_config
 
     pin_allocator_thresholds()  # this process is ours: the library itself leaves the allocator alone
@@ -430,8 +462,9 @@ def command_train(args: argparse.Namespace, callbacks: Sequence[Callback] = ()) 
         gc.freeze()  # the imports' objects leave the collector's view: each full collection no longer walks torch's modules
 
     options = {k: tuple(v) if isinstance(v, list) else v for k, v in vars(args).items()
-               if k not in ("command", "algo", "resume", "seeds", "pretrain_steps", "parallel")
+               if k not in ("command", "algo", "resume", "seeds", "pretrain_steps", "parallel", "print_config")
                and not (k == "init_from" and v is None)}
+    given = set(options) - {"preset", "preset_file"}
     resume = getattr(args, "resume", False)
     with usage_errors():
         config = resume_config(args.algo, options) if resume else None
@@ -448,6 +481,11 @@ def command_train(args: argparse.Namespace, callbacks: Sequence[Callback] = ()) 
                 plan = plan_comparison(args, preset, options, source)
             else:
                 config = make_config(args.algo, preset, **options)
+                if getattr(args, "print_config", False):
+                    preflight(config)  # refused as the run would be
+                    print_settings(args, config, setting_sources(config, preset, options.get("preset_file"), given,
+                                                                 set(options) - given))
+                    return 0
         if args.command != "compare":
             trainer = make_trainer(config, resume=resume, init_checkpoint=None if resume else source)
     if args.command == "compare":
@@ -500,6 +538,17 @@ def pretrain_defaults(algo: str, preset: str | None, options: dict[str, Any]) ->
     """Reward-free APT unless the user says otherwise; the suite's pre-training preset unless one is named."""
     options = {"intrinsic": "apt", "extrinsic_coef": 0.0, **options}
     return command_preset("pretrain", algo, preset, options), options
+
+
+def print_settings(args: argparse.Namespace, config: TrainConfig, sources: dict[str, dict[str, str]]) -> None:
+    """Every setting of ``config`` by section, as ``name = value`` and where it came from (``setting_sources``)."""
+    print(f"voidrl {args.command} {args.algo}: the settings of this run (nothing written)")
+    for section, values in config.sections().items():
+        print(f"[{section}]")
+        rows = [(f"{name} = {getattr(values, name)!r}", source) for name, source in sources[section].items()]
+        width = max(len(text) for text, _ in rows)
+        for text, source in rows:
+            print(f"  {text.ljust(width)}  # {source}")
 
 
 def command_preset(command: str, algo: str, preset: str | None, options: dict[str, Any]) -> str | None:

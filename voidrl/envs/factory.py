@@ -8,7 +8,8 @@ from dataclasses import replace
 import torch
 
 from voidrl.configs.env import EnvConfig, parse_vision
-from voidrl.envs.atari import AtariVecEnv, rom_name
+from voidrl.envs.atari import AtariVecEnv
+from voidrl.envs.roms import rom_name
 from voidrl.envs.base import VecEnv
 from voidrl.envs.gym_backend import make_gym_vec_env
 from voidrl.envs.suites import VARIANTS, Variant, suite_of

@@ -26,7 +26,7 @@ import gymnasium as gym
 from gymnasium.envs.registration import EnvSpec
 
 from voidrl.configs.choices import GENERIC_SUITE, SUITES
-from voidrl.envs.atari import all_rom_names, rom_name
+from voidrl.envs.roms import all_rom_names, rom_name
 from voidrl.envs.variants import NAMESPACE, VARIANTS, Variant
 from voidrl.extras import EXTRAS, MissingExtra, require
 

@@ -20,7 +20,8 @@ import torch
 
 from voidrl.configs.env import EnvConfig
 from voidrl.envs import make_env
-from voidrl.envs.atari import PLAYER_POSITION_RAM, rom_name
+from voidrl.envs.atari import PLAYER_POSITION_RAM
+from voidrl.envs.roms import rom_name
 from voidrl.envs.base import Step, VecEnv
 from voidrl.envs.suites import suite_of
 from voidrl.registry import ALGORITHMS

@@ -70,3 +70,22 @@ def make_config(algo: str, preset: str | None = None, preset_file: str | None = 
 def loads_policy_head(config: TrainConfig) -> bool:
     """Whether the run starts from a saved policy head (``init_from``, with ``policy_head`` among ``init_parts``)."""
     return config.run.init_from is not None and (config.run.init_parts is None or "policy_head" in config.run.init_parts)
+
+
+def setting_sources(config: TrainConfig, preset: str | None, preset_file: str | None, given: set[str],
+                    command_defaults: set[str] = frozenset()) -> dict[str, dict[str, str]]:
+    """Where each of ``config``'s settings came from, per section and field: ``flag`` (the ``given`` options),
+    ``command`` (what the command sets unless told otherwise: pretrain's reward-free APT), ``preset NAME`` or
+    ``preset file PATH`` (the preset ``make_config`` applied for ``preset`` and ``preset_file``), else ``default``."""
+    settings = preset_settings(config.algo, config.run.env, preset, preset_file)
+    label = f"preset file {preset_file}" if preset_file is not None else \
+        f"preset {RENAMED_PRESETS.get(preset, preset) or default_preset(config.algo, config.run.env)}"
+    preset_fields = {name for values in settings.values() for name in values}
+    sources: dict[str, dict[str, str]] = {}
+    for section, values in config.sections().items():
+        sources[section] = {}
+        for field in dataclasses.fields(values):
+            name = field.name
+            sources[section][name] = ("flag" if name in given else "command" if name in command_defaults else
+                                      label if name in preset_fields else "default")
+    return sources
