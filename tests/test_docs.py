@@ -93,3 +93,19 @@ def test_the_results_page_is_what_its_manifests_and_committed_runs_give():
 
     assert PAGE.read_text() == page([Manifest.read(path) for path in PAGE_MANIFESTS]), \
         "docs/results.md is stale: python benchmarks/protocol.py page"
+
+
+NOT_IN_THE_REFERENCE = {"voidrl.__main__"}
+"""``python -m voidrl``: the command line's entry, which ``voidrl.cli`` documents."""
+
+
+def test_every_module_of_the_package_is_rendered_in_the_docs():
+    """Each module has a mkdocstrings block (``::: module``, or one of its objects) on some page of the site."""
+    package = ROOT / "voidrl"
+    modules = {".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+               for path in package.rglob("*.py")} - NOT_IN_THE_REFERENCE
+    rendered = {match for page in (ROOT / "docs").rglob("*.md")
+                for match in re.findall(r"^::: (voidrl[\w.]*)", page.read_text(), re.MULTILINE)}
+    missing = {module for module in modules
+               if not any(name == module or name.startswith(module + ".") for name in rendered)}
+    assert missing == set(), f"modules with no ::: block in docs/: {sorted(missing)}"

@@ -174,10 +174,15 @@ class ActorWorker:
     """One Ray actor: its environments, a collector, and the actor the algorithm's builder makes for it.
 
     Args:
-        config: the run's; builder_class: its algorithm's (passed as they are, so an algorithm registered in the
-        driver alone has actors too); index: this actor's number among ``num_actors``; update: the run's update count
-        when it started (a resumed run's environments are reset with new seeds, as in the one-process loop); replay:
-        the ``Hosted`` replay it writes into, or None; state: its state in the checkpoint.
+        config: the run's (passed as it is, with ``builder_class``, so an algorithm registered in the driver alone has
+            actors too).
+        builder_class: its algorithm's builder.
+        index: this actor's number among ``num_actors``.
+        num_actors: the run's actors.
+        update: the run's update count when it started (a resumed run's environments are reset with new seeds, as in
+            the one-process loop).
+        replay: the ``Hosted`` replay it writes into, or None.
+        state: its state in the checkpoint.
     """
 
     def __init__(self, config: TrainConfig, builder_class: type[Builder], index: int, num_actors: int, update: int, replay: Any,

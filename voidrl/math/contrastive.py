@@ -19,7 +19,8 @@ def nt_xent_loss(z1: torch.Tensor, z2: torch.Tensor, temperature: float = 0.1) -
     averaged over all 2N views (both directions of every positive pair).
 
     Args:
-        z1, z2: ``[N, D]`` projections; row n of each comes from the same sample.
+        z1: ``[N, D]`` projections of the first view.
+        z2: ``[N, D]`` projections of the second view; row n of each comes from the same sample.
     Returns:
         ``(loss, metrics)``; ``apt/contrastive_accuracy`` is the share of views whose
         most similar other view is their positive.
