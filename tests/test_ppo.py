@@ -195,3 +195,21 @@ def test_compile_without_a_cpp_compiler_is_refused_before_the_run(monkeypatch):
     monkeypatch.setenv("CXX", "no-such-compiler-here")
     with pytest.raises(ValueError, match="compile needs a C\\+\\+ compiler .*'no-such-compiler-here' is not on the PATH"):
         preflight(make_config("ppo", compile=True))
+
+
+def test_a_loss_needing_another_field_adds_it_in_batch_fields_and_update_cuts_it_into_minibatches():
+    class WeightedPPO(PPO):
+        """Each step's surrogate weighted by a field of its own (here: 1 where the step did not end an episode)."""
+
+        def batch_fields(self, rollout):
+            return super().batch_fields(rollout) | {"weights": (~(rollout.terminated | rollout.truncated)).float()}
+
+        def loss(self, batch):
+            seen.append(batch["weights"].shape == batch["advantages"].shape == (16,))
+            return super().loss({**batch, "advantages": batch["advantages"] * batch["weights"]})
+
+    seen = []
+    torch.manual_seed(0)
+    algo = WeightedPPO(PPOConfig(num_steps=16, minibatch_size=16, epochs=2), (5,), DISCRETE)
+    metrics = algo.update(random_rollout(), progress=0.0)
+    assert seen and all(seen) and len(seen) == metrics["train/gradient_steps"] == 8  # 64 steps / 16, twice

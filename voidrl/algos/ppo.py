@@ -63,16 +63,22 @@ class PPO(OnPolicyAlgorithm):
         loss, metrics = self.loss(batch)
         return self.parameters.gradient_of(loss), metrics
 
+    def batch_fields(self, rollout: RolloutStorage) -> dict[str, torch.Tensor]:
+        """What ``loss(batch)`` reads, per step ``[T, N, ...]`` (``minibatches`` cuts them): the rollout's observations,
+        actions, log-probabilities and values, the GAE advantages and returns ``[T, N, heads]``, and the sequences'
+        starting states; a loss that needs another field adds it here."""
+        advantages, returns = rollout_gae(rollout, self.config.value_gammas, self.config.gae_lambda)
+        return {
+            "obs": rollout.obs, "actions": rollout.actions, "old_log_probs": rollout.log_probs,
+            "old_values": rollout.values, "advantages": advantages, "returns": returns,
+        } | self.sequence_fields(rollout)
+
     def update(self, rollout: RolloutStorage, progress: float) -> dict[str, float]:
         cfg = self.config
         learning_rate = cfg.learning_rate * (1.0 - progress) if cfg.anneal_lr else cfg.learning_rate
         self.parameters.set_learning_rate(learning_rate)
 
-        advantages, returns = rollout_gae(rollout, cfg.value_gammas, cfg.gae_lambda)
-        fields = {
-            "obs": rollout.obs, "actions": rollout.actions, "old_log_probs": rollout.log_probs,
-            "old_values": rollout.values, "advantages": advantages, "returns": returns,
-        } | self.sequence_fields(rollout)
+        fields = self.batch_fields(rollout)
         history: list[dict[str, torch.Tensor]] = []
         stopped_early = False
         for _ in range(cfg.epochs):
@@ -87,7 +93,7 @@ class PPO(OnPolicyAlgorithm):
                 break
 
         out = {name: torch.stack([h[name] for h in history]).mean().item() for name in history[0]} if history else {}
-        out["train/explained_variance"] = explained_variance(rollout.values[..., 0].reshape(-1), returns[..., 0].reshape(-1)).item()
+        out["train/explained_variance"] = explained_variance(rollout.values[..., 0].reshape(-1), fields["returns"][..., 0].reshape(-1)).item()
         out["train/learning_rate"] = learning_rate
         out["train/gradient_steps"] = float(len(history))
         out["train/stopped_early"] = float(stopped_early)
