@@ -135,10 +135,10 @@ ARMS = {
     # the guided arm imitating the guide where it played (DQfD's large-margin loss, lambda 1 and margin 0.8 as DQfD's),
     # so the Q-network's greedy play keeps the guide's after the hand-over
     "q-convs-shift-guide-margin": ["--init-parts", "policy_convs", "--shift-pixels", "4", "--guide", WEIGHTS, "--guide-steps",
-                                   "250", "--guide-decay-steps", "50000", "--guide-margin-weight", "1"],
+                                   "250", "--guide-decay-steps", "50000", "--guide-margin-coef", "1"],
     # the weights as a prior inside the Q-network: Q = Q_theta + log pi_prior, so the greedy play starts as the
     # weights' own (820 greedy) on every step of the run, and the Q-network learns its correction (no hand-over)
-    "q-convs-prior": ["--init-parts", "policy_convs", "--prior", WEIGHTS, "--prior-weight", "1"],
+    "q-convs-prior": ["--init-parts", "policy_convs", "--prior", WEIGHTS, "--prior-coef", "1"],
     # the pretrain preset with 2 contrastive updates a rollout instead of 32 (issue 65, part 3), on each of the preset's
     # four seeds, fine-tuned as the preset's four pre-trainings were: FEWER_CONTRASTIVE
     **{f"fewer-contrastive-seed{seed}-epochs-3-sign-clip": ["--epochs", "3", "--reward-clip", "1", "--reward-scale", "1"]

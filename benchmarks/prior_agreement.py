@@ -44,7 +44,7 @@ def agreement(q_network: RecurrentQNetwork, frames: torch.Tensor) -> tuple[float
         state = q_network.initial_state(len(frames))
         q, _ = q_network.unroll(frames.unsqueeze(0), state.previous_action.unsqueeze(0), torch.zeros(1, len(frames)),
                                 (state.hidden, state.cell))
-        prior_part = q_network.prior_weight * q_network.prior_log_probs(frames.unsqueeze(0))
+        prior_part = q_network.prior_coef * q_network.prior_log_probs(frames.unsqueeze(0))
     q, prior_part = q[0], prior_part[0]
     learned = q - prior_part
 

@@ -75,7 +75,7 @@ def test_the_guides_state_resumes_where_it_stopped():
 def guided_learner(margin_weight, seed=0):
     """A small R2D2 learner of 3 actions on observations [4] with DQfD's margin loss at ``margin_weight``."""
     torch.manual_seed(seed)
-    config = R2D2Config(**SMALL, learning_rate=1e-3, guide_margin_weight=margin_weight, guide_margin=0.8)
+    config = R2D2Config(**SMALL, learning_rate=1e-3, guide_margin_coef=margin_weight, guide_margin=0.8)
     return R2D2(config, (4,), gym.spaces.Discrete(3))
 
 
@@ -147,7 +147,7 @@ def train_r2d2(run_dir, *extra):
 
 
 def test_a_guided_run_logs_its_horizon_down_to_zero_and_its_imitated_share_and_repeats_with_its_seed(tmp_path, saved_actor_critic):
-    guided = ["--guide", str(saved_actor_critic), "--guide-steps", "20", "--guide-decay-steps", "800", "--guide-margin-weight", "1",
+    guided = ["--guide", str(saved_actor_critic), "--guide-steps", "20", "--guide-decay-steps", "800", "--guide-margin-coef", "1",
               "--seed", "5"]
     assert train_r2d2(tmp_path / "a", *guided) == 0 and train_r2d2(tmp_path / "b", *guided) == 0
     rows = list(csv.DictReader((tmp_path / "a" / "metrics.csv").open()))
@@ -161,7 +161,7 @@ def test_a_guided_run_logs_its_horizon_down_to_zero_and_its_imitated_share_and_r
 def test_a_guided_run_stopped_and_resumed_is_the_run_left_alone(tmp_path, monkeypatch, saved_actor_critic):
     command, signal_step, checkpoint_step = CASES["r2d2-save-replay"]
     command = [*command, "--guide", str(saved_actor_critic), "--guide-steps", "30", "--guide-decay-steps", "1000",
-               "--guide-margin-weight", "1", "--seed", "3", "--no-progress", "--torch-threads", "1"]
+               "--guide-margin-coef", "1", "--seed", "3", "--no-progress", "--torch-threads", "1"]
     assert main([*command, "--run-dir", str(tmp_path / "alone")]) == 0
     with monkeypatch.context() as patched:
         signal_at_vector_step(patched, signal_step)
@@ -174,9 +174,9 @@ def test_a_guided_run_stopped_and_resumed_is_the_run_left_alone(tmp_path, monkey
 
 @pytest.mark.parametrize("algo,extra,message", [
     ("r2d2", ["--guide-steps", "5"], "guide_steps acts with guide set only"),
-    ("r2d2", ["--guide-margin-weight", "1"], "guide_margin_weight acts with guide set only"),
-    ("r2d2", ["--guide", "GUIDE", "--guide-margin", "0.5"], "guide_margin acts with guide_margin_weight above 0 only"),
-    ("ngu", ["--guide-margin-weight", "1"], "guide_margin_weight acts in r2d2 only"),
+    ("r2d2", ["--guide-margin-coef", "1"], "guide_margin_coef acts with guide set only"),
+    ("r2d2", ["--guide", "GUIDE", "--guide-margin", "0.5"], "guide_margin acts with guide_margin_coef above 0 only"),
+    ("ngu", ["--guide-margin-coef", "1"], "guide_margin_coef acts in r2d2 only"),
     ("ngu", ["--guide", "GUIDE"], "guide acts in r2d2 only"),
     ("r2d2", ["--guide", "Q"], "a guide is an actor-critic's run"),
     ("r2d2", ["--guide", "GUIDE", "--env", "voidrl/CartPoleNoVelocity-v1"], "does not fit this run's environments"),

@@ -76,7 +76,7 @@ RANGES = {
     ("ppo", "action_persistence"): [-0.1, 1.0], ("ppo", "hidden_sizes"): [(64, 0)],
     ("ppg", "value_epochs"): [0], ("ppg", "policy_iterations"): [0], ("ppg", "aux_epochs"): [0],
     ("ppg", "aux_minibatch_size"): [0], ("ppg", "chunk_size"): [0], ("ppg", "critic_learning_rate"): [0.0],
-    ("ppg", "critic_max_grad_norm"): [0.0], ("ppg", "aux_kl_stop"): [0.0], ("ppg", "beta_clone"): [-1.0],
+    ("ppg", "critic_max_grad_norm"): [0.0], ("ppg", "aux_kl_stop"): [0.0], ("ppg", "clone_coef"): [-1.0],
     ("ppg", "critic_network"): ["resnet"], ("ppg", "hidden_sizes"): [(0,)], ("ppg", "adam_eps"): [0.0],
     ("ppg", "entropy_coef"): [-0.01], ("ppg", "critic_warmup_rollouts"): [-1],
     ("reinforce", "episodes_per_env"): [0], ("reinforce", "value_coef"): [-1.0], ("reinforce", "max_grad_norm"): [0.0],
@@ -104,7 +104,7 @@ RANGES = {
     ("r2d2", "priority_eta"): [0.0, 1.1], ("r2d2", "epsilon_base"): [0.0, 1.1], ("r2d2", "epsilon_alpha"): [0.0],
     ("r2d2", "lstm_size"): [0], ("r2d2", "head_size"): [0], ("r2d2", "memory"): ["gru"], ("r2d2", "td_target"): ["vtrace"], ("r2d2", "trace_lambda"): [-0.1, 1.1],
     ("r2d2", "shift_pixels"): [-1], ("r2d2", "guide_steps"): [0], ("r2d2", "guide_decay_steps"): [0],
-    ("r2d2", "guide_margin_weight"): [-1.0], ("r2d2", "guide_margin"): [0.0], ("r2d2", "prior_weight"): [0.0],
+    ("r2d2", "guide_margin_coef"): [-1.0], ("r2d2", "guide_margin"): [0.0], ("r2d2", "prior_coef"): [0.0],
     ("ppg", "intrinsic_gamma"): [0.0, 1.0],
     ("ngu", "num_policies"): [0], ("ngu", "intrinsic_coef"): [-0.1], ("ngu", "gamma_min"): [0.0, 0.999],
     ("ngu", "controllable_embedding_size"): [0], ("ngu", "episodic_neighbours"): [0], ("ngu", "kernel_eps"): [0.0],
@@ -130,11 +130,11 @@ def test_values_outside_a_fields_range_are_refused_by_name(algo, name):
         options = with_plugin(name, {name: value})
         if name in ("init_parts", "init_temperature"):
             options["init_from"] = "pre.pt"
-        if name in ("guide_steps", "guide_decay_steps", "guide_margin_weight", "guide_margin"):
+        if name in ("guide_steps", "guide_decay_steps", "guide_margin_coef", "guide_margin"):
             options["guide"] = "guide.pt"
         if name == "guide_margin":
-            options["guide_margin_weight"] = 1.0
-        if name == "prior_weight":
+            options["guide_margin_coef"] = 1.0
+        if name == "prior_coef":
             options["prior"] = "prior.pt"
         with pytest.raises(ValueError, match=name if name != "env" else "unknown environment id"):
             preflight(make_config(algo, **options))
@@ -302,3 +302,17 @@ def test_plot_refuses_an_out_it_cannot_write_before_plotting(tmp_path, monkeypat
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert "--out's folder '/proc/x' cannot be written" in line
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("algo,old,new,value", [("ppg", "beta_clone", "clone_coef", 0.5), ("r2d2", "prior_weight", "prior_coef", 0.3),
+                                               ("r2d2", "guide_margin_weight", "guide_margin_coef", 0.2)])
+def test_loss_weights_take_one_word_and_their_old_names_still_load_and_parse(algo, old, new, value):
+    from voidrl.cli import build_parser
+    from voidrl.config import TrainConfig
+
+    stored = make_config(algo).to_dict()
+    stored["algo_config"].pop(new)
+    stored["algo_config"][old] = value  # a config.json written before the rename
+    assert getattr(TrainConfig.from_dict(stored).algo_config, new) == value
+    args = build_parser(["train", algo]).parse_args(["train", algo, "--" + old.replace("_", "-"), str(value)])
+    assert getattr(args, new) == value

@@ -33,7 +33,7 @@ def log_probs_one_action_at_a_time(policy, obs):
 def test_every_q_holds_the_priors_weighted_log_probabilities(memory):
     prior = prior_policy()
     torch.manual_seed(1)
-    with_prior = RecurrentQNetwork((4,), 3, "mlp", (8,), 8, 8, memory, prior=prior, prior_weight=0.5)
+    with_prior = RecurrentQNetwork((4,), 3, "mlp", (8,), 8, 8, memory, prior=prior, prior_coef=0.5)
     alone = RecurrentQNetwork((4,), 3, "mlp", (8,), 8, 8, memory)
     alone.load_state_dict({key: value for key, value in with_prior.state_dict().items() if not key.startswith("prior.")})
     obs = torch.randn(5, 2, 4)
@@ -48,7 +48,7 @@ def test_every_q_holds_the_priors_weighted_log_probabilities(memory):
 def test_a_heavy_prior_makes_the_greedy_actions_its_own():
     prior = prior_policy()
     prior.policy_head.weight.mul_(100.0)  # a fresh policy head is 100x smaller than the rest: near uniform, no preferences
-    q_network = RecurrentQNetwork((4,), 3, "mlp", (8,), 8, 8, "none", prior=prior, prior_weight=100.0)
+    q_network = RecurrentQNetwork((4,), 3, "mlp", (8,), 8, 8, "none", prior=prior, prior_coef=100.0)
     obs = torch.randn(64, 4)
     starts = torch.ones(64, dtype=torch.bool)
     greedy, _ = q_network.act(obs, q_network.initial_state(64), starts, torch.zeros(64))
@@ -65,7 +65,7 @@ def test_the_learner_trains_the_q_network_and_not_the_prior(saved_actor_critic):
 
 
 def test_a_run_with_a_prior_keeps_it_as_loaded(tmp_path, saved_actor_critic):
-    assert train_r2d2(tmp_path / "run", "--prior", str(saved_actor_critic), "--prior-weight", "2") == 0
+    assert train_r2d2(tmp_path / "run", "--prior", str(saved_actor_critic), "--prior-coef", "2") == 0
     loaded = load_checkpoint(saved_actor_critic)["algorithm"]["policy"]
     saved = load_checkpoint(tmp_path / "run" / "checkpoint.pt")["algorithm"]
     for key, value in loaded.items():
@@ -95,8 +95,8 @@ def saved_recurrent_actor_critic(tmp_path_factory):
 
 
 @pytest.mark.parametrize("algo,extra,message", [
-    ("r2d2", ["--prior-weight", "2"], "prior_weight acts with prior set only"),
-    ("r2d2", ["--prior", "PRIOR", "--prior-weight", "0"], "prior_weight must be positive"),
+    ("r2d2", ["--prior-coef", "2"], "prior_coef acts with prior set only"),
+    ("r2d2", ["--prior", "PRIOR", "--prior-coef", "0"], "prior_coef must be positive"),
     ("ngu", ["--prior", "PRIOR"], "prior acts in r2d2 only"),
     ("r2d2", ["--prior", "Q"], "a prior is an actor-critic's run"),
     ("r2d2", ["--prior", "LSTM"], "is a recurrent policy; a prior reads each step alone"),

@@ -204,7 +204,8 @@ number of actors spreads R2D2's epsilon ladder over the new number of environmen
 
 RENAMED_VALUES = {("network", "thesis"): "dqn2013", ("critic_network", "thesis"): "dqn2013"}
 """Option values renamed since; the configs and checkpoints of runs written before still load."""
-RENAMED_FIELDS = {"target": "td_target", "intrinsic_weight": "intrinsic_coef"}
+RENAMED_FIELDS = {"target": "td_target", "intrinsic_weight": "intrinsic_coef", "beta_clone": "clone_coef",
+                  "guide_margin_weight": "guide_margin_coef", "prior_weight": "prior_coef"}
 """Algorithm options renamed since (old -> new): the old flag still works, and configs written before still load."""
 RENAMED_PRESETS = {"thesis": "atari", "thesis-pretrain": "pretrain-nt-xent"}
 """Presets renamed since (old -> new), named after what they are rather than the document they came from; the

@@ -215,7 +215,7 @@ class PPG(OnPolicyAlgorithm):
         return loss.detach()
 
     def auxiliary_phase(self, head_coefs: tuple[float, ...] = (1.0,)) -> dict[str, float]:
-        """L_aux = 0.5 MSE(pi_aux(s), G) + beta_clone KL(pi_old || pi) over every stored state; critic on the
+        """L_aux = 0.5 MSE(pi_aux(s), G) + clone_coef KL(pi_old || pi) over every stored state; critic on the
         same data. G is the value the policy's advantages follow: the critic targets ``[..., heads]`` weighted
         by ``head_coefs`` (two heads: the plug-in's (extrinsic, intrinsic) reward coefficients, so a reward-free run's
         task returns reach no parameter of the policy; one head: its returns). A recurrent policy trains on the
@@ -248,7 +248,7 @@ class PPG(OnPolicyAlgorithm):
                         dist, aux_values = self.policy.policy_and_aux_value(*self.network_inputs(batch))
                         chunk_aux_loss, _ = value_loss(aux_values, batch["returns"] @ coefs)
                         chunk_clone_kl = dist.kl_from(old_log_probs.index_select(across, chunk)).mean()
-                        (share * (chunk_aux_loss + cfg.beta_clone * chunk_clone_kl)).backward()
+                        (share * (chunk_aux_loss + cfg.clone_coef * chunk_clone_kl)).backward()
                         aux_loss += share * chunk_aux_loss.detach()
                         clone_kl += share * chunk_clone_kl.detach()
                     critic_loss += share * self._critic_backward(batch, share)

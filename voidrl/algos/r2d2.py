@@ -115,7 +115,7 @@ class R2D2Builder(SequenceBuilder):
     def make_policy(self, device: torch.device | str) -> RecurrentQNetwork:
         cfg = self.config
         return RecurrentQNetwork(self.obs_shape, self.action_space.n, cfg.network, cfg.hidden_sizes, cfg.lstm_size, cfg.head_size,
-                                 cfg.memory, prior=self.make_prior(device), prior_weight=cfg.prior_weight).to(device)
+                                 cfg.memory, prior=self.make_prior(device), prior_coef=cfg.prior_coef).to(device)
 
     def make_prior(self, device: torch.device | str) -> ActorCritic | None:
         """The frozen actor-critic of ``prior`` (None without one)."""
@@ -187,10 +187,10 @@ class R2D2(SequenceLearner):
         trained = trained_steps(batch.mask, batch.starts_episode, cfg.burn_in)
         td_loss = 0.5 * ((batch.weights.unsqueeze(0) * trained).unsqueeze(-1) * td.pow(2)).sum() / trained.sum()
         imitation = self.imitation_loss(q[:-1], batch, trained)
-        grad_norm = self.parameters.minimize(td_loss + cfg.guide_margin_weight * imitation, cfg.max_grad_norm)
+        grad_norm = self.parameters.minimize(td_loss + cfg.guide_margin_coef * imitation, cfg.max_grad_norm)
         self.replay.update_priorities(batch.keys, sequence_priorities(td.detach().abs().sum(-1), trained, cfg.priority_eta).cpu())
         metrics = {"train/td_loss": td_loss.item(), "train/grad_norm": grad_norm.item(), **self.after_learning(batch)}
-        if cfg.guide_margin_weight:
+        if cfg.guide_margin_coef:
             metrics |= {"train/guide_margin_loss": imitation.item(),
                         "train/guided_share": (trained & batch.guided).sum().item() / trained.sum().item()}
         self.updates += 1
@@ -202,9 +202,9 @@ class R2D2(SequenceLearner):
         return metrics
 
     def imitation_loss(self, q: torch.Tensor, batch: SequenceBatch, trained: torch.Tensor) -> torch.Tensor:
-        """DQfD's large-margin loss on the trained steps the guide played (``guide_margin_weight``), importance-weighted
+        """DQfD's large-margin loss on the trained steps the guide played (``guide_margin_coef``), importance-weighted
         and averaged over all trained steps ``[L, B]`` as the TD loss is; 0 without it. ``q [L, B, A]``: the online Q."""
-        if not self.config.guide_margin_weight:
+        if not self.config.guide_margin_coef:
             return torch.zeros((), device=q.device)
         imitated = (trained & batch.guided) * batch.weights.unsqueeze(0)
         return (imitated * large_margin_loss(q, batch.actions, self.config.guide_margin)).sum() / trained.sum()

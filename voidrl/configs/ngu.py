@@ -73,7 +73,7 @@ class NGUConfig(R2D2Config):
     acts_only = {"intrinsic_terminates": Choice("split_values", True),
                  **{name: Choice("meta_controller", "bandit") for name in ("bandit_window", "bandit_beta", "bandit_epsilon")},
                  **{name: Never("in r2d2", "the family's members choose their own actions")
-                    for name in ("guide", "guide_steps", "guide_decay_steps", "guide_margin_weight", "guide_margin", "prior", "prior_weight")}}
+                    for name in ("guide", "guide_steps", "guide_decay_steps", "guide_margin_coef", "guide_margin", "prior", "prior_coef")}}
 
     def validate(self) -> None:
         super().validate()

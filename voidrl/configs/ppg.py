@@ -16,7 +16,7 @@ ATARI: dict[str, dict[str, Any]] = {
     "env": {"num_envs": 16, "reward_scale": 0.1},
     "algo_config": {"num_steps": 256, "minibatch_size": 32, "learning_rate": 3e-4, "critic_learning_rate": 1e-3,
                     "clip": 0.25, "entropy_coef": 0.01, "policy_iterations": 32, "aux_epochs": 3,
-                    "beta_clone": 1.0, "aux_kl_stop": 0.01, "network": "dqn2013", "critic_network": "nature",
+                    "clone_coef": 1.0, "aux_kl_stop": 0.01, "network": "dqn2013", "critic_network": "nature",
                     "chunk_size": 64},
 }
 ATARI_PRETRAIN_SCHEDULE: dict[str, dict[str, Any]] = {
@@ -25,7 +25,7 @@ ATARI_PRETRAIN_SCHEDULE: dict[str, dict[str, Any]] = {
     "env": {"num_envs": 16, "reward_scale": 0.1},
     "algo_config": {"num_steps": 512, "minibatch_size": 512, "learning_rate": 1e-4, "critic_learning_rate": 1e-3,
                     "clip": 0.25, "entropy_coef": 0.01, "policy_iterations": 32, "aux_epochs": 3,
-                    "beta_clone": 1.0, "aux_kl_stop": 0.01, "network": "dqn2013", "critic_network": "nature",
+                    "clone_coef": 1.0, "aux_kl_stop": 0.01, "network": "dqn2013", "critic_network": "nature",
                     "chunk_size": 64},
 }
 REWARD_FREE_APT: dict[str, Any] = {"extrinsic_coef": 0.0, "intrinsic_coef": 1.0, "contrastive_chunk_size": 64}
@@ -200,7 +200,7 @@ class PPGConfig(MemoryConfig):
     """Gradient accumulation: every minibatch (policy, critic and auxiliary phases) goes forward and
     backward in chunks of at most this many samples before its one optimiser step. The same step with a
     fraction of the activation memory; None = whole minibatches (memory lstm: steps, in whole sequences)."""
-    beta_clone: float = 1.0
+    clone_coef: float = 1.0
     """Weight of the behaviour-cloning KL(pi_old || pi) in the auxiliary loss."""
     aux_kl_stop: float | None = None
     """Early stop (a stabiliser of the published Ms. Pac-Man set-up): end the phase's policy updates once a minibatch's KL(pi_old || pi)
@@ -235,7 +235,7 @@ class PPGConfig(MemoryConfig):
         validate_fraction("clip", self.clip)
         validate_discounting(self)
         require_positive(self, ("adam_eps",))
-        require_non_negative(self, ("beta_clone", "entropy_coef", "critic_warmup_rollouts"))
+        require_non_negative(self, ("clone_coef", "entropy_coef", "critic_warmup_rollouts"))
         validate_hidden_sizes(self.hidden_sizes)
         require_choice(self, "network", NETWORKS)
         if self.critic_network is not None:

@@ -131,7 +131,7 @@ class R2D2Config(AlgorithmConfig):
     """The episode steps the guide plays at the run's start; the horizon shrinks linearly to 0 over guide_decay_steps."""
     guide_decay_steps: int = 50000
     """Environment steps of the run until the guide plays no more."""
-    guide_margin_weight: float = 0.0
+    guide_margin_coef: float = 0.0
     """DQfD's large-margin loss (Hester et al., 2018) on the replayed steps the guide played, added to the TD loss with
     this weight (DQfD's lambda is 1): max_a [Q(s, a) + guide_margin (a != a_guide)] - Q(s, a_guide), which makes the
     guide's actions the greedy ones where it played, so the Q-network keeps its play after the hand-over. 0: the guide's
@@ -140,9 +140,9 @@ class R2D2Config(AlgorithmConfig):
     """The margin by which the guide's action should lead every other's value (DQfD: 0.8)."""
     prior: str | None = None
     """A saved feed-forward actor-critic of the same environment (as ``guide`` takes), frozen inside the Q-network:
-    Q(s, a) = Q_theta(s, a) + prior_weight log pi_prior(a|s), so the greedy policy starts as the prior's and the
+    Q(s, a) = Q_theta(s, a) + prior_coef log pi_prior(a|s), so the greedy policy starts as the prior's and the
     network learns the correction to its preferences; acting, targets and evaluation all use this Q. None: no prior."""
-    prior_weight: float = 1.0
+    prior_coef: float = 1.0
     """How much of the prior's log-probabilities each Q(s, .) holds."""
     network: str = "auto"
     """Torso: auto, mlp, nature, dqn2013, minatar, apt (as the policy-gradient algorithms)."""
@@ -159,17 +159,17 @@ class R2D2Config(AlgorithmConfig):
     of frames a sequence), each checkpoint adding what arrived since the one before."""
 
     acts_only = {"trace_lambda": Choice("td_target", "retrace"), "hidden_sizes": MlpBody("network"),
-                 "guide_steps": IsSet("guide"), "guide_decay_steps": IsSet("guide"), "guide_margin_weight": IsSet("guide"),
-                 "guide_margin": Positive("guide_margin_weight"), "prior_weight": IsSet("prior")}
+                 "guide_steps": IsSet("guide"), "guide_decay_steps": IsSet("guide"), "guide_margin_coef": IsSet("guide"),
+                 "guide_margin": Positive("guide_margin_coef"), "prior_coef": IsSet("prior")}
 
     def validate(self) -> None:
         require_positive_integers(self, ("num_steps", "sequence_length", "sequence_period", "n_step", "batch_size",
                                          "target_update_period", "replay_capacity", "min_replay", "lstm_size", "head_size",
                                          "guide_steps", "guide_decay_steps"))
         require_positive(self, ("learning_rate", "adam_eps", "max_grad_norm", "samples_per_insert", "epsilon_alpha", "guide_margin",
-                                "prior_weight"))
+                                "prior_coef"))
         require_choice(self, "network", NETWORKS)
-        require_non_negative(self, ("shift_pixels", "guide_margin_weight"))
+        require_non_negative(self, ("shift_pixels", "guide_margin_coef"))
         require_choice(self, "memory", ("lstm", "none"))
         require_choice(self, "td_target", ("n-step", "retrace"))
         validate_hidden_sizes(self.hidden_sizes)

@@ -132,15 +132,15 @@ class RecurrentQNetwork(nn.Module):
         reward_inputs: rewards fed back per step (1; NGU: 2, extrinsic and intrinsic).
         context_size: width of a per-sequence context input (0: none).
         prior: a frozen feed-forward actor-critic over the same observations and actions, or None; with it
-            Q(s, a) = Q_theta(s, a) + prior_weight log pi_prior(a|s) (R2D2's ``prior``).
-        prior_weight: see ``prior``.
+            Q(s, a) = Q_theta(s, a) + prior_coef log pi_prior(a|s) (R2D2's ``prior``).
+        prior_coef: see ``prior``.
     """
 
     def __init__(self, obs_shape: tuple[int, ...], num_actions: int, network: str = "auto",
                  hidden_sizes: tuple[int, ...] = (64, 64), lstm_size: int = 512, head_size: int = 512, memory: str = "lstm",
-                 reward_inputs: int = 1, context_size: int = 0, prior: nn.Module | None = None, prior_weight: float = 1.0):
+                 reward_inputs: int = 1, context_size: int = 0, prior: nn.Module | None = None, prior_coef: float = 1.0):
         super().__init__()
-        self.prior, self.prior_weight = prior, prior_weight
+        self.prior, self.prior_coef = prior, prior_coef
         self.num_actions = num_actions = int(num_actions)
         self.torso = make_body(network, obs_shape, hidden_sizes)
         inputs = self.torso.out_features + num_actions + reward_inputs + context_size
@@ -176,7 +176,7 @@ class RecurrentQNetwork(nn.Module):
         advantage = self.advantage(output)
         q = self.value(output) + advantage - advantage.mean(dim=-1, keepdim=True)
         if self.prior is not None:
-            q = q + self.prior_weight * self.prior_log_probs(obs)
+            q = q + self.prior_coef * self.prior_log_probs(obs)
         return q, after
 
     @torch.no_grad()
