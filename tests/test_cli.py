@@ -424,3 +424,16 @@ def test_help_shows_as_defaults_the_values_of_the_preset_the_run_would_apply(cap
     mujoco = help_of("train", "ppo", "--env", "HalfCheetah-v5")
     assert "Rollout length per environment between two updates. (default: 2048)" in mujoco  # the preset's equals the default
     assert "(default: 4, the pretrain preset's; 1 without it)" in help_of("pretrain", "ppg", "--env", "ALE/MsPacman-v5")
+
+
+def test_the_python_api_help_lists_the_options_train_takes():
+    import dataclasses
+
+    import voidrl
+    from voidrl.configs.env import EnvConfig
+    from voidrl.configs.run import RunConfig
+
+    text = " ".join(voidrl.train.__doc__.split())
+    for cls in (RunConfig, EnvConfig):
+        assert all(f" {field.name}," in text or f" {field.name}." in text for field in dataclasses.fields(cls)), cls
+    assert "voidrl.make_config(ALGO).algo_config" in text and "ppo, ppg," in text

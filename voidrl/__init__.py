@@ -72,6 +72,27 @@ def train(algo: str, env: Any = None, steps: int | None = None, preset: str | No
     return train_from_config(config, resume, callbacks)
 
 
+def _options_text() -> str:
+    """The options ``train`` takes, by section, for its docstring (``help(voidrl.train)``)."""
+    import dataclasses
+    import textwrap
+
+    from voidrl.configs.env import EnvConfig
+    from voidrl.configs.run import RunConfig
+    from voidrl.registry import ALGORITHMS
+
+    def names(cls: type) -> str:
+        return ", ".join(field.name for field in dataclasses.fields(cls))
+
+    text = (f"Options, by name. The run's: {names(RunConfig)}. The environment's: {names(EnvConfig)}. The algorithm's: "
+            f"the fields of its config (``voidrl.make_config(ALGO).algo_config``; ``voidrl train ALGO --help`` explains each), "
+            f"for {', '.join(ALGORITHMS)}. A reward plug-in's (with ``intrinsic``): its config's fields.")
+    return textwrap.fill(text.strip(), 116, initial_indent="    ", subsequent_indent="    ")
+
+
+train.__doc__ = (train.__doc__ or "").rstrip() + "\n\n" + _options_text() + "\n"
+
+
 def load(path: str, device: str = "cpu", env: Any = None) -> Agent:
     """An ``Agent`` from a checkpoint file; ``env``: the class or function of a run trained on one given from Python
     that this process cannot import by its name (a lambda, a class defined inside a function)."""
