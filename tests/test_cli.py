@@ -419,10 +419,10 @@ def test_help_shows_as_defaults_the_values_of_the_preset_the_run_would_apply(cap
             main([*argv, "--help"])
         return " ".join(capsys.readouterr().out.split())  # argparse wraps lines
 
-    assert "(default: 32, the cartpole preset's; 2048 without it)" in help_of("train", "ppo")  # CartPole-v1 by default
+    assert "(default: 32, the cartpole preset's; 256 without it)" in help_of("train", "ppo")  # CartPole-v1 by default
     assert "(default: 0.98, the cartpole preset's; 0.99 without it)" in help_of("train", "ppo", "--env", "CartPole-v1")
-    mujoco = help_of("train", "ppo", "--env", "HalfCheetah-v5")
-    assert "Rollout length per environment between two updates. (default: 2048)" in mujoco  # the preset's equals the default
+    assert "(default: 2048, the mujoco preset's; 256 without it)" in help_of("train", "ppo", "--env", "HalfCheetah-v5")
+    assert "Discount factor. (default: 0.99)" in help_of("train", "ppo", "--env", "HalfCheetah-v5")  # the preset's is the default
     assert "(default: 4, the pretrain preset's; 1 without it)" in help_of("pretrain", "ppg", "--env", "ALE/MsPacman-v5")
 
 

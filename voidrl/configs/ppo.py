@@ -116,8 +116,10 @@ class PPOConfig(PolicyConfig):
     takes_memory = True
     minibatch_epochs = True
 
-    num_steps: int = 2048
-    """Rollout length per environment between two updates."""
+    num_steps: int = 256
+    """Rollout length per environment between two updates. 256: with the default 8 environments, 2,048 steps an update,
+    Stable-Baselines3's with its one environment (8 x 2,048 made 8x fewer updates and learned slower per step on
+    environments without a preset: benchmarks/RESULTS.md, "PPO's defaults"); every suite's preset sets its own."""
     learning_rate: float = 3e-4
     """Adam learning rate (initial value when annealed)."""
     anneal_lr: bool = False
