@@ -145,7 +145,11 @@ def instance_env_id(env: gym.Env) -> str:
         raise ValueError(f"env: this {user_class} instance was not made by gymnasium.make from a registered id, so voidrl cannot "
                          f"make the one per parallel environment it needs (nor again to evaluate or resume); give the class "
                          f"{user_class}, or a function that makes one environment")
-    copy = gym.make(spec.id)
+    try:
+        copy = gym.make(spec.id)
+    except Exception as error:  # an id that needs arguments of its own: no copy can be made from it alone
+        raise ValueError(f"env: this {user_class} instance of {spec.id} cannot be copied from its id ({type(error).__name__}: "
+                         f"{error}); give a function that makes one such environment") from None
     try:
         made = copy.spec
     finally:
