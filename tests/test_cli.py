@@ -396,7 +396,9 @@ def test_a_missing_extra_is_named_before_the_options_are_judged(tmp_path, monkey
     assert list(tmp_path.iterdir()) == []
 
 
-def test_print_config_shows_each_setting_with_where_it_came_from_and_writes_nothing(tmp_path, monkeypatch, capsys):
+def test_print_config_shows_each_setting_with_where_it_came_from_and_writes_nothing(tmp_path, tmp_path_factory, monkeypatch, capsys):
+    import voidrl
+
     monkeypatch.chdir(tmp_path)
     assert main(["train", "ppo", "--env", "CartPole-v1", "--gamma", "0.9", "--print-config"]) == 0
     out = capsys.readouterr().out
@@ -408,6 +410,11 @@ def test_print_config_shows_each_setting_with_where_it_came_from_and_writes_noth
     assert main(["pretrain", "ppg", "--env", "MinAtar/Breakout-v1", "--print-config"]) == 0
     settings = {line.split(" = ")[0].strip(): line for line in capsys.readouterr().out.splitlines() if " = " in line}
     assert settings["intrinsic"].endswith("# command") and settings["entropy_coef"].endswith("# preset minatar-pretrain")
+    pre = tmp_path_factory.mktemp("pre") / "run"
+    voidrl.train("ppo", env="CartPole-v1", steps=512, num_envs=2, num_steps=128, run_dir=str(pre), progress=False)
+    assert main(["finetune", "ppo", "--from", str(pre / "checkpoint.pt"), "--print-config"]) == 0
+    settings = {line.split(" = ")[0].strip(): line for line in capsys.readouterr().out.splitlines() if " = " in line}
+    assert settings["env"].endswith("# the --from checkpoint") and settings["init_from"].endswith("# flag")
     assert main(["train", "ppo", "--env", "CartPole-v1", "--steps", "10", "--print-config"]) == 2  # refused as the run would be
     assert "less than one update's rollout" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []

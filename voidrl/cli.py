@@ -483,8 +483,10 @@ def command_train(args: argparse.Namespace, callbacks: Sequence[Callback] = ()) 
                 config = make_config(args.algo, preset, **options)
                 if getattr(args, "print_config", False):
                     preflight(config)  # refused as the run would be
-                    print_settings(args, config, setting_sources(config, preset, options.get("preset_file"), given,
-                                                                 set(options) - given))
+                    sources = setting_sources(config, preset, options.get("preset_file"), given, set(options) - given)
+                    if source is not None and "env" not in given:
+                        sources["run"]["env"] = "the --from checkpoint"
+                    print_settings(args, config, sources)
                     return 0
         if args.command != "compare":
             trainer = make_trainer(config, resume=resume, init_checkpoint=None if resume else source)
