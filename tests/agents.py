@@ -24,4 +24,5 @@ def untrained_agent(algo: str, env: str, **options) -> Agent:
         env_state = vec_env.state_dict()
     finally:
         vec_env.close()
+    torch.manual_seed(0)  # the same weights whichever tests ran before in this process
     return Agent(config, build_policy_for(config, torch.device("cpu")), env_state)

@@ -34,6 +34,7 @@ def test_collector_draws_mixture_actions_from_the_persistent_uniforms():
     from voidrl.rollout import Collector, PolicySampling
 
     env = make_env("voidrl/InvertedPendulumFall-v5", EnvConfig(num_envs=2))
+    torch.manual_seed(0)  # the same untrained weights whichever tests ran before in this process
     policy = ActorCritic((4,), env.single_action_space, continuous_policy="mixture")  # untrained: std ~0.5
     moves = {}
     for persistence in (0.99, None):

@@ -171,7 +171,7 @@ def test_multi_categorical_is_the_product_of_independent_categoricals():
     torch.testing.assert_close(new.entropy(), sum(reference.entropy() for reference in references[1]))
     expected_kl = sum(torch.distributions.kl_divergence(o, n) for o, n in zip(*references))
     torch.testing.assert_close(kl_divergence(old, new), expected_kl)
-    samples = torch.stack([new.sample() for _ in range(200)])
+    samples = torch.stack([new.sample(generator) for _ in range(200)])
     assert samples.shape == (200, 5, 3) and all(int(samples[..., d].max()) == n - 1 for d, n in enumerate(choices))
     assert new.mode().tolist() == torch.stack([r.probs.argmax(-1) for r in references[1]], 1).tolist()
 
