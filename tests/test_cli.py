@@ -68,8 +68,10 @@ def test_corrupt_checkpoint_is_a_usage_error(tmp_path):
 
 @pytest.mark.slow
 def test_existing_run_is_not_overwritten(tmp_path):
+    """A run that wrote a checkpoint is never overwritten (one that never did is taken over: test_user_envs)."""
     (tmp_path / "old").mkdir()
     (tmp_path / "old" / "episodes.csv").write_text("step,return,length\n1,2,3\n")
+    (tmp_path / "old" / "checkpoint.pt").write_bytes(b"a checkpoint")
     assert_usage_error(run("train", "ppo", "--run-dir", "old", cwd=tmp_path), "already holds a run")
     assert (tmp_path / "old" / "episodes.csv").read_text() == "step,return,length\n1,2,3\n"
     assert_usage_error(run("train", "ppo", "--resume", cwd=tmp_path), "resume (--resume) needs run_dir")
