@@ -31,7 +31,7 @@ from voidrl.rollout.collector import Transition
 from voidrl.train.exploration import measure_exploration
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from latent_probe import latents_of, measure, play, quantities, table  # noqa: E402
+from latent_probe import latents_of, measure, play, quantities, table, write_table  # noqa: E402
 
 
 def recorded_transitions(weights: Path, games: int, seed: int) -> list[Transition]:
@@ -124,12 +124,7 @@ def main() -> None:
             row |= {name.removeprefix("apt/"): value for name, value in metrics.items() if "accuracy" in name}
             rows.append(row)
             print(table([row]), f"({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
-    width = max(len(row) for row in rows)
-    rows = [row | {name: float("nan") for name in next(r for r in rows if len(r) == width) if name not in row} for row in rows]
-    text = table(rows)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n")
+    write_table(rows, args.out)
 
 
 if __name__ == "__main__":

@@ -128,12 +128,22 @@ def measure(label: str, latents: torch.Tensor, targets: dict[str, np.ndarray], w
 
 
 def table(rows: list[dict[str, float | str]]) -> str:
-    columns = list(rows[0])
+    """Markdown of ``rows``, a column for every measure any row has (nan where a row has none), in first-seen order."""
+    columns = list(dict.fromkeys(name for row in rows for name in row))
     lines = ["| " + " | ".join(columns) + " |", "|---|" + "---:|" * (len(columns) - 1)]
     for row in rows:
+        values = (row.get(name, float("nan")) for name in columns)
         lines.append("| " + " | ".join(value if isinstance(value, str) else f"{value:.0f}" if name == "states" else f"{value:.2f}"
-                                       for name, value in row.items()) + " |")
+                                       for name, value in zip(columns, values)) + " |")
     return "\n".join(lines)
+
+
+def write_table(rows: list[dict[str, float | str]], out: Path | None) -> None:
+    """The table of ``rows`` on stdout and, where given, in ``out``."""
+    text = table(rows)
+    print(text)
+    if out:
+        out.write_text(text + "\n")
 
 
 def main() -> None:
@@ -156,10 +166,7 @@ def main() -> None:
         rows.append(measure(f"random encoder, {weights.name}'s games", latents_of(APTEncoder(obs_shape, spectral=False).eval(), frames),
                             targets, args.window, knn_k))
         print(table(rows[-2:]), flush=True, file=sys.stderr)
-    text = table(rows)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n")
+    write_table(rows, args.out)
 
 
 if __name__ == "__main__":
