@@ -68,9 +68,12 @@ def seed_argument(text: str) -> int:
     """argparse's ``type`` of every ``--seed``: an integer in the range where each value gives its own run."""
     try:
         seed = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    try:
         check_seed(seed, "the seed")
     except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error) if "seed" in str(error) else f"not an integer: {text!r}") from None
+        raise argparse.ArgumentTypeError(str(error)) from None
     return seed
 
 

@@ -345,7 +345,7 @@ class Trainer:
         """Own the run directory for the run's life; refuse it when another live process trains there, or when another
         run wrote it since this one was checked; remove the temporary files a killed run left."""
         lock.acquire()
-        if not self.resume and ((self.run_dir / CHECKPOINT_NAME).exists() or has_run_files(self.run_dir) and not self.starts_over):
+        if not self.resume and ((self.run_dir / CHECKPOINT_NAME).exists() or (has_run_files(self.run_dir) and not self.starts_over)):
             lock.release()
             raise RunDirError(f"run directory {str(self.run_dir)!r} already holds a run (written since this one was checked); "
                               + TO_CONTINUE_IT)
@@ -506,9 +506,8 @@ class Trainer:
             self.collapse_guard.write = lambda message: bar.write(message, file=sys.stderr)
         if self.evaluator is not None:
             hooks.append(EvaluationHook(self.evaluator, self.current_agent))
-        progress = ProgressHook(bar, self.config.run.steps)
-        if self.config.run.progress is None and not progress_shown(None):
-            progress = ProgressLines(self.config.run.steps, self.step)
+        lines = self.config.run.progress is None and not progress_shown(None)  # no bar where stderr is no terminal
+        progress = ProgressLines(self.config.run.steps, self.step) if lines else ProgressHook(bar, self.config.run.steps)
         return [*hooks, LogHook(logger), CheckpointHook(self.config.run.checkpoint_every, self.save), calls, progress]
 
     def restore_healthy(self) -> bool:
