@@ -87,7 +87,7 @@ CARTPOLE = Scenario(
     voidrl_overrides=dict(
         num_envs=8, num_steps=2048, minibatch_size=64, epochs=10, learning_rate=3e-4, adam_eps=1e-5,
         gamma=0.99, gae_lambda=0.95, clip=0.2, clip_value=None, entropy_coef=0.0, value_coef=0.5,
-        max_grad_norm=0.5, normalize_advantages=True, target_kl=None, anneal_lr=False,
+        max_grad_norm=0.5, normalize_advantages=True, target_kl=None,
         shared=False, network="mlp", hidden_sizes=(64, 64),
     ),
     sb3_policy="MlpPolicy",
@@ -113,7 +113,7 @@ ATARI = Scenario(
     voidrl_overrides=dict(
         num_envs=8, num_steps=128, minibatch_size=256, epochs=4, learning_rate=2.5e-4, adam_eps=1e-5,
         gamma=0.99, gae_lambda=0.95, clip=0.1, clip_value=None, entropy_coef=0.01, value_coef=0.5,
-        max_grad_norm=0.5, normalize_advantages=True, target_kl=None, anneal_lr=False,
+        max_grad_norm=0.5, normalize_advantages=True, target_kl=None,
         shared=True, network="nature", reward_clip=1.0, episodic_life=True,
     ),
     sb3_policy="CnnPolicy",

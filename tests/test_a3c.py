@@ -57,8 +57,8 @@ def test_the_holder_applies_stale_gradients_with_one_rmsprop_whose_statistics_th
     g1, _ = first.gradient(two_episode_rollout(seed=1))
     g2, _ = second.gradient(two_episode_rollout(seed=2))
     theta = flat_parameters(holder)
-    holder.apply_gradient(g1)
-    holder.apply_gradient(g2)
+    holder.apply_gradient(g1, 0.0)
+    holder.apply_gradient(g2, 0.0)
 
     square_average = (1 - alpha) * g1**2
     theta = theta - lr * g1 / (square_average.sqrt() + eps)
@@ -72,7 +72,7 @@ def test_the_holder_applies_stale_gradients_with_one_rmsprop_whose_statistics_th
 def test_the_holder_clips_each_gradient_to_max_grad_norm():
     holder = a3c(max_grad_norm=0.5)
     gradient = torch.full_like(holder.parameters.flat, 3.0)
-    metrics = holder.apply_gradient(gradient)
+    metrics = holder.apply_gradient(gradient, 0.0)
     assert metrics["train/grad_norm"] == pytest.approx(gradient.norm().item(), rel=1e-5)
     torch.testing.assert_close(holder.parameters.flat.grad.norm(), torch.tensor(0.5), rtol=1e-4, atol=0)
 

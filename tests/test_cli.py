@@ -41,7 +41,7 @@ def assert_usage_error(result, fragment):
     (["train", "ppo", "--network", "resnet"], "network must be one of"),
     (["train", "ppo", "--preset", "nope"], "invalid choice: 'nope'"),
     (["train", "ppo", "--device", "cuda:7"], "device 'cuda:7' is not available"),
-    (["train", "ppo", "--learning-rate", "abc"], "invalid float value: 'abc'"),
+    (["train", "ppo", "--learning-rate", "abc"], "--learning-rate: expected a number or lin_X (X falling linearly to 0 over the run), got 'abc'"),
     (["train", "ppo", "--action-repeat", "0"], "action_repeat must be a positive integer, got 0"),
     (["train", "ppo", "--env", "ALE/Pong-v5", "--action-repeat", "4"], "action_repeat must be 1 on Atari"),
     (["eval", "--checkpoint", "missing.pt"], "does not exist"),

@@ -81,7 +81,7 @@ def test_a_preset_file_gives_the_config_of_the_preset_it_holds(tmp_path, suffix)
 
 @pytest.mark.parametrize("text,fragment", [
     ('{"algo_config": {"learning_rat": 0.1}}', "preset.json': algo_config has no option 'learning_rat' for ppo"),
-    ('{"algo_config": {"learning_rate": "fast"}}', "preset.json': algo_config.learning_rate must be a float, got 'fast'"),
+    ('{"algo_config": {"learning_rate": "fast"}}', "preset.json': algo_config.learning_rate must be a number, 'lin_X' (X falling linearly to 0 over the run) or, from Python, a function; got 'fast'"),
     ('{"algo": {"gamma": 0.9}}', "preset.json': unknown section 'algo'; choose from run, env, algo_config, intrinsic_config"),
     ('{"intrinsic_config": {"intrinsic_coef": 1}}', "preset.json': section 'intrinsic_config' needs the plug-in it configures"),
     ('{"env": {"num_envs": 4}', "preset.json' is not valid JSON"),

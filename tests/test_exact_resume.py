@@ -133,6 +133,9 @@ CASES = {
     # name: (command, vector step of the signal, step of the checkpoint it writes)
     "ppo-cartpole": (["train", "ppo", "--env", "CartPole-v1", "--num-steps", "64", "--steps", "2048"], 150, 1024),
     "ppo-cartpole-last-step": (["train", "ppo", "--env", "CartPole-v1", "--num-steps", "64", "--steps", "2048"], 128, 512),
+    # the schedules' values follow the checkpointed step count
+    "ppo-cartpole-schedules": (["train", "ppo", "--env", "CartPole-v1", "--num-steps", "64", "--steps", "2048", "--learning-rate",
+                                "lin_1e-3", "--clip", "lin_0.2", "--entropy-coef", "lin_0.01"], 150, 1024),
     "ppo-acrobot": (["train", "ppo", "--env", "Acrobot-v1", "--num-envs", "4", "--num-steps", "32", "--steps", "768"], 70, 256),
     "recurrent-ppo": (["train", "ppo", "--env", "CartPole-v1", "--memory", "lstm", "--lstm-size", "16", "--num-envs", "4",
                        "--num-steps", "32", "--steps", "768"], 70, 256),

@@ -14,6 +14,7 @@ import voidrl
 from voidrl.cli import main
 from voidrl.config import field_type
 from voidrl.configs.run import RunConfig
+from voidrl.configs.schedule import Schedule
 from voidrl.envs.factory import EnvConfig
 from voidrl.registry import ALGORITHMS, REWARD_SOURCES
 from voidrl.train.loop import Trainer
@@ -34,6 +35,7 @@ WRONG_VALUES = {
     bool: ["yes", 1],
     str: [3, None],
     tuple: ["64", (1.5,)],
+    Schedule: ["0.1x", "lin_", True, None, (0.1,), math.nan, math.inf],
 }
 """Values of the wrong type (or non-finite) for a field of each type."""
 
@@ -115,7 +117,7 @@ RANGES = {
 }
 ANY_VALUE = {
     "init_log_std", "collapse_entropy", "run_dir", "init_from", "progress", "wandb", "collapse_restore",
-    "deterministic_kernels", "normalize_observation", "normalize_reward", "episodic_life", "previous_action_reward", "anneal_lr", "normalize_advantages", "shared",
+    "deterministic_kernels", "normalize_observation", "normalize_reward", "episodic_life", "previous_action_reward", "normalize_advantages", "shared",
     "baseline", "reward_to_go", "spectral_norm", "value_rescaling", "save_replay", "ray_address", "split_values",
     "intrinsic_terminates", "eval_video", "refresh_states", "compile", "bfloat16", "keep_weights", "guide",
     "prior",

@@ -1,6 +1,7 @@
 """PPO: gradient routing, target-KL early stop, checkpoint round trips."""
 
 import copy
+import dataclasses
 
 import gymnasium as gym
 import pytest
@@ -104,11 +105,12 @@ def test_target_kl_stops_before_the_offending_step():
     assert 0 < metrics["train/gradient_steps"] < 50 * 8
 
 
-def test_learning_rate_annealing():
-    algo = PPO(PPOConfig(num_steps=16, minibatch_size=64, epochs=1, anneal_lr=True, learning_rate=1e-3), (5,), DISCRETE)
+def test_an_update_steps_at_its_schedules_values():
+    algo = PPO(PPOConfig(num_steps=16, minibatch_size=64, epochs=1, learning_rate="lin_1e-3", clip="lin_0.2"), (5,), DISCRETE)
     metrics = algo.update(random_rollout(), progress=0.75)
     assert metrics["train/learning_rate"] == pytest.approx(2.5e-4)
     assert algo.parameters.optimizer.param_groups[0]["lr"] == pytest.approx(2.5e-4)
+    assert metrics["train/clip"] == pytest.approx(0.05) and algo.now.clip == pytest.approx(0.05)
 
 
 @pytest.mark.parametrize("action_space", [DISCRETE, BOX])
@@ -158,6 +160,25 @@ def test_compiled_update_follows_the_eager_one_and_repeats_itself():
         assert torch.equal(compiled[name], again[name])
     with pytest.raises(ValueError, match="compile needs a feed-forward policy"):
         PPOConfig(memory="lstm", compile=True).validate()
+
+
+@pytest.mark.slow
+def test_a_compiled_update_takes_scheduled_values_without_recompiling():
+    """The clip range and entropy weight reach the compiled loss as tensors: three updates at three values compile
+    once, and each follows the eager update at its value."""
+    config = PPOConfig(num_steps=16, minibatch_size=16, epochs=1, clip="lin_0.3", entropy_coef="lin_0.05")
+    rollout = random_rollout()
+    algos = []
+    with torch._dynamo.config.patch(error_on_recompile=True):
+        for compile_ in (False, True):
+            torch.manual_seed(0)
+            algos.append(PPO(dataclasses.replace(config, compile=compile_), (5,), DISCRETE))
+            for progress in (0.0, 0.3, 0.6):
+                metrics = algos[-1].update(rollout, progress=progress)
+            assert metrics["train/clip"] == pytest.approx(0.12) and metrics["train/entropy_coef"] == pytest.approx(0.02)
+    eager, compiled = (algo.policy.state_dict() for algo in algos)
+    for name in eager:
+        torch.testing.assert_close(compiled[name], eager[name], rtol=1e-5, atol=1e-5)
 
 
 def test_bfloat16_bodies_round_the_features_and_keep_heads_losses_and_parameters_float32():

@@ -80,7 +80,7 @@ def test_pi_old_of_the_auxiliary_phase_is_the_rollouts_policy():
     float32 rounding: minibatches of other sizes than pi_old's pass take other vectorised paths, a KL of 1.2e-9 on an
     AMD EPYC (over 1e-9, this test's bound before). Training from a zero LSTM state instead of the stored one gives
     5.7e-6, from another sequence's state 1.6e-3."""
-    algo = recurrent_ppg(policy_iterations=1, aux_epochs=2)
+    algo = recurrent_ppg(policy_iterations=1, aux_epochs=2, learning_rate="lin_3e-4")  # 0 at the end of the run
     storage = rollout_of(algo)
     algo.aux_buffer.add(storage.obs, torch.randn(24, 3, 1), algo.sequence_fields(storage))
     sequences = algo.aux_buffer.sequences(torch.arange(24 // LENGTH * 3))
@@ -91,8 +91,8 @@ def test_pi_old_of_the_auxiliary_phase_is_the_rollouts_policy():
     assert torch.equal(sequences["obs"], storage.obs[steps, envs])
     assert torch.allclose(dist.log_prob(storage.actions[steps, envs]), storage.log_probs[steps, envs], atol=1e-5)
     algo.aux_buffer.clear()
-    algo.actor.set_learning_rate(0.0)
-    metrics = algo.update(storage, 0.0)
+    metrics = algo.update(storage, 1.0)
+    assert algo.actor.optimizer.param_groups[0]["lr"] == 0.0
     assert metrics["aux/policy_steps"] == 2 * 3 and abs(metrics["aux/clone_kl"]) < 1e-7
 
 

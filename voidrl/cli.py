@@ -31,6 +31,7 @@ from voidrl.configs.choices import EXPORT_FORMATS, WEIGHTS_FORMAT
 from voidrl.configs.env import EnvConfig
 from voidrl.configs.policy import MEMORY_OPTIONS, MemoryConfig
 from voidrl.configs.run import RunConfig
+from voidrl.configs.schedule import Schedule, parse_schedule
 from voidrl.configs.tune import TuneConfig
 from voidrl.configs.vae import VAEProbeConfig, VAETrainConfig
 from voidrl.distributed import launched_by_torchrun
@@ -117,6 +118,8 @@ def add_dataclass_options(parser: argparse.ArgumentParser, cls: type, title: str
         elif typing.get_origin(base) is tuple:
             element = typing.get_args(base)[0]
             group.add_argument(*flags, type=element, nargs="+", metavar=element.__name__.upper(), **common)
+        elif base is Schedule:
+            group.add_argument(*flags, type=parse_schedule, metavar="FLOAT|lin_X", **common)
         else:
             parse = _parse_optional(base) if optional else base
             metavar = base.__name__.upper() + ("|none" if optional else "")

@@ -29,6 +29,7 @@ from voidrl.configs.base import AlgorithmConfig
 from voidrl.configs.conditions import RunFacts, inert_options
 from voidrl.configs.env import EnvConfig
 from voidrl.configs.run import RunConfig
+from voidrl.configs.schedule import Schedule, schedule_problem, stored_schedule
 from voidrl.registry import ALGORITHMS, REWARD_SOURCES
 from voidrl.validation import check_seed, require_non_negative, require_positive_integers
 
@@ -159,7 +160,9 @@ class TrainConfig:
         return self.algo_config.num_steps * self.env.num_envs * self.env.action_repeat
 
     def to_dict(self) -> dict[str, Any]:
-        return {"algo": self.algo, **{name: dataclasses.asdict(section) for name, section in self.sections().items()}}
+        """The config as JSON-ready values: a schedule given as a function by its name (``stored_schedule``)."""
+        return {"algo": self.algo, **{name: {key: stored_schedule(value) for key, value in dataclasses.asdict(section).items()}
+                                      for name, section in self.sections().items()}}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2)
@@ -176,10 +179,21 @@ class TrainConfig:
             env=_build(EnvConfig, data["env"]),
             algo_config=_build(ALGORITHMS.config_class(algo), {
                 RENAMED_FIELDS.get(name, name): RENAMED_VALUES.get((name, value), value) if isinstance(value, str) else value
-                for name, value in data["algo_config"].items()}),
+                for name, value in annealing_as_schedule(data["algo_config"]).items()}),
             # runs without a plug-in once stored APT's defaults here: ignored
             intrinsic_config=None if intrinsic is None else _build(intrinsic_config_class(intrinsic), data.get("intrinsic_config") or {}),
         )
+
+
+def annealing_as_schedule(stored: dict[str, Any]) -> dict[str, Any]:
+    """A stored PPO config's ``anneal_lr`` (until 2026-12-07) as the schedule it was: ``anneal_lr`` true with learning
+    rate X is ``learning_rate "lin_X"``; other configs as they are."""
+    if "anneal_lr" not in stored:
+        return stored
+    options = {name: value for name, value in stored.items() if name != "anneal_lr"}
+    if stored["anneal_lr"]:
+        options["learning_rate"] = f"lin_{options.get('learning_rate', 3e-4)!r}"
+    return options
 
 
 def intrinsic_config_class(intrinsic: str | None) -> type:
@@ -344,6 +358,11 @@ def check_field_types(config: Any) -> None:
         name, value = field_.name, getattr(config, field_.name)
         base, optional = field_type(type(config), name)
         if value is None and optional:
+            continue
+        if base is Schedule:
+            problem = schedule_problem(name, value)
+            if problem is not None:
+                raise ValueError(problem)
             continue
         sequence = typing.get_origin(base) is tuple
         kind = typing.get_args(base)[0] if sequence else base

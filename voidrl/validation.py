@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from voidrl.configs.schedule import starting_value
+
 
 MAX_SEED = 2**31 - 1
 """The largest seed: environment seeds are taken modulo 2**31, so above it (or below 0) two seeds would give one run."""
@@ -24,10 +26,11 @@ def require_choice(config: Any, name: str, choices: Iterable[Any]) -> None:
 
 
 def require_each(config: Any, names: tuple[str, ...], holds: Callable[[Any], bool], requirement: str) -> None:
-    """Each named field that is not None (option off) must satisfy ``holds``; else "<name> must <requirement>"."""
+    """Each named field that is not None (option off) must satisfy ``holds`` (a schedule: at the start of the run); else
+    "<name> must <requirement>"."""
     for name in names:
         value = getattr(config, name)
-        if value is not None and not holds(value):
+        if value is not None and not holds(starting_value(value)):
             raise ValueError(f"{name} must {requirement}, got {value}")
 
 
@@ -46,8 +49,9 @@ def require_non_negative(config: Any, names: tuple[str, ...]) -> None:
     require_each(config, names, lambda value: value >= 0, "be >= 0")
 
 
-def validate_fraction(name: str, value: float, low: float = 0.0, high: float = 1.0) -> None:
-    if not low < value < high:
+def validate_fraction(name: str, value: Any, low: float = 0.0, high: float = 1.0) -> None:
+    """``value`` (a schedule: at the start of the run) lies in (low, high)."""
+    if not low < starting_value(value) < high:
         raise ValueError(f"{name} must lie in ({low:g}, {high:g}), got {value}")
 
 

@@ -21,9 +21,9 @@ class A2C(OnPolicyAlgorithm):
         super().__init__(config, obs_shape, action_space, device)
         if config.optimizer == "rmsprop":
             def make_optimizer(flat):
-                return torch.optim.RMSprop([flat], config.learning_rate, alpha=config.rmsprop_alpha, eps=config.optimizer_eps)
+                return torch.optim.RMSprop([flat], self.now.learning_rate, alpha=config.rmsprop_alpha, eps=config.optimizer_eps)
         else:
-            make_optimizer = adam(config.learning_rate, config.optimizer_eps)
+            make_optimizer = adam(self.now.learning_rate, config.optimizer_eps)
         self.parameters = self.trained("optimizer", self.policy.parameters(), make_optimizer)
 
     def advantages(self, rollout: RolloutStorage) -> tuple[torch.Tensor, torch.Tensor]:
@@ -35,7 +35,7 @@ class A2C(OnPolicyAlgorithm):
 
     def loss(self, rollout: RolloutStorage) -> tuple[torch.Tensor, dict[str, float]]:
         """L = L_pi + c_v L_v - c_H H over the rollout's T x N samples, and its metrics."""
-        cfg = self.config
+        cfg = self.now
         advantages, returns = (x.reshape(-1) for x in self.advantages(rollout))
         if cfg.normalize_advantages and advantages.numel() > 1:
             advantages = standardize_advantages(advantages)
@@ -53,6 +53,7 @@ class A2C(OnPolicyAlgorithm):
 
     def update(self, rollout: RolloutStorage, progress: float) -> dict[str, float]:
         """One gradient step on the rollout's loss."""
+        self.parameters.set_learning_rate(self.advance(progress).learning_rate)
         loss, metrics = self.loss(rollout)
         metrics["train/grad_norm"] = self.parameters.minimize(loss, self.config.max_grad_norm).item()
-        return metrics
+        return metrics | self.config.schedule_metrics(self.now)

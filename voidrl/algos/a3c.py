@@ -72,20 +72,22 @@ class A3C(A2C, RemoteActors):
         loss, metrics = self.loss(rollout)
         return self.parameters.gradient_of(loss).clone(), metrics
 
-    def apply_gradient(self, gradient: torch.Tensor) -> dict[str, float]:
+    def apply_gradient(self, gradient: torch.Tensor, progress: float) -> dict[str, float]:
         """The holder's half: one step of the shared optimiser along ``gradient [P]``, computed by any
-        actor-learner at any earlier version of the parameters; clipped to ``max_grad_norm`` first."""
+        actor-learner at any earlier version of the parameters; clipped to ``max_grad_norm`` first, at the learning
+        rate of ``progress`` (the fraction of the step budget spent)."""
+        self.parameters.set_learning_rate(self.advance(progress).learning_rate)
         norm = self.parameters.descend(gradient, self.config.max_grad_norm)
         self.updates += 1
-        return {"train/grad_norm": norm.item(), "train/updates": float(self.updates)}
+        return {"train/grad_norm": norm.item(), "train/updates": float(self.updates)} | self.config.schedule_metrics(self.now)
 
     def receive(self, delivery: dict[str, Any], progress: float, steps: int) -> dict[str, float]:
         """An actor-learner's gradient, applied as it comes, however many steps others have moved the parameters
         since its copy (``train/gradient_staleness``)."""
         staleness = self.updates - delivery["version"]
-        return delivery["metrics"] | self.apply_gradient(delivery["gradient"]) | {"train/gradient_staleness": float(staleness)}
+        return delivery["metrics"] | self.apply_gradient(delivery["gradient"], progress) | {"train/gradient_staleness": float(staleness)}
 
     def update(self, rollout: RolloutStorage, progress: float) -> dict[str, float]:
         """One actor-learner in this process: its gradient, applied at once."""
         gradient, metrics = self.gradient(rollout)
-        return metrics | self.apply_gradient(gradient)
+        return metrics | self.apply_gradient(gradient, progress)

@@ -40,9 +40,17 @@ class OnPolicyAlgorithm(Algorithm):
     def __init__(self, config: Any, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str = "cpu"):
         config.validate()
         self.config = config
+        self.now = config.at(0.0)
+        """The config as the current update reads it: each schedule (learning rate, clip range, entropy coefficient)
+        at its value now; ``advance`` moves it."""
         self.num_steps: int = config.num_steps
         self.policy = self.make_policy(config, obs_shape, action_space, device)
         self.optimized: dict[str, TrainedParameters] = {}
+
+    def advance(self, progress: float) -> Any:
+        """``now`` at ``progress`` (the fraction of the step budget spent), returned: an update's first call."""
+        self.now = self.config.at(progress)
+        return self.now
 
     @staticmethod
     def make_policy(config: Any, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str) -> ActorCritic:

@@ -129,7 +129,7 @@ class PPG(OnPolicyAlgorithm):
         if not isinstance(action_space, gym.spaces.Discrete):
             raise ValueError(f"ppg supports discrete action spaces only, got {action_space}")
         super().__init__(config, obs_shape, action_space, device)
-        self.actor = self.trained("actor_optimizer", self.policy.actor_parameters(), adam(config.learning_rate, config.adam_eps))
+        self.actor = self.trained("actor_optimizer", self.policy.actor_parameters(), adam(self.now.learning_rate, config.adam_eps))
         self.critic = self.trained("critic_optimizer", self.policy.critic_parameters(), adam(config.critic_learning_rate, config.adam_eps))
         self.aux_buffer = AuxiliaryBuffer(config.unroll_length)
         self.rollouts_learned = 0
@@ -142,7 +142,8 @@ class PPG(OnPolicyAlgorithm):
                                   intrinsic_value=len(config.value_gammas) > 1).to(device)
 
     def update(self, rollout: RolloutStorage, progress: float) -> dict[str, float]:
-        cfg = self.config
+        cfg = self.advance(progress)
+        self.actor.set_learning_rate(cfg.learning_rate)
         advantages, returns = rollout_gae(rollout, cfg.value_gammas, cfg.gae_lambda)
         sequences = self.sequence_fields(rollout)
         warming_up = self.rollouts_learned < cfg.critic_warmup_rollouts
@@ -157,6 +158,7 @@ class PPG(OnPolicyAlgorithm):
         metrics["train/explained_variance"] = explained_variance(rollout.values[..., 0].reshape(-1), returns[..., 0].reshape(-1)).item()
         metrics["time/policy_phase_seconds"] = policy_done - started
         metrics["time/critic_phase_seconds"] = critic_done - policy_done
+        metrics |= self.config.schedule_metrics(cfg)
         if cfg.critic_warmup_rollouts:
             metrics["train/critic_warmup"] = float(warming_up)
         if warming_up:
@@ -174,7 +176,7 @@ class PPG(OnPolicyAlgorithm):
 
     def policy_phase(self, fields: dict[str, torch.Tensor]) -> dict[str, float]:
         """Clipped surrogate plus entropy on rollout ``fields [T, N, ...]``, the actor's parameters only."""
-        cfg = self.config
+        cfg = self.now
         history = []
         for _ in range(cfg.epochs):
             for batch in self.minibatches(fields, cfg.minibatch_size):

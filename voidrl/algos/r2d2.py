@@ -161,7 +161,13 @@ class R2D2(SequenceLearner):
             raise ValueError(f"shift_pixels shifts image observations [C, H, W]; this environment's are {list(obs_shape)}: "
                              f"set shift_pixels to 0")
         super().__init__(config, obs_shape, action_space, device)
-        self.parameters = TrainedParameters(self.q_parameters(), adam(config.learning_rate, config.adam_eps))
+        self.parameters = TrainedParameters(self.q_parameters(), adam(config.at(0.0).learning_rate, config.adam_eps))
+
+    def train_steps(self, progress: float) -> dict[str, float]:
+        """The replay's due gradient steps at the learning rate of ``progress`` (a schedule's value now)."""
+        now = self.config.at(progress)
+        self.parameters.set_learning_rate(now.learning_rate)
+        return super().train_steps(progress) | self.config.schedule_metrics(now)
 
     def q_parameters(self) -> Iterator[nn.Parameter]:
         """What the TD loss trains (not a frozen prior)."""

@@ -21,7 +21,7 @@ class REINFORCE(OnPolicyAlgorithm):
     def __init__(self, config: REINFORCEConfig, obs_shape: tuple[int, ...], action_space: gym.Space, device="cpu"):
         super().__init__(config, obs_shape, action_space, device)
         self.whole_episodes = config.episodes_per_env
-        self.parameters = self.trained("optimizer", self.policy.parameters(), adam(config.learning_rate, config.adam_eps))
+        self.parameters = self.trained("optimizer", self.policy.parameters(), adam(self.now.learning_rate, config.adam_eps))
 
     def advantages(self, rollout: RolloutStorage) -> tuple[torch.Tensor, torch.Tensor]:
         """``(advantages, returns)``, both ``[length, N]``: the weights of grad log pi and the critic's targets.
@@ -43,7 +43,8 @@ class REINFORCE(OnPolicyAlgorithm):
 
     def update(self, rollout: RolloutStorage, progress: float) -> dict[str, float]:
         """One gradient step on L = -mean_B(A log pi(a|s)) + c_v L_V - c_H H over the B valid steps."""
-        cfg = self.config
+        cfg = self.advance(progress)
+        self.parameters.set_learning_rate(cfg.learning_rate)
         advantages, returns = self.advantages(rollout)
         valid = rollout.valid[: rollout.length]  # [length, N]: the steps of each env's counted episodes
         obs, actions = rollout.obs[: rollout.length][valid], rollout.actions[: rollout.length][valid]
@@ -64,4 +65,4 @@ class REINFORCE(OnPolicyAlgorithm):
         out = {name: value.item() for name, value in (metrics | entropy_metrics).items()}
         out["train/grad_norm"] = grad_norm.item()
         out["train/valid_steps"] = float(valid.sum())
-        return out
+        return out | self.config.schedule_metrics(cfg)

@@ -7,6 +7,7 @@ from typing import Any
 
 from voidrl.configs.conditions import Choice, Never
 from voidrl.configs.policy import PolicyConfig, validate_discounting
+from voidrl.configs.schedule import Schedule
 from voidrl.validation import require_choice, require_non_negative, require_positive, require_positive_integers, validate_fraction
 
 OPTIMIZERS = ("rmsprop", "adam")
@@ -61,8 +62,9 @@ class A2CConfig(PolicyConfig):
 
     num_steps: int = 5
     """Rollout length per environment between two updates (the n of the n-step returns)."""
-    learning_rate: float = 7e-4
-    """Learning rate of the optimiser."""
+    learning_rate: Schedule = 7e-4
+    """Learning rate of the optimiser: a number, or lin_X (from X linearly to 0 over the run; Python: also a
+    function of the remaining progress)."""
     optimizer: str = "rmsprop"
     """rmsprop (as in the paper and SB3) or adam (fused)."""
     rmsprop_alpha: float = 0.99
@@ -75,8 +77,8 @@ class A2CConfig(PolicyConfig):
     """GAE lambda; 1 gives the paper's n-step bootstrapped returns (up to num_steps)."""
     value_coef: float = 0.5
     """Weight c_v of the value loss in L = L_pi + c_v L_v - c_H H."""
-    entropy_coef: float = 0.0
-    """Weight c_H of the entropy bonus."""
+    entropy_coef: Schedule = 0.0
+    """Weight c_H of the entropy bonus (a schedule, as learning_rate)."""
     max_grad_norm: float | None = 0.5
     """Clip the global gradient norm to this before the step; None disables."""
     normalize_advantages: bool = False

@@ -7,6 +7,7 @@ from typing import Any
 
 from voidrl.configs.a2c import A2CConfig
 from voidrl.configs.run import RunConfig
+from voidrl.configs.schedule import Schedule
 
 
 PRESETS: dict[str, dict[str, dict[str, Any]]] = {
@@ -31,10 +32,17 @@ class A3CConfig(A2CConfig):
     remote_actors = True
     data_parallel = False  # its actor-learners send gradients of their own; no torchrun group
 
-    entropy_coef: float = 0.01
-    """Weight c_H of the entropy bonus (the paper's 0.01)."""
+    entropy_coef: Schedule = 0.01
+    """Weight c_H of the entropy bonus (the paper's 0.01); a number: the actor-learners compute their gradients
+    without the run's progress."""
     max_grad_norm: float | None = 40.0
     """Clip each gradient's global norm to this when the holder applies it; None disables."""
+
+    def validate(self) -> None:
+        super().validate()
+        if "entropy_coef" in self.changing_fields():
+            raise ValueError(f"entropy_coef must be a number for a3c, got {self.entropy_coef!r}: its actor-learners "
+                             "compute their gradients without the run's progress (the learning rate may be a schedule)")
 
     def check_run(self, run: RunConfig) -> None:
         if run.actors and self.action_persistence:

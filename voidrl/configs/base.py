@@ -3,10 +3,20 @@ the command line and ``TrainConfig`` need without importing the algorithm (and t
 
 from __future__ import annotations
 
+import dataclasses
+import typing
+from functools import cache
 from typing import Any, ClassVar
 
 from voidrl.configs.conditions import Condition
 from voidrl.configs.run import RunConfig
+from voidrl.configs.schedule import Schedule, is_constant, schedule_value
+
+
+@cache
+def _scheduled_fields(cls: type) -> tuple[str, ...]:
+    hints = typing.get_type_hints(cls)
+    return tuple(f.name for f in dataclasses.fields(cls) if hints[f.name] is Schedule)
 
 
 class AlgorithmConfig:
@@ -37,6 +47,25 @@ class AlgorithmConfig:
     def validate(self) -> None:
         """Raise ``ValueError`` naming the first field out of its range."""
         raise NotImplementedError
+
+    @classmethod
+    def scheduled_fields(cls) -> tuple[str, ...]:
+        """The options that take a schedule (``voidrl.configs.schedule``): the learning rate, clip range, entropy
+        coefficient, where the algorithm has them."""
+        return _scheduled_fields(cls)
+
+    def changing_fields(self) -> tuple[str, ...]:
+        """The scheduled options this config gives a schedule rather than a constant."""
+        return tuple(name for name in self.scheduled_fields() if not is_constant(getattr(self, name)))
+
+    def at(self, progress: float) -> Any:
+        """This config with each schedule at its value once the fraction ``progress`` of the step budget is spent:
+        what an update reads."""
+        return dataclasses.replace(self, **{name: schedule_value(getattr(self, name), progress) for name in self.changing_fields()})
+
+    def schedule_metrics(self, now: Any) -> dict[str, float]:
+        """``train/NAME``: the value ``now`` (``at``'s result) gives each option that changes over the run."""
+        return {f"train/{name}": getattr(now, name) for name in self.changing_fields()}
 
     def check_run(self, run: RunConfig) -> None:
         """Refuse, with a one-line ``ValueError``, a run its algorithm cannot do (``TrainConfig.validate`` asks)."""

@@ -8,6 +8,7 @@ from typing import Any
 from voidrl.configs.choices import NETWORKS
 from voidrl.configs.conditions import IsSet, MlpBody
 from voidrl.configs.policy import MemoryConfig, validate_discounting
+from voidrl.configs.schedule import Schedule
 from voidrl.validation import require_choice, require_non_negative, require_positive, require_positive_integers, validate_fraction, validate_hidden_sizes
 
 
@@ -158,8 +159,9 @@ class PPGConfig(MemoryConfig):
 
     num_steps: int = 256
     """Rollout length per environment between two policy phases."""
-    learning_rate: float = 3e-4
-    """Adam learning rate of the policy network (Müller (2022) uses 1e-4 in pre-training)."""
+    learning_rate: Schedule = 3e-4
+    """Adam learning rate of the policy network (Müller (2022) uses 1e-4 in pre-training): a number, or lin_X (from X
+    linearly to 0 over the run; Python: also a function of the remaining progress)."""
     critic_learning_rate: float = 1e-3
     """Adam learning rate of the critic."""
     adam_eps: float = 1e-5
@@ -175,10 +177,10 @@ class PPGConfig(MemoryConfig):
     minibatch_size: int = 32
     """Samples per gradient step in the policy phase (memory lstm: steps, minibatch_size / sequence_length whole
     sequences)."""
-    clip: float = 0.25
-    """Surrogate clipping range epsilon, in (0, 1)."""
-    entropy_coef: float = 0.01
-    """Weight of the entropy bonus (never decayed)."""
+    clip: Schedule = 0.25
+    """Surrogate clipping range epsilon, in (0, 1) at the start (a schedule, as learning_rate)."""
+    entropy_coef: Schedule = 0.01
+    """Weight of the entropy bonus (a schedule, as learning_rate; a number by default, never decayed)."""
     max_grad_norm: float = 0.5
     """Clip the policy network's gradient norm to this."""
     critic_max_grad_norm: float = 10.0

@@ -8,6 +8,7 @@ from typing import Any
 from voidrl.configs.conditions import IsSet
 from voidrl.configs.policy import PolicyConfig, validate_discounting
 from voidrl.configs.run import RunConfig
+from voidrl.configs.schedule import Schedule
 from voidrl.validation import require_non_negative, require_positive, require_positive_integers, validate_fraction
 
 
@@ -15,7 +16,7 @@ ATARI: dict[str, dict[str, Any]] = {
     # Schulman et al. (2017) / CleanRL ppo_atari.
     "env": {"num_envs": 8, "reward_clip": 1.0},
     "algo_config": {
-        "num_steps": 128, "minibatch_size": 256, "epochs": 4, "learning_rate": 2.5e-4, "anneal_lr": True,
+        "num_steps": 128, "minibatch_size": 256, "epochs": 4, "learning_rate": "lin_2.5e-4",
         "clip": 0.1, "clip_value": 0.1, "entropy_coef": 0.01, "network": "nature", "shared": True,
     },
 }
@@ -33,17 +34,18 @@ MINIGRID: dict[str, dict[str, Any]] = {
 MUJOCO: dict[str, dict[str, Any]] = {
     # CleanRL ppo_continuous_action.
     "env": {"num_envs": 1, "normalize_observation": True, "normalize_reward": True},
-    "algo_config": {"num_steps": 2048, "minibatch_size": 64, "epochs": 10, "anneal_lr": True},
+    "algo_config": {"num_steps": 2048, "minibatch_size": 64, "epochs": 10, "learning_rate": "lin_3e-4"},
 }
 
 # Named settings: preset -> section (run, env, algo_config, intrinsic_config) -> overrides.
 PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     "cartpole": {
-        # RL Zoo's tuned CartPole-v1 settings: solves within 100k steps.
+        # RL Zoo's tuned CartPole-v1 settings in full (hyperparams/ppo.yml): the learning rate and the clip range
+        # both fall linearly to 0 over the run.
         "env": {"num_envs": 8},
         "algo_config": {
             "num_steps": 32, "minibatch_size": 256, "epochs": 20, "gamma": 0.98, "gae_lambda": 0.8,
-            "learning_rate": 1e-3, "anneal_lr": True,
+            "learning_rate": "lin_1e-3", "clip": "lin_0.2", "entropy_coef": 0.0,
         },
     },
     "cartpole-memory": {
@@ -51,7 +53,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         # of 32, 4 epochs, lr 3e-4 annealed; one seed's greedy evaluation 489 at 200k steps (benchmarks/RESULTS.md).
         "env": {"num_envs": 8},
         "algo_config": {
-            "num_steps": 128, "minibatch_size": 256, "epochs": 4, "learning_rate": 3e-4, "anneal_lr": True,
+            "num_steps": 128, "minibatch_size": 256, "epochs": 4, "learning_rate": "lin_3e-4",
             "memory": "lstm", "lstm_size": 64, "sequence_length": 32,
         },
     },
@@ -67,7 +69,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     "minatar": {
         "env": {"num_envs": 8},
         "algo_config": {
-            "num_steps": 128, "minibatch_size": 256, "epochs": 4, "learning_rate": 2.5e-4, "anneal_lr": True,
+            "num_steps": 128, "minibatch_size": 256, "epochs": 4, "learning_rate": "lin_2.5e-4",
             "entropy_coef": 0.01, "network": "minatar", "shared": True,
         },
     },
@@ -91,10 +93,9 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
 
 
 # What voidrl tune samples on top of the preset: after RL Zoo's PPO sampler (sample_ppo_params), continuous where it
-# lists values, the learning rate capped at 1e-2 and the minibatches from 32 samples.
+# lists values, the learning rate capped at 1e-2 (constant, as RL Zoo samples it) and the minibatches from 32 samples.
 SEARCH_SPACE: dict[str, tuple[Any, ...]] = {
     "learning_rate": ("log_float", 1e-5, 1e-2),
-    "anneal_lr": ("categorical", [False, True]),
     "num_steps": ("categorical", [16, 32, 64, 128, 256, 512, 1024, 2048]),
     "minibatch_size": ("categorical", [32, 64, 128, 256, 512]),
     "epochs": ("categorical", [1, 5, 10, 20]),
@@ -120,10 +121,9 @@ class PPOConfig(PolicyConfig):
     """Rollout length per environment between two updates. 256: with the default 8 environments, 2,048 steps an update,
     Stable-Baselines3's with its one environment (8 x 2,048 made 8x fewer updates and learned slower per step on
     environments without a preset: benchmarks/RESULTS.md, "PPO's defaults"); every suite's preset sets its own."""
-    learning_rate: float = 3e-4
-    """Adam learning rate (initial value when annealed)."""
-    anneal_lr: bool = False
-    """Decay the learning rate linearly to 0 over the step budget."""
+    learning_rate: Schedule = 3e-4
+    """Adam learning rate: a number, or lin_X (from X linearly to 0 over the run; Python: also a function of the
+    remaining progress)."""
     adam_eps: float = 1e-5
     """Adam's epsilon."""
     gamma: float = 0.99
@@ -135,12 +135,12 @@ class PPOConfig(PolicyConfig):
     minibatch_size: int = 64
     """Samples per gradient step, drawn without replacement from the flattened rollout (memory lstm: steps per
     gradient step, minibatch_size / sequence_length whole sequences)."""
-    clip: float = 0.2
-    """Surrogate clipping range epsilon, in (0, 1)."""
+    clip: Schedule = 0.2
+    """Surrogate clipping range epsilon, in (0, 1) at the start (a schedule, as learning_rate)."""
     clip_value: float | None = None
     """Clip each value prediction to +-this around its rollout value (PPO2 style); None disables."""
-    entropy_coef: float = 0.0
-    """Weight of the entropy bonus."""
+    entropy_coef: Schedule = 0.0
+    """Weight of the entropy bonus (a schedule, as learning_rate)."""
     value_coef: float = 0.5
     """Weight of the value loss in the combined loss."""
     max_grad_norm: float = 0.5

@@ -9,6 +9,7 @@ from voidrl.configs.base import AlgorithmConfig
 from voidrl.configs.choices import NETWORKS
 from voidrl.configs.conditions import Choice, IsSet, MlpBody, Positive
 from voidrl.configs.policy import validate_discounting
+from voidrl.configs.schedule import Schedule
 from voidrl.validation import require_choice, require_non_negative, require_positive, require_positive_integers, validate_fraction, validate_hidden_sizes
 
 
@@ -92,8 +93,9 @@ class R2D2Config(AlgorithmConfig):
     """Retrace's lambda."""
     value_rescaling: bool = True
     """Targets through h(x) = sign(x)(sqrt(|x| + 1) - 1) + 1e-3 x and its inverse (no reward clipping)."""
-    learning_rate: float = 1e-4
-    """Adam learning rate."""
+    learning_rate: Schedule = 1e-4
+    """Adam learning rate: a number, or lin_X (from X linearly to 0 over the run; Python: also a function of the
+    remaining progress)."""
     adam_eps: float = 1e-3
     """Adam's epsilon."""
     max_grad_norm: float | None = 40.0

@@ -7,6 +7,7 @@ from typing import Any
 
 from voidrl.configs.conditions import Choice
 from voidrl.configs.policy import PolicyConfig, validate_discounting
+from voidrl.configs.schedule import Schedule
 from voidrl.validation import require_non_negative, require_positive, require_positive_integers
 
 
@@ -32,8 +33,9 @@ class REINFORCEConfig(PolicyConfig):
     episodes_per_env: int = 1
     """Whole episodes each environment contributes to an update; the envs are reset before every
     rollout, and steps after an env's last counted episode are left out."""
-    learning_rate: float = 1e-3
-    """Adam learning rate."""
+    learning_rate: Schedule = 1e-3
+    """Adam learning rate: a number, or lin_X (from X linearly to 0 over the run; Python: also a function of the
+    remaining progress)."""
     adam_eps: float = 1e-5
     """Adam's epsilon."""
     gamma: float = 0.99
@@ -49,8 +51,8 @@ class REINFORCEConfig(PolicyConfig):
     """Standardise the advantages over the update's valid steps."""
     value_coef: float = 0.5
     """Weight of the baseline's value loss in the combined loss."""
-    entropy_coef: float = 0.0
-    """Weight of the entropy bonus."""
+    entropy_coef: Schedule = 0.0
+    """Weight of the entropy bonus (a schedule, as learning_rate)."""
     max_grad_norm: float | None = None
     """Clip the global gradient norm to this before the step; None disables."""
 

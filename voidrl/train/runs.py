@@ -11,6 +11,7 @@ from typing import Any
 
 from voidrl.callbacks import Callback
 from voidrl.config import RESUME_CHANGEABLE, TrainConfig, refuse_unknown_options
+from voidrl.configs.schedule import stored_schedule
 from voidrl.io.checkpoint import load_checkpoint
 from voidrl.train.agent import Agent
 from voidrl.train.loop import CHECKPOINT_NAME, Trainer
@@ -63,6 +64,9 @@ def resume_config(algo: str, options: dict[str, Any]) -> TrainConfig | None:
             given = {**values, **given}
     owner = {f.name: section for section in config.sections().values() for f in dataclasses.fields(section)}
     refuse_unknown_options(algo, given, owner)
+    for name, value in given.items():  # a schedule stored by its function's name takes the function given again
+        if callable(value) and stored_schedule(value) == getattr(owner[name], name):
+            setattr(owner[name], name, value)
     changes = [f"{name} {getattr(owner[name], name)!r} -> {value!r}"
                for name, value in given.items()
                if name not in RESUME_CHANGEABLE and getattr(owner[name], name) != value]
