@@ -2,7 +2,7 @@
 functions included, and even those under ``if TYPE_CHECKING``, for annotations only), the configuration sits at the
 bottom (``voidrl/config.py`` and ``voidrl/configs/`` import nothing above them), and the Ray side
 (``voidrl/distributed``) never imports the training loop; the run's configuration, followed from ``make_trainer``,
-passes through few modules and seldom goes back up the imports."""
+passes through few modules and seldom goes back up the imports; no function runs over sixty lines."""
 
 import ast
 import sys
@@ -62,6 +62,28 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
         if module not in state and (cycle := visit(module)):
             return cycle
     return None
+
+
+MAX_FUNCTION_LINES = 60
+"""The longest a function may be, docstring included (issue 90), outside the command line's tables (``voidrl/cli.py``)."""
+
+
+def long_functions(source: str) -> list[tuple[str, int]]:
+    """``(name, lines)`` of each function in ``source`` longer than ``MAX_FUNCTION_LINES``."""
+    return [(node.name, node.end_lineno - node.lineno + 1) for node in ast.walk(ast.parse(source))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES]
+
+
+def test_the_length_check_sees_a_long_function():
+    body = "".join(f"    x{i} = {i}\n" for i in range(MAX_FUNCTION_LINES))
+    assert long_functions(f"def long():\n{body}") == [("long", MAX_FUNCTION_LINES + 1)]
+    assert long_functions(f"def short():\n{body[: body.rindex('    x')]}") == []
+
+
+def test_no_function_is_longer_than_sixty_lines():
+    found = {f"{path.relative_to(ROOT.parent)}:{name}": lines for path in ROOT.rglob("*.py") if path.name != "cli.py"
+             for name, lines in long_functions(path.read_text())}
+    assert found == {}
 
 
 def test_the_finder_sees_a_cycle():

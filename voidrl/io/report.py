@@ -9,7 +9,7 @@ import json
 import math
 import zlib
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import numpy as np
 
@@ -307,6 +307,15 @@ def plot_runs(groups: dict[str, list[Path]], out_prefix: Path, window: int = 100
     figure.savefig(curves_path, dpi=120)
     plt.close(figure)
 
+    figure = _best_scores_figure(plt, scores, window)
+    best_path = out_prefix.parent / f"{out_prefix.name}-best.png"
+    figure.savefig(best_path, dpi=120)
+    plt.close(figure)
+    return curves_path, best_path
+
+
+def _best_scores_figure(plt: Any, scores: dict[str, list[tuple[float, bool]]], window: int) -> Any:
+    """``plot_runs``' second figure: a violin per group of its runs' best scores ``(score, from evaluations)``."""
     figure, axes = plt.subplots(figsize=(max(4.0, 1.6 * len(scores) + 2), 4.5))
     positions = np.arange(1, len(scores) + 1)
     axes.violinplot([[score for score, _ in runs] for runs in scores.values()], positions, showmeans=True)
@@ -324,10 +333,7 @@ def plot_runs(groups: dict[str, list[Path]], out_prefix: Path, window: int = 100
     axes.set_title("best score of each run")
     axes.grid(alpha=0.3, axis="y")
     figure.tight_layout()
-    best_path = out_prefix.parent / f"{out_prefix.name}-best.png"
-    figure.savefig(best_path, dpi=120)
-    plt.close(figure)
-    return curves_path, best_path
+    return figure
 
 
 def _plot_band(axes, grid: np.ndarray, mean: np.ndarray, half: np.ndarray, label: str) -> None:

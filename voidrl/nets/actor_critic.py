@@ -94,6 +94,19 @@ class ActorCritic(nn.Module):
         self.actor_body = make_body(network, obs_shape, hidden_sizes)
         self.critic_body = None if shared else make_body(critic_network or network, obs_shape, hidden_sizes)
         features = head_inputs or self.actor_body.out_features
+        self._add_policy_head(action_space, features, continuous_policy, std_parameterization, init_log_std, mixture_modes)
+        critic_features = features if self.critic_body is None or head_inputs else self.critic_body.out_features
+        self.value_head = orthogonal_init(nn.Linear(critic_features, 1), 1.0)
+        self.intrinsic_value_head = orthogonal_init(nn.Linear(critic_features, 1), 1.0) if intrinsic_value else None
+        self.value_heads = 2 if intrinsic_value else 1
+        """H, the value heads: the task's, and with ``intrinsic_value`` a reward plug-in's beside it."""
+        self.aux_value_head = orthogonal_init(nn.Linear(features, 1), POLICY_HEAD_GAIN) if aux_value else None
+
+    def _add_policy_head(self, action_space: gym.Space, features: int, continuous_policy: str, std_parameterization: str,
+                         init_log_std: float, mixture_modes: int) -> None:
+        """The policy head on ``features`` inputs for ``action_space`` (``policy_kind``: which distribution its output
+        parameterises), with the state-independent ``log_std`` (None where there is none) and the buffers its
+        distribution reads."""
         self.log_std = None
         discrete = isinstance(action_space, (gym.spaces.Discrete, gym.spaces.MultiDiscrete))
         if discrete and (continuous_policy != "gaussian" or std_parameterization != "log_std"):
@@ -136,12 +149,6 @@ class ActorCritic(nn.Module):
                 self.register_buffer("action_high", torch.as_tensor(action_space.high, dtype=torch.float32), persistent=False)
         else:
             raise ValueError(f"unsupported action space {action_space}")
-        critic_features = features if self.critic_body is None or head_inputs else self.critic_body.out_features
-        self.value_head = orthogonal_init(nn.Linear(critic_features, 1), 1.0)
-        self.intrinsic_value_head = orthogonal_init(nn.Linear(critic_features, 1), 1.0) if intrinsic_value else None
-        self.value_heads = 2 if intrinsic_value else 1
-        """H, the value heads: the task's, and with ``intrinsic_value`` a reward plug-in's beside it."""
-        self.aux_value_head = orthogonal_init(nn.Linear(features, 1), POLICY_HEAD_GAIN) if aux_value else None
 
     def _distribution(self, features: torch.Tensor) -> Distribution:
         return self._distribution_of(self.policy_head(features))

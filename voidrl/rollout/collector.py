@@ -43,6 +43,14 @@ class RolloutStats:
     stopped: bool = False
     """``should_stop`` ended the collection early; the storage holds a partial rollout to discard."""
 
+    def add_episodes(self, episode_returns: torch.Tensor, episode_lengths: torch.Tensor, at_step: int) -> None:
+        """The episodes one vector step finished (their returns and lengths ``[E]``), ended at environment step
+        ``at_step``."""
+        for episode_return, length in zip(episode_returns.tolist(), episode_lengths.tolist()):
+            self.episode_steps.append(at_step)
+            self.episode_returns.append(episode_return)
+            self.episode_lengths.append(length)
+
 
 @dataclass
 class Transition:
@@ -244,6 +252,19 @@ class Collector:
                               torch.float32 if isinstance(space, gym.spaces.Box) else torch.long, self.device,
                               state_shape=self.acting.state_shape, value_heads=self.acting.value_heads)
 
+    def store_step(self, storage: RolloutStorage, t: int, step: Step) -> torch.Tensor:
+        """Vector step ``step``'s rewards, ends and final observations at ``t`` of ``storage``, then the acting's
+        own (``after_step``); returns where an episode ended ``[N]``."""
+        storage.rewards[t] = step.reward
+        storage.terminated[t] = step.terminated
+        storage.truncated[t] = step.truncated
+        done = step.terminated | step.truncated
+        if done.any():
+            ended = done.nonzero().squeeze(-1)
+            storage.final_obs[t] = (ended.to(self.device), step.final_obs[ended].to(self.device))
+        self.acting.after_step(step, t, storage)
+        return done
+
     @torch.no_grad()
     def collect(self, storage: RolloutStorage, start_step: int, episodes_per_env: int | None = None,
                 should_stop: Callable[[], bool] | None = None) -> RolloutStats:
@@ -281,23 +302,13 @@ class Collector:
             except EnvironmentFailure as failure:
                 raise failure.at_step(start_step + t * steps_per_vector_step) from failure.error
             stats.env_seconds += time.perf_counter() - env_started
-            storage.rewards[t] = step.reward
-            storage.terminated[t] = step.terminated
-            storage.truncated[t] = step.truncated
-            done = step.terminated | step.truncated
-            if done.any():
-                ended = done.nonzero().squeeze(-1)
-                storage.final_obs[t] = (ended.to(self.device), step.final_obs[ended].to(self.device))
-            self.acting.after_step(step, t, storage)
+            done = self.store_step(storage, t, step)
             if self.on_step is not None:
                 hook_started = time.perf_counter()
                 self.on_step(Transition(obs, action, step.final_obs, step.terminated, step.truncated))
                 stats.on_step_seconds += time.perf_counter() - hook_started
             obs = self.to_device(step.obs)
-            for episode_return, length in zip(step.episode_returns.tolist(), step.episode_lengths.tolist()):
-                stats.episode_steps.append(start_step + (t + 1) * steps_per_vector_step)
-                stats.episode_returns.append(episode_return)
-                stats.episode_lengths.append(length)
+            stats.add_episodes(step.episode_returns, step.episode_lengths, start_step + (t + 1) * steps_per_vector_step)
             if episodes_per_env is not None:
                 finished += done.to(self.device)
                 if bool((finished >= episodes_per_env).all()):

@@ -196,6 +196,29 @@ class Agent:
         """
         require_flag("deterministic", deterministic)
         self.check_evaluation(deterministic, None)
+        batch, single = self.observation_batch(obs)
+        if episode_start is not None:
+            starts = torch.as_tensor(episode_start)
+            if starts.dtype != torch.bool and not ((starts == 0) | (starts == 1)).all():
+                raise ValueError(f"episode_start must be True/False (or 1/0) per observation, got {episode_start!r}")
+        size = batch.shape[0]
+        memory = self.memory(size, deterministic, self.evaluation_member(None))
+        if state is not None:
+            memory.state = self.given_state(state, size)
+        memory.episode_starts = per_environment("episode_start", state is None if episode_start is None else episode_start,
+                                                size, torch.bool)
+        memory.previous_reward = per_environment("previous_reward", 0.0 if previous_reward is None else previous_reward,
+                                                 size, torch.float32)
+        actions, state = self.act_with(memory, batch), memory.state
+        actions = actions_to_numpy(actions, self.interface.action_space)
+        if self.interface.user_spaces is not None:
+            actions = np.stack([self.interface.user_spaces.action(action) for action in actions])
+        return (actions[0, ...] if single else actions), state
+
+    def observation_batch(self, obs: Any) -> tuple[torch.Tensor, bool]:
+        """``predict``'s ``obs`` as the policy's normalised batch ``[B, *obs_shape]`` on the CPU, and whether it was one
+        observation: the environment's own observations turned into the agent's (a user's environment), checked
+        for shape and finite values, normalised with the run's frozen statistics."""
         obs_shape = tuple(self.interface.observation_space.shape)
         user_spaces = self.interface.user_spaces
         if user_spaces is not None and not (isinstance(obs, (np.ndarray, torch.Tensor)) and tuple(obs.shape[-len(obs_shape):]) == obs_shape):
@@ -219,25 +242,9 @@ class Agent:
         if batch.is_floating_point() and not torch.isfinite(batch).all():
             rows = torch.nonzero(~torch.isfinite(batch.flatten(1)).all(1)).flatten().tolist()
             raise ValueError(f"obs holds NaN or infinite values (in observation{'s' if len(rows) > 1 else ''} {rows[:5]} of the batch)")
-        if episode_start is not None:
-            starts = torch.as_tensor(episode_start)
-            if starts.dtype != torch.bool and not ((starts == 0) | (starts == 1)).all():
-                raise ValueError(f"episode_start must be True/False (or 1/0) per observation, got {episode_start!r}")
         if self.interface.normalizer is not None:
             batch = self.interface.normalizer.normalize(batch)
-        size = batch.shape[0]
-        memory = self.memory(size, deterministic, self.evaluation_member(None))
-        if state is not None:
-            memory.state = self.given_state(state, size)
-        memory.episode_starts = per_environment("episode_start", state is None if episode_start is None else episode_start,
-                                                size, torch.bool)
-        memory.previous_reward = per_environment("previous_reward", 0.0 if previous_reward is None else previous_reward,
-                                                 size, torch.float32)
-        actions, state = self.act_with(memory, batch), memory.state
-        actions = actions_to_numpy(actions, self.interface.action_space)
-        if user_spaces is not None:
-            actions = np.stack([user_spaces.action(action) for action in actions])
-        return (actions[0, ...] if single else actions), state
+        return batch, single
 
     def given_state(self, state: Any, batch: int) -> Any:
         """A ``state`` given to ``predict`` for ``batch`` observations, as the policy's own state type: the

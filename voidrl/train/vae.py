@@ -8,6 +8,7 @@ import json
 import time
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -159,6 +160,37 @@ def check_vae_training(config: VAETrainConfig) -> None:
         raise ValueError(f"run_dir {config.run_dir!r} already holds {VAE_NAME}; choose another --run-dir")
 
 
+def split_frames(frames: np.ndarray, body: np.ndarray | None, validation_fraction: float, generator: torch.Generator,
+                 device: torch.device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """``frames [F, ...]`` shuffled by ``generator`` into (training, held-out) frames on ``device``, at least one held
+    out, with the training frames' ``body`` pixels (weighted in the loss; the held-out loss stays the -ELBO, comparable
+    across weights), or None without ``body``."""
+    shuffle = torch.randperm(len(frames), generator=generator)
+    shuffled = torch.from_numpy(frames)[shuffle]
+    held_out = max(1, int(len(shuffled) * validation_fraction))
+    training_body = None if body is None else torch.from_numpy(body)[shuffle][held_out:].to(device)
+    return shuffled[held_out:].to(device), shuffled[:held_out].to(device), training_body
+
+
+def write_rows(rows: list[dict[str, Any]], path: Path) -> None:
+    """``rows`` as a CSV file with a header of the first row's keys."""
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def save_training(run_dir: Path, vae: VAE, env_id: str, rows: list[dict[str, Any]], shown: torch.Tensor) -> tuple[Path, str]:
+    """A trained VAE into ``run_dir``: the weights (vae.pt), its losses (losses.csv and training.png) and the
+    reconstructions of the held-out frames ``shown``; returns vae.pt's path and SHA-256."""
+    path = run_dir / VAE_NAME
+    sha256 = save_vae(path, vae, env_id)
+    write_rows(rows, run_dir / "losses.csv")
+    plot_training(rows, run_dir / "training.png")
+    plot_reconstructions(vae, shown, run_dir / "reconstructions.png")
+    return path, sha256
+
+
 def train_vae(config: VAETrainConfig) -> Path:
     """Collect frames, train, and write RUN_DIR/{vae.pt, losses.csv, config.json, training.png,
     reconstructions.png}; returns the path of vae.pt."""
@@ -177,14 +209,8 @@ def train_vae(config: VAETrainConfig) -> Path:
                                      policy_share=config.policy_share)
     render_seconds = time.perf_counter() - started
     generator = torch.Generator().manual_seed(config.seed)
-    shuffle = torch.randperm(len(frames), generator=generator)
-    frames = torch.from_numpy(frames)[shuffle]
-    held_out = max(1, int(len(frames) * config.validation_fraction))
-    validation, training = frames[:held_out], frames[held_out:]
     device = resolve_device(config.device)
-    validation, training = validation.to(device), training.to(device)
-    # the training frames' body pixels, weighted in the loss (the held-out loss stays the -ELBO, comparable across weights)
-    training_body = torch.from_numpy(body)[shuffle][held_out:].to(device) if weighted else None
+    training, validation, training_body = split_frames(frames, body if weighted else None, config.validation_fraction, generator, device)
     drift_sample = training[:10]  # Leite's (2022) fixed sample whose latents are watched
     with torch_threads(threads):
         vae = VAE(vae_shape(config)).to(device)
@@ -215,15 +241,7 @@ def train_vae(config: VAETrainConfig) -> Path:
                       f"held-out loss {rows[-1]['validation_loss']:.1f} (nats per frame)")
         bar.close()
         train_seconds = time.perf_counter() - train_started
-        vae.cpu()
-        path = run_dir / VAE_NAME
-        sha256 = save_vae(path, vae, config.env)
-        with (run_dir / "losses.csv").open("w", newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows(rows)
-        plot_training(rows, run_dir / "training.png")
-        plot_reconstructions(vae, validation[:8].cpu(), run_dir / "reconstructions.png")
+        path, sha256 = save_training(run_dir, vae.cpu(), config.env, rows, validation[:8].cpu())
     frames_seen = config.epochs * len(training)
     print(f"rendered {len(frames)} frames at {len(frames) / render_seconds:.0f} frames/s (with the env steps between them); "
           f"trained {frames_seen} frames at {frames_seen / train_seconds:.0f} frames/s")
@@ -262,6 +280,21 @@ def plot_reconstructions(vae: VAE, frames: torch.Tensor, path: Path) -> None:
     figure.tight_layout()
     figure.savefig(path, dpi=100)
     plt.close(figure)
+
+
+def print_probe(figures: dict[str, Any], r2: torch.Tensor, neighbour_r2: torch.Tensor) -> None:
+    """``probe_vae``'s figures in three sentences; ``r2`` and ``neighbour_r2`` ``[joints]``: the probes' R^2 per joint."""
+    per_joint = ", ".join(f"{value:.2f}" for value in r2.tolist())
+    print(f"{figures['env']}, VAE {figures['vae_sha256'][:16]}...: a linear probe from the latent recovers the joint positions with held-out R^2 "
+          f"{figures['probe_r2_mean']:.3f} on average (per joint {per_joint}; an untrained VAE's latent: "
+          f"{figures['untrained_probe_r2_mean']:.3f}), the limbs' {len(figures['limb_angles'])} joint angles ({', '.join(figures['limb_angles'])}) "
+          f"{figures['probe_r2_limb_angles_mean']:.3f} (untrained: {figures['untrained_probe_r2_limb_angles_mean']:.3f})")
+    print(f"the {figures['neighbours']} nearest latents' mean: R^2 {figures['knn_probe_r2_mean']:.3f} on average (per joint "
+          f"{', '.join(f'{value:.2f}' for value in neighbour_r2.tolist())}), the limbs' joint angles "
+          f"{figures['knn_probe_r2_limb_angles_mean']:.3f}")
+    print(f"reconstruction error (MSE of intensities in [0, 1]) on the body's pixels ({100 * figures['body_share']:.1f}% of them) "
+          f"{figures['body_mse']:.4f}, against {figures['body_mse_of_background']:.4f} for the background drawn there; "
+          f"elsewhere {figures['background_mse']:.4f}")
 
 
 @torch.no_grad()
@@ -312,17 +345,7 @@ def probe_vae(config: VAEProbeConfig) -> dict[str, object]:
             "body_mse_of_background": masked_mean_squared_error(frames, background, body),
             "background_mse": masked_mean_squared_error(frames, reconstructions, ~body),
         }
-    per_joint = ", ".join(f"{value:.2f}" for value in r2.tolist())
-    print(f"{env_id}, VAE {sha256[:16]}...: a linear probe from the latent recovers the joint positions with held-out R^2 "
-          f"{figures['probe_r2_mean']:.3f} on average (per joint {per_joint}; an untrained VAE's latent: "
-          f"{figures['untrained_probe_r2_mean']:.3f}), the limbs' {len(angles)} joint angles ({', '.join(angles)}) "
-          f"{figures['probe_r2_limb_angles_mean']:.3f} (untrained: {figures['untrained_probe_r2_limb_angles_mean']:.3f})")
-    print(f"the {config.neighbours} nearest latents' mean: R^2 {figures['knn_probe_r2_mean']:.3f} on average (per joint "
-          f"{', '.join(f'{value:.2f}' for value in neighbour_r2.tolist())}), the limbs' joint angles "
-          f"{figures['knn_probe_r2_limb_angles_mean']:.3f}")
-    print(f"reconstruction error (MSE of intensities in [0, 1]) on the body's pixels ({100 * figures['body_share']:.1f}% of them) "
-          f"{figures['body_mse']:.4f}, against {figures['body_mse_of_background']:.4f} for the background drawn there; "
-          f"elsewhere {figures['background_mse']:.4f}")
+    print_probe(figures, r2, neighbour_r2)
     if config.out:
         out = Path(config.out)
         out.parent.mkdir(parents=True, exist_ok=True)
