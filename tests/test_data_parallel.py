@@ -20,7 +20,7 @@ import torch.multiprocessing as mp
 
 from voidrl.algos import PPG, PPO, PPGConfig, PPOConfig
 from voidrl.cli import main
-from voidrl.distributed import collective
+from voidrl import collective
 from voidrl.intrinsic.apt import APTConfig, APTReward
 from voidrl.io.checkpoint import load_checkpoint
 from voidrl.math.running_stats import RunningMeanStd
@@ -402,7 +402,7 @@ def test_a_rank_waiting_for_a_peer_that_died_before_joining_ends_itself_with_one
                      "        time.sleep(0.05)\n"
                      "    sys.exit(1)\n"
                      "import voidrl.cli\n"
-                     "from voidrl.distributed import collective\n"
+                     "from voidrl import collective\n"
                      "join = collective.init_from_environment\n"
                      "def announced_join():\n"
                      "    open(joining, 'w').close()\n"

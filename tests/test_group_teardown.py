@@ -4,7 +4,7 @@ torch.distributed.nn.functional binds the default group as the default argument 
 imported, and torch imports it lazily (through torch._dynamo, at a process's first optimizer). Imported after the group
 formed, it held the group, so destroy_process_group left gloo's worker threads running into the interpreter's exit,
 where one that was still releasing a finished collective aborted the rank ("terminate called without an active
-exception", SIGABRT; seen in test_data_parallel.py under pytest -n 2). voidrl.distributed.collective imports it first.
+exception", SIGABRT; seen in test_data_parallel.py under pytest -n 2). voidrl.collective imports it first.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-from voidrl.distributed import collective  # imported before any group forms, as every voidrl entry point does
+from voidrl import collective  # imported before any group forms, as every voidrl entry point does
 
 
 def threads() -> list[str]:

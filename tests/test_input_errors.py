@@ -12,14 +12,14 @@ import torch
 
 import voidrl
 from voidrl.cli import main
-from voidrl.config import field_type
 from voidrl.configs.run import RunConfig
-from voidrl.configs.schedule import Schedule
 from voidrl.envs.factory import EnvConfig
 from voidrl.registry import ALGORITHMS, REWARD_SOURCES
+from voidrl.schedule import Schedule
 from voidrl.train.loop import Trainer
 from voidrl.train.preflight import preflight
 from voidrl.train.presets import make_config
+from voidrl.validation import field_type
 
 SHARED_SECTIONS = (RunConfig, EnvConfig, *(source.config_class for source in REWARD_SOURCES.values()))
 

@@ -1,4 +1,4 @@
-"""Schedules (``voidrl.configs.schedule``): the learning rate, clip range and entropy coefficient take a number,
+"""Schedules (``voidrl.schedule``): the learning rate, clip range and entropy coefficient take a number,
 RL Zoo's ``lin_X`` or, from Python, a function of the remaining progress; every algorithm that has the option reads
 its value at each update, a run stores it (a function by name) and resumes with the same values."""
 
@@ -13,7 +13,7 @@ import voidrl
 from voidrl.cli import main
 from voidrl.config import TrainConfig
 from voidrl.configs.ppo import PPOConfig
-from voidrl.configs.schedule import Schedule, parse_schedule, schedule_problem, schedule_value, stored_schedule
+from voidrl.schedule import Schedule, parse_schedule, schedule_problem, schedule_value, stored_schedule
 from voidrl.train.presets import make_config
 
 

@@ -86,6 +86,31 @@ def test_no_function_is_longer_than_sixty_lines():
     assert found == {}
 
 
+def package_of(module: str) -> str:
+    """The folder (``voidrl.algos``) or top-level module (``voidrl.callbacks``) ``module`` belongs to."""
+    return ".".join(module.split(".")[:2])
+
+
+def two_way_packages(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
+    """The pairs of packages (``package_of``) that each import a module of the other."""
+    edges = {(package_of(module), package_of(target)) for module, targets in graph.items() for target in targets}
+    return {(a, b) for a, b in edges if a < b and (b, a) in edges}
+
+
+def test_the_pair_finder_sees_two_packages_importing_each_other():
+    graph = {"voidrl.nets.parts": {"voidrl.io.checkpoint"}, "voidrl.io.export": {"voidrl.nets.bodies"}, "voidrl.io.checkpoint": set()}
+    assert two_way_packages(graph) == {("voidrl.io", "voidrl.nets")}
+
+
+def test_no_two_packages_import_each_other():
+    """Each package sits above or below another, never both: the leaves the lower layers share (the collectives, the
+    field checks, the schedules) are top-level modules beneath them, and what uses the whole agent (check-env,
+    export) sits in ``voidrl.train``. One exception, for annotations only: ``voidrl.callbacks`` names the
+    ``Agent`` it hands a callback."""
+    assert two_way_packages(import_graph(type_only=True)) == {("voidrl.callbacks", "voidrl.train")}
+    assert two_way_packages(import_graph()) == set()
+
+
 def test_the_finder_sees_a_cycle():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) is None
@@ -111,9 +136,9 @@ def test_no_import_cycle_even_through_imports_for_annotations():
 
 CONFIGURATION = ("voidrl.config", "voidrl.configs")
 """The configuration: the run's options, every algorithm's, plug-in's and environment's, and their presets."""
-BENEATH_THE_CONFIGURATION = ("voidrl.registry", "voidrl.validation")
-"""What the configuration may import besides itself: the registry of names (classes imported on first use) and the
-field checks, which import no other voidrl module."""
+BENEATH_THE_CONFIGURATION = ("voidrl.registry", "voidrl.validation", "voidrl.schedule")
+"""What the configuration may import besides itself: the registry of names (classes imported on first use), the
+field checks and the schedules, which import no voidrl module above them."""
 
 
 def test_the_configuration_imports_nothing_above_it():

@@ -25,21 +25,21 @@ from typing import Any, NoReturn
 
 import voidrl
 from voidrl.callbacks import Callback
-from voidrl.config import (COMMAND_PRESETS, RENAMED_FIELDS, RENAMED_PRESETS, RESUME_CHANGEABLE, TrainConfig, algorithm_presets, check_field_types, field_docs, field_type,
+from voidrl.config import (COMMAND_PRESETS, RENAMED_FIELDS, RENAMED_PRESETS, RESUME_CHANGEABLE, TrainConfig, algorithm_presets, field_docs,
                            default_presets_text, plugin_options)
 from voidrl.configs.choices import EXPORT_FORMATS, WEIGHTS_FORMAT
 from voidrl.configs.env import EnvConfig
 from voidrl.configs.policy import MEMORY_OPTIONS, MemoryConfig
 from voidrl.configs.run import RunConfig
-from voidrl.configs.schedule import Schedule, parse_schedule
 from voidrl.configs.tune import TuneConfig
 from voidrl.configs.vae import VAEProbeConfig, VAETrainConfig
 from voidrl.distributed import launched_by_torchrun
 from voidrl.envs.failure import EnvironmentFailure, user_traceback
 from voidrl.registry import ALGORITHMS, REWARD_SOURCES
+from voidrl.schedule import Schedule, parse_schedule
 from voidrl.train.presets import default_preset, make_config, setting_sources
 from voidrl.train.signals import RunAborted, RunStopped, hold_stop_signals
-from voidrl.validation import check_seed
+from voidrl.validation import check_field_types, check_seed, field_type
 
 USAGE_ERROR = 2
 TORCHRUN_STOP_GRACE_S = 30
@@ -449,7 +449,7 @@ def build_parser(argv: list[str] | None = None) -> Parser:
 
 
 def command_train(args: argparse.Namespace, callbacks: Sequence[Callback] = ()) -> int:
-    from voidrl.distributed import collective
+    from voidrl import collective
     from voidrl.io.checkpoint import load_run_checkpoint
     from voidrl.train.agent import summarize
     from voidrl.train.allocator import pin_allocator_thresholds
@@ -684,7 +684,7 @@ def command_explore(args: argparse.Namespace) -> int:
 
 def command_export(args: argparse.Namespace) -> int:
     from voidrl.io.checkpoint import load_run_checkpoint, save_checkpoint
-    from voidrl.io.export import export_policy
+    from voidrl.train.export import export_policy
     from voidrl.io.run_dir import check_writable_dir
     from voidrl.nets.parts import fine_tuning_weights
     from voidrl.train.agent import Agent
@@ -804,7 +804,7 @@ def command_completion(args: argparse.Namespace) -> int:
 
 
 def command_check_env(args: argparse.Namespace) -> int:
-    from voidrl.envs.check import check_environment
+    from voidrl.train.check import check_environment
 
     if args.steps < 1:
         raise CliError(f"voidrl check-env: --steps must be a positive integer, got {args.steps}")
@@ -848,7 +848,7 @@ def main(argv: list[str] | None = None, callbacks: Sequence[Callback] = ()) -> i
         if callbacks and (handler is not None or args.command == "compare"):
             raise ValueError(f"callbacks are for a command that trains one run (train, pretrain, finetune), not {args.command}")
         handler = handler or functools.partial(command_train, callbacks=callbacks)
-        from voidrl.distributed import collective
+        from voidrl import collective
 
         try:
             status = handler(args)

@@ -17,8 +17,6 @@ import sys
 import textwrap
 import time
 import tomllib
-import types
-import typing
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache
@@ -29,9 +27,9 @@ from voidrl.configs.base import AlgorithmConfig
 from voidrl.configs.conditions import RunFacts, inert_options
 from voidrl.configs.env import EnvConfig
 from voidrl.configs.run import RunConfig
-from voidrl.configs.schedule import Schedule, schedule_problem, stored_schedule
 from voidrl.registry import ALGORITHMS, REWARD_SOURCES
-from voidrl.validation import check_seed, require_non_negative, require_positive_integers
+from voidrl.schedule import stored_schedule
+from voidrl.validation import check_field_types, check_seed, require_non_negative, require_positive_integers
 
 
 def progress_shown(progress: bool | None) -> bool:
@@ -349,44 +347,3 @@ def field_docs(cls: type) -> dict[str, str]:
     return docs
 
 
-def check_field_types(config: Any) -> None:
-    """Every field of dataclass ``config`` holds a value of its annotated type, and floats are finite.
-
-    An int is accepted for a float field; None only where the field is optional.
-    """
-    for field_ in dataclasses.fields(config):
-        name, value = field_.name, getattr(config, field_.name)
-        base, optional = field_type(type(config), name)
-        if value is None and optional:
-            continue
-        if base is Schedule:
-            problem = schedule_problem(name, value)
-            if problem is not None:
-                raise ValueError(problem)
-            continue
-        sequence = typing.get_origin(base) is tuple
-        kind = typing.get_args(base)[0] if sequence else base
-        items = value if sequence and isinstance(value, tuple) else (value,)
-        if (sequence and not isinstance(value, tuple)) or not all(_is_instance(item, kind) for item in items):
-            expected = f"a sequence of {kind.__name__} values" if sequence else f"{'an' if kind is int else 'a'} {kind.__name__}"
-            raise ValueError(f"{name} must be {expected}{' or None' if optional else ''}, got {value!r}")
-        if kind is float and not all(math.isfinite(item) for item in items):
-            raise ValueError(f"{name} must be a finite number, got {value!r}")
-
-
-def _is_instance(value: Any, kind: type) -> bool:
-    if kind is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if kind is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    return isinstance(value, kind)
-
-
-def field_type(cls: type, name: str) -> tuple[type, bool]:
-    """``(base type, optional)`` of a field: ``float | None`` -> ``(float, True)``."""
-    hint = typing.get_type_hints(cls)[name]
-    args = typing.get_args(hint)
-    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
-        base = next(a for a in args if a is not type(None))
-        return base, True
-    return hint, False

@@ -10,7 +10,7 @@ import torch
 
 from voidrl.algos.algorithm import Algorithm
 from voidrl.configs.policy import PolicyConfig
-from voidrl.distributed import collective
+from voidrl import collective
 from voidrl.math import generalized_advantage_estimate, standardize
 from voidrl.nets.actor_critic import ActorCritic, LSTMState, build_actor_critic
 from voidrl.nets.flat import TrainedParameters

@@ -20,7 +20,7 @@ import torch
 
 from voidrl.algos.base import OnPolicyAlgorithm, rollout_gae, standardize_advantages
 from voidrl.configs.ppg import PPGConfig
-from voidrl.distributed.collective import global_mean
+from voidrl.collective import global_mean
 from voidrl.math import clipped_surrogate_loss, entropy_loss, explained_variance, value_loss
 from voidrl.nets.actor_critic import ActorCritic, build_actor_critic
 from voidrl.nets.flat import adam

@@ -7,7 +7,7 @@ import torch
 
 from voidrl.algos.base import OnPolicyAlgorithm, rollout_gae, standardize_advantages
 from voidrl.configs.ppo import PPOConfig
-from voidrl.distributed.collective import global_mean
+from voidrl.collective import global_mean
 from voidrl.math import (
     clipped_surrogate_loss,
     entropy_loss,

@@ -7,7 +7,7 @@ from typing import Any
 
 from voidrl.configs.a2c import A2CConfig
 from voidrl.configs.run import RunConfig
-from voidrl.configs.schedule import Schedule
+from voidrl.schedule import Schedule
 
 
 PRESETS: dict[str, dict[str, dict[str, Any]]] = {

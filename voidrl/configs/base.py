@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 from voidrl.configs.conditions import Condition
 from voidrl.configs.run import RunConfig
-from voidrl.configs.schedule import Schedule, is_constant, schedule_value
+from voidrl.schedule import Schedule, is_constant, schedule_value
 
 
 @cache
@@ -50,7 +50,7 @@ class AlgorithmConfig:
 
     @classmethod
     def scheduled_fields(cls) -> tuple[str, ...]:
-        """The options that take a schedule (``voidrl.configs.schedule``): the learning rate, clip range, entropy
+        """The options that take a schedule (``voidrl.schedule``): the learning rate, clip range, entropy
         coefficient, where the algorithm has them."""
         return _scheduled_fields(cls)
 

@@ -8,7 +8,7 @@ from typing import Any
 from voidrl.configs.choices import NETWORKS
 from voidrl.configs.conditions import IsSet, MlpBody
 from voidrl.configs.policy import MemoryConfig, validate_discounting
-from voidrl.configs.schedule import Schedule
+from voidrl.schedule import Schedule
 from voidrl.validation import require_choice, require_non_negative, require_positive, require_positive_integers, validate_fraction, validate_hidden_sizes
 
 

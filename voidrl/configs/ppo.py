@@ -8,7 +8,7 @@ from typing import Any
 from voidrl.configs.conditions import IsSet
 from voidrl.configs.policy import PolicyConfig, validate_discounting
 from voidrl.configs.run import RunConfig
-from voidrl.configs.schedule import Schedule
+from voidrl.schedule import Schedule
 from voidrl.validation import require_non_negative, require_positive, require_positive_integers, validate_fraction
 
 

@@ -9,7 +9,7 @@ from voidrl.configs.base import AlgorithmConfig
 from voidrl.configs.choices import NETWORKS
 from voidrl.configs.conditions import Choice, IsSet, MlpBody, Positive
 from voidrl.configs.policy import validate_discounting
-from voidrl.configs.schedule import Schedule
+from voidrl.schedule import Schedule
 from voidrl.validation import require_choice, require_non_negative, require_positive, require_positive_integers, validate_fraction, validate_hidden_sizes
 
 

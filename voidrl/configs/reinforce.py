@@ -7,7 +7,7 @@ from typing import Any
 
 from voidrl.configs.conditions import Choice
 from voidrl.configs.policy import PolicyConfig, validate_discounting
-from voidrl.configs.schedule import Schedule
+from voidrl.schedule import Schedule
 from voidrl.validation import require_non_negative, require_positive, require_positive_integers
 
 

@@ -16,7 +16,7 @@ def check_search_space(config_class: type) -> None:
     bounds (low < high, low > 0 in log space, distinct scalar choices), and each value at its edges (every bound,
     every choice) set alone on the defaults passes the field's type check and the config's ``validate``; else a
     ValueError naming the option."""
-    from voidrl.config import check_field_types
+    from voidrl.validation import check_field_types
 
     fields = {f.name for f in dataclasses.fields(config_class)}
     for name, dimension in config_class.search_space.items():

@@ -1,5 +1,6 @@
-"""Beyond one process: actors on Ray feeding one learner (``--actors N``, engine.py; its loop is ``voidrl.train.ray_loop``), and the collectives of
-data-parallel runs launched by ``torchrun`` (collective.py)."""
+"""Beyond one process: actors on Ray feeding one learner (``--actors N``, engine.py; its loop is ``voidrl.train.ray_loop``).
+The collectives of data-parallel runs launched by ``torchrun`` are ``voidrl.collective``, a leaf that the math, the
+networks and the algorithms call."""
 
 from __future__ import annotations
 

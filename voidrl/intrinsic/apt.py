@@ -24,7 +24,7 @@ from torch import nn
 from torch.nn.utils import parametrize
 
 from voidrl.configs.apt import APTConfig
-from voidrl.distributed import collective
+from voidrl import collective
 from voidrl.intrinsic.augment import View, augment, draw_view
 from voidrl.intrinsic.buffer import RepresentationBuffer
 from voidrl.math.contrastive import Metrics, bilinear_info_nce_loss, ema_update, nt_xent_loss, representation_metrics

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from voidrl.distributed.collective import combine_moments
+from voidrl.collective import combine_moments
 
 
 def standardize(x: torch.Tensor, mean: torch.Tensor, var: torch.Tensor, clip: float, epsilon: float) -> torch.Tensor:

@@ -14,7 +14,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from voidrl.distributed.collective import all_reduce_mean_
+from voidrl.collective import all_reduce_mean_
 
 
 class FlatParameters:

@@ -25,7 +25,7 @@ from tqdm import tqdm
 from voidrl.algos.algorithm import Algorithm, KeepsReplay
 from voidrl.callbacks import Callback
 from voidrl.config import TrainConfig, progress_shown
-from voidrl.distributed import collective
+from voidrl import collective
 from voidrl.envs import make_env
 from voidrl.envs.base import VecEnv
 from voidrl.envs.failure import EnvironmentFailure

@@ -11,7 +11,7 @@ from typing import Any
 
 from voidrl.callbacks import Callback
 from voidrl.config import RESUME_CHANGEABLE, TrainConfig, refuse_unknown_options
-from voidrl.configs.schedule import stored_schedule
+from voidrl.schedule import stored_schedule
 from voidrl.io.checkpoint import load_checkpoint
 from voidrl.train.agent import Agent
 from voidrl.train.loop import CHECKPOINT_NAME, Trainer
