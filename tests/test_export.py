@@ -24,6 +24,7 @@ POLICIES = {
     "tanh-gaussian": ("a2c", "Pendulum-v1", {"continuous_policy": "tanh_gaussian", "std_parameterization": "softplus"}),
     "mixture": ("a2c", "Pendulum-v1", {"continuous_policy": "mixture"}),
     "frames": ("ppo", "MinAtar/Breakout-v1", {}),
+    "multi-input": ("ppo", "tests.user_envs:CameraAndJoints-v0", {}),  # a CNN for the camera, an MLP for the rest
     "recurrent": ("ppo", "voidrl/CartPoleNoVelocity-v1", {"memory": "lstm", "lstm_size": 16, "normalize_observation": True}),
     "recurrent-gaussian": ("a2c", "Pendulum-v1", {"memory": "lstm", "lstm_size": 16, "shared": True, "normalize_observation": True}),
 }

@@ -102,6 +102,34 @@ class Picture(gym.Env):
         return self.observation_space.sample(), float(action), False, False, {}
 
 
+class CameraAndJoints(gym.Env):
+    """A robot's view: a 40 x 40 RGB camera ``[H, W, 3]`` uint8, three joint angles and a mode switch, in one Dict; the
+    reward is 1 when the action matches the mode. Episodes of 20 steps."""
+
+    observation_space = gym.spaces.Dict({
+        "camera": gym.spaces.Box(0, 255, (40, 40, 3), np.uint8),
+        "joints": gym.spaces.Box(-1.0, 1.0, (3,), np.float32),
+        "mode": gym.spaces.Discrete(2),
+    })
+    action_space = gym.spaces.Discrete(2)
+
+    def reset(self, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t = 0
+        return self.observe(), {}
+
+    def observe(self) -> dict:
+        self.mode = int(self.np_random.integers(2))
+        camera = self.np_random.integers(0, 256, (40, 40, 3), dtype=np.uint8)
+        joints = self.np_random.uniform(-1, 1, 3).astype(np.float32)
+        return {"camera": camera, "joints": joints, "mode": self.mode}
+
+    def step(self, action):
+        reward = float(action == self.mode)
+        self.t += 1
+        return self.observe(), reward, False, self.t >= 20, {}
+
+
 class Broken(gym.Env):
     """Fails as told after ``at`` steps: ``raise`` in step, ``reset`` raises in reset, ``nan`` reward, ``outside`` its
     observation space, ``tuple`` the old four-value step, ``init`` in its constructor."""
@@ -146,3 +174,4 @@ FAULTS = ("raise", "reset", "nan", "outside", "tuple", "init")
 for fault in FAULTS:
     gym.register(f"Broken{fault.title()}-v0", entry_point=Broken, kwargs={"fault": fault})
 gym.register("UserCorridor-v0", entry_point=make_corridor)
+gym.register("CameraAndJoints-v0", entry_point=CameraAndJoints)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 import os
 import warnings
 
@@ -18,6 +19,7 @@ from voidrl.envs.failure import EnvironmentFailure
 from voidrl.envs.snapshot import NotSaveable, env_state, from_plain, load_env_state, to_plain
 from voidrl.envs.suites import registered_spec
 from voidrl.extras import require
+from voidrl.nets.bodies import KeyedShape, ObservationPart
 
 DEFAULT_SCREEN_FPS = 20
 """Screens per second of an env whose metadata has no ``render_fps`` (MinAtar's: its own display shows each
@@ -238,6 +240,64 @@ class ChannelsFirst(gym.ObservationWrapper):
         return np.ascontiguousarray(np.moveaxis(observation, -1, 0))
 
 
+def channels_first(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """An image space's ``shape`` (``is_image_space``) as voidrl's networks take it: ``[C, H, W]``."""
+    if len(shape) == 2:
+        return (1, *shape)
+    return (shape[-1], *shape[:-1]) if shape[-1] <= 4 < shape[0] else tuple(shape)
+
+
+class KeyedBox(gym.spaces.Box):
+    """A Dict observation laid out as one float32 vector (``KeyedFlatten``), whose ``shape`` is a ``KeyedShape``
+    naming each key's part: what gives each image key a CNN of its own under ``network auto``."""
+
+    def __init__(self, low: np.ndarray, high: np.ndarray, parts: tuple[ObservationPart, ...]):
+        super().__init__(low, high, dtype=np.float32)
+        self._shape = KeyedShape(self._shape, parts)
+
+    def __repr__(self) -> str:
+        return f"KeyedBox({', '.join(f'{part.key}: {list(part.shape)}' for part in self.shape.parts)})"
+
+
+class KeyedFlatten(gym.ObservationWrapper):
+    """A Dict observation that holds images (a top-level key of ``is_image_space``) as one float32 vector, key after key
+    in the space's order: an image channels first with its values 0-255 as they were, any other key as gymnasium
+    flattens it (one-hot where discrete). Its space is a ``KeyedBox``."""
+
+    def __init__(self, env: gym.Env):
+        super().__init__(env)
+        self.keys = list(env.observation_space.spaces.items())
+        parts, lows, highs, offset = [], [], [], 0
+        for key, space in self.keys:
+            if is_image_space(space):
+                shape = channels_first(space.shape)
+                low, high = np.zeros(math.prod(shape), np.float32), np.full(math.prod(shape), 255.0, np.float32)
+            else:
+                flat = gym.spaces.flatten_space(space)
+                shape, low, high = flat.shape, flat.low.astype(np.float32), flat.high.astype(np.float32)
+            parts.append(ObservationPart(str(key), tuple(int(size) for size in shape), is_image_space(space), offset))
+            lows.append(low)
+            highs.append(high)
+            offset += math.prod(shape)
+        self.observation_space = KeyedBox(np.concatenate(lows), np.concatenate(highs), tuple(parts))
+
+    def observation(self, observation):
+        pieces = []
+        for (key, space), part in zip(self.keys, self.observation_space.shape.parts):
+            value = observation[key]
+            if part.image:
+                value = np.asarray(value)
+                pieces.append((np.moveaxis(value, -1, 0) if value.ndim == 3 and part.shape[0] != value.shape[0] else value).reshape(-1))
+            else:
+                pieces.append(np.asarray(gym.spaces.flatten(space, value)).reshape(-1))
+        return np.concatenate(pieces).astype(np.float32)
+
+
+def holds_images(space: gym.Space) -> bool:
+    """A Dict space with an image (``is_image_space``) among its top-level keys: ``KeyedFlatten`` lays it out."""
+    return isinstance(space, gym.spaces.Dict) and any(is_image_space(part) for part in space.spaces.values())
+
+
 class DrawnMultiDiscrete(gym.spaces.MultiDiscrete):
     """``MultiDiscrete(nvec)`` counted from 0, as voidrl's policies draw from it, that names in messages the space the
     user's environment declared (a ``MultiBinary``, or a ``MultiDiscrete`` with a start)."""
@@ -288,8 +348,9 @@ def is_image_space(space: gym.Space) -> bool:
 
 def for_the_agent(env: gym.Env) -> gym.Env:
     """A Gymnasium environment as voidrl's networks take it: uint8 images channels first (``[1, H, W]`` for
-    ``[H, W]``), other Box observations of more than one axis flattened, discrete, Dict and Tuple observations
-    flattened to one vector (one-hot where discrete), discrete actions counted from 0 (``ZeroBasedDiscrete``), finite Box action bounds
+    ``[H, W]``), other Box observations of more than one axis flattened, a Dict holding images laid out key by key
+    (``KeyedFlatten``: each image key gets a CNN of its own), other discrete, Dict and Tuple observations flattened to
+    one vector (one-hot where discrete), discrete actions counted from 0 (``ZeroBasedDiscrete``), finite Box action bounds
     rescaled to [-1, 1] (gymnasium's ``RescaleAction``: a Gaussian policy's unit-scale noise then covers the
     range); an ``UnsupportedSpace`` naming the space for anything else."""
     obs_space, action_space = env.observation_space, env.action_space
@@ -301,6 +362,8 @@ def for_the_agent(env: gym.Env) -> gym.Env:
     elif isinstance(obs_space, gym.spaces.Box):
         if len(obs_space.shape) != 1:
             env = gym.wrappers.FlattenObservation(env)
+    elif holds_images(obs_space):
+        env = KeyedFlatten(env)
     elif isinstance(obs_space, FLATTENED_SPACES):
         try:
             env = gym.wrappers.FlattenObservation(env)

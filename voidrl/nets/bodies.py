@@ -7,6 +7,7 @@ never hold float copies of observations.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import torch
 from torch import nn
@@ -105,13 +106,94 @@ class APTBody(nn.Module):
         return self.fc(self.encoder(obs.float() * (1.0 / 255.0)))
 
 
+# One encoder per key of a Dict observation that holds images (Stable-Baselines3's MultiInputPolicy): the
+# environment side (voidrl.envs.gym_backend.KeyedFlatten) lays the Dict out as one vector, key after key, and its
+# space's shape is a KeyedShape, the vector's (D,) naming each key's part. What stores or moves observations sees a
+# vector; network auto reads the parts.
+
+
+class ObservationPart(NamedTuple):
+    """One key of a Dict observation within its flat vector: ``shape`` is ``[C, H, W]`` for an image (channels
+    first, values 0-255), ``(size,)`` otherwise; it fills ``vector[offset : offset + prod(shape)]``."""
+
+    key: str
+    shape: tuple[int, ...]
+    image: bool
+    offset: int
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+
+class KeyedShape(tuple):
+    """The shape ``(D,)`` of a Dict observation laid out as one vector, with its ``parts`` (``ObservationPart``, in
+    order): a tuple like any observation shape, which the networks' ``auto`` reads further."""
+
+    parts: tuple[ObservationPart, ...]
+
+    def __new__(cls, shape: tuple[int, ...], parts: tuple[ObservationPart, ...]) -> KeyedShape:
+        keyed = super().__new__(cls, shape)
+        keyed.parts = tuple(ObservationPart(*part) for part in parts)
+        if sum(part.size for part in keyed.parts) != math.prod(shape):
+            raise ValueError(f"the parts of a keyed observation fill {sum(part.size for part in keyed.parts)} entries, "
+                             f"not the {math.prod(shape)} of its shape {tuple(shape)}")
+        return keyed
+
+    def __getnewargs__(self) -> tuple[tuple[int, ...], tuple[ObservationPart, ...]]:
+        return tuple(self), self.parts
+
+    def has_images(self) -> bool:
+        return any(part.image for part in self.parts)
+
+    def describe(self) -> str:
+        """``auto``'s choice in words: which key goes through which body."""
+        images = [f"{image_network(part.shape)} CNN for {part.key!r} {list(part.shape)}" for part in self.parts if part.image]
+        vectors = [f"{part.key!r} [{part.size}]" for part in self.parts if not part.image]
+        return "multi-input: " + ", ".join(images + ([f"one MLP for {', '.join(vectors)}"] if vectors else []))
+
+
+def image_network(shape: tuple[int, ...]) -> str:
+    """The CNN an image of ``shape [C, H, W]`` gets: nature at 36 pixels a side or more, minatar below."""
+    return "nature" if min(shape[1:]) >= 36 else "minatar"
+
+
+class MultiInputBody(nn.Module):
+    """``obs [B, D]`` (a ``KeyedShape``'s vector) -> features ``[B, F]``: each image part through a CNN of its own
+    (``image_network``), the other parts concatenated through one MLP of ``hidden_sizes``, the features
+    concatenated in the parts' order, images first."""
+
+    def __init__(self, parts: tuple[ObservationPart, ...], hidden_sizes: tuple[int, ...]):
+        super().__init__()
+        self.image_parts = [part for part in parts if part.image]
+        self.vector_parts = [part for part in parts if not part.image]
+        self.image_bodies = nn.ModuleList(IMAGE_BODIES[image_network(part.shape)](part.shape) for part in self.image_parts)
+        vector_size = sum(part.size for part in self.vector_parts)
+        self.vector_body = MLP(vector_size, hidden_sizes) if vector_size else None
+        self.out_features = sum(body.out_features for body in self.image_bodies) + (self.vector_body.out_features if self.vector_body else 0)
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        features = [body(obs[:, part.offset : part.offset + part.size].reshape(-1, *part.shape))
+                    for part, body in zip(self.image_parts, self.image_bodies)]
+        if self.vector_body is not None:
+            features.append(self.vector_body(torch.cat([obs[:, part.offset : part.offset + part.size] for part in self.vector_parts], 1)))
+        return torch.cat(features, 1)
+
+
+IMAGE_BODIES = {"nature": nature_cnn, "minatar": minatar_cnn}
+"""The CNNs ``MultiInputBody`` gives an image key, by ``image_network``'s name."""
+
+
 def auto_network(obs_shape: tuple[int, ...]) -> str:
     """The body ``network auto`` builds: mlp for vectors, nature for frames of 36 pixels a side or more, minatar for
-    smaller frames."""
+    smaller frames (``image_network``), multi-input for a Dict observation holding images (a ``KeyedShape``: one
+    encoder per key)."""
+    if isinstance(obs_shape, KeyedShape) and obs_shape.has_images():
+        return "multi-input"
     if len(obs_shape) == 1:
         return "mlp"
     if len(obs_shape) == 3:
-        return "nature" if min(obs_shape[1:]) >= 36 else "minatar"
+        return image_network(obs_shape)
     raise ValueError(f"no default network for observations of shape {obs_shape}")
 
 
@@ -119,6 +201,8 @@ def make_body(network: str, obs_shape: tuple[int, ...], hidden_sizes: tuple[int,
     """Body by name (``auto``: ``auto_network``)."""
     if network == "auto":
         network = auto_network(obs_shape)
+    if network == "multi-input":
+        return MultiInputBody(obs_shape.parts, hidden_sizes)
     if network == "mlp":
         return MLP(math.prod(obs_shape), hidden_sizes)
     if len(obs_shape) != 3:

@@ -136,7 +136,8 @@ def check_environment(env_id: str, steps: int = 200, seed: int = 0) -> EnvReport
     obs_space, action_space = spaces
     report.say(f"the agent sees: observations {obs_space}; actions {action_space}")
     try:
-        report.say(f"--network auto: {auto_network(obs_space.shape)}")
+        network = auto_network(obs_space.shape)
+        report.say(f"--network auto: {obs_space.shape.describe() if network == 'multi-input' else network}")
     except ValueError as error:
         report.fail(str(error))
         return report
