@@ -28,6 +28,7 @@ from voidrl.callbacks import Callback
 from voidrl.config import (COMMAND_PRESETS, RENAMED_FIELDS, RENAMED_PRESETS, RESUME_CHANGEABLE, TrainConfig, algorithm_presets, field_docs,
                            default_presets_text, plugin_options)
 from voidrl.configs.choices import EXPORT_FORMATS, WEIGHTS_FORMAT
+from voidrl.configs.conditions import Never, conditions_of
 from voidrl.configs.env import EnvConfig
 from voidrl.configs.policy import MEMORY_OPTIONS, MemoryConfig
 from voidrl.configs.run import RunConfig
@@ -257,7 +258,8 @@ def add_training_commands(commands: Subcommands, argv: list[str] | None) -> None
                              help="no progress shown, neither the bar nor the lines (as --no-progress)")
             add_dataclass_options(sub, EnvConfig, "environment", preset=shown_preset)
             feed_forward = issubclass(config_class, MemoryConfig) and not config_class.takes_memory
-            add_dataclass_options(sub, config_class, name, unlisted=MEMORY_OPTIONS if feed_forward else (), preset=shown_preset)
+            never = tuple(option for option, condition in conditions_of(config_class).items() if isinstance(condition, Never))
+            add_dataclass_options(sub, config_class, name, unlisted=(MEMORY_OPTIONS if feed_forward else ()) + never, preset=shown_preset)
             if not config_class.own_intrinsic_reward:
                 listed = chosen_plugins(argv, command, name)
                 add_plugin_options(sub, listed)
