@@ -107,7 +107,7 @@ class TrainConfig:
         if self.run.actors:
             self.validate_remote_actors()
         self.algo_config.check_run(self.run)
-        if self.run.steps < self.steps_per_update and getattr(self.algo_config, "episodes_per_env", None) is None:
+        if self.run.steps < self.steps_per_update and not self.algo_config.whole_episodes:
             raise ValueError(
                 f"steps {self.run.steps} is less than one update's rollout: {self.algo} collects num_envs {self.env.num_envs} x "
                 f"num_steps {self.algo_config.num_steps}{f' x action_repeat {self.env.action_repeat}' if self.env.action_repeat > 1 else ''}"

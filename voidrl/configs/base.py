@@ -36,6 +36,11 @@ class AlgorithmConfig:
     for ``--collapse-entropy`` to watch."""
     own_intrinsic_reward: ClassVar[bool] = False
     """Its algorithm computes a novelty reward of its own (NGU), so a reward plug-in would add a second one."""
+    checkpoint_options: ClassVar[tuple[str, ...]] = ()
+    """Its options that name a checkpoint the run reads (R2D2's guide and prior): the run warns where one was saved
+    from another environment."""
+    whole_episodes: ClassVar[bool] = False
+    """Its rollouts gather whole episodes (REINFORCE), so a budget below one rollout of ``num_steps`` still trains."""
     acts_only: ClassVar[dict[str, Condition]] = {}
     """Its options that act on some runs only, with the condition (``voidrl.configs.conditions``); a subclass's
     table adds to its bases'."""
@@ -66,6 +71,10 @@ class AlgorithmConfig:
     def schedule_metrics(self, now: Any) -> dict[str, float]:
         """``train/NAME``: the value ``now`` (``at``'s result) gives each option that changes over the run."""
         return {f"train/{name}": getattr(now, name) for name in self.changing_fields()}
+
+    def compiles(self) -> bool:
+        """Its update is compiled by ``torch.compile`` (a C++ compiler must be on the PATH)."""
+        return False
 
     def check_run(self, run: RunConfig) -> None:
         """Refuse, with a one-line ``ValueError``, a run its algorithm cannot do (``TrainConfig.validate`` asks)."""

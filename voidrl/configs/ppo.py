@@ -182,6 +182,9 @@ class PPOConfig(PolicyConfig):
             raise ValueError(f"compile needs a feed-forward policy (memory none), not memory {self.memory}: a recurrent "
                              "policy's update ran slower compiled than eager (benchmarks/RESULTS.md)")
 
+    def compiles(self) -> bool:
+        return self.compile
+
     def check_run(self, run: RunConfig) -> None:
         if self.intrinsic_gamma is not None and run.intrinsic is None:
             raise ValueError("intrinsic_gamma needs a reward plug-in (--intrinsic), whose rewards its value head learns")

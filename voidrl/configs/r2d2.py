@@ -72,6 +72,7 @@ class R2D2Config(AlgorithmConfig):
     presets = PRESETS
     remote_actors = True
     acts_greedily = True
+    checkpoint_options = ("guide", "prior")
 
     num_steps: int = 40
     """Vector steps collected between two training phases."""

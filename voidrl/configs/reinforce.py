@@ -26,6 +26,7 @@ class REINFORCEConfig(PolicyConfig):
     """REINFORCE hyperparameters."""
 
     presets = PRESETS
+    whole_episodes = True
 
     num_steps: int = 1000
     """Capacity of a rollout in vector steps: the longest an update waits. An episode still running

@@ -229,8 +229,8 @@ class Trainer:
 
     def start_from_sources(self, init_checkpoint: dict[str, Any] | None) -> None:
         """A new run: the parts of ``init_from`` loaded (``init_checkpoint``: its payload, if already read), with a
-        warning for it, or for R2D2's ``guide`` or ``prior``, saved from another environment than this run's (from rank 0 alone:
-        every rank loads the same files)."""
+        warning for it, or for a checkpoint an algorithm's option names (``checkpoint_options``: R2D2's guide and
+        prior), saved from another environment than this run's (from rank 0 alone: every rank loads the same files)."""
         config = self.config
         warn = self.rank == 0
         if config.run.init_from is not None:
@@ -239,8 +239,8 @@ class Trainer:
                 warn_if_other_environment("init_from", config.run.init_from, source, config.run.env)
             loaded = load_parts(self.algo.policy, config.run.init_from, config.run.init_parts, source)
             rescale_policy_logits(self.algo.policy, config.run.init_temperature, loaded)
-        for field in ("guide", "prior"):
-            path = getattr(config.algo_config, field, None)
+        for field in config.algo_config.checkpoint_options:
+            path = getattr(config.algo_config, field)
             if path is not None and warn:
                 warn_if_other_environment(field, path, load_run_checkpoint(path), config.run.env)
 

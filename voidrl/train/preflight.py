@@ -30,7 +30,7 @@ def preflight(config: TrainConfig) -> None:
                          "(not in the script being run, not a lambda, local class or functools.partial), or register an id")
     if config.run.init_parts is not None:
         validate_parts(config.run.init_parts)
-    if getattr(config.algo_config, "compile", False):
+    if config.algo_config.compiles():
         check_cpp_compiler()
     config.refuse_inert_options(suite)
 
