@@ -94,3 +94,13 @@ def test_a_run_acts_on_raw_dict_observations_and_loads_again(tmp_path, algo, opt
     assert agent.predict([observation, observation])[0].tolist() == [action, action]
     loaded = voidrl.load(tmp_path / "checkpoint.pt")
     assert loaded.predict(observation)[0] == action
+
+
+def test_observation_normalisation_leaves_the_images_to_their_cnn(tmp_path):
+    agent = voidrl.train("ppo", ENV_ID, steps=128, num_envs=2, num_steps=32, seed=0, run_dir=str(tmp_path), progress=False,
+                         torch_threads=1, normalize_observation=True)
+    normalizer = agent.interface.normalizer
+    obs = torch.rand(3, 4805) * 255
+    normalized = normalizer.normalize(obs)
+    assert torch.equal(normalized[:, :4800], obs[:, :4800])  # the camera's pixels as they were
+    assert normalized[:, 4800:].abs().max() <= 10.0 and not torch.equal(normalized[:, 4800:], obs[:, 4800:])

@@ -14,6 +14,7 @@ import torch
 
 from voidrl.envs.base import Step, VecEnv
 from voidrl.math.running_stats import RunningMeanStd, standardize
+from voidrl.nets.bodies import KeyedShape
 
 
 class VecEnvWrapper(VecEnv):
@@ -67,17 +68,22 @@ class VecEnvWrapper(VecEnv):
 
 
 class NormalizeObservation(VecEnvWrapper):
-    """(obs - mean) / sqrt(var + eps), clipped to [-clip, clip]; statistics updated while ``training``."""
+    """(obs - mean) / sqrt(var + eps), clipped to [-clip, clip]; statistics updated while ``training``. The image
+    parts of a Dict observation's vector (a ``KeyedShape``) pass unchanged: their CNN scales the pixels itself."""
 
     def __init__(self, env: VecEnv, clip: float = 10.0, epsilon: float = 1e-8):
         super().__init__(env)
-        self.stats = RunningMeanStd(env.single_observation_space.shape)
+        shape = env.single_observation_space.shape
+        self.stats = RunningMeanStd(shape)
         self.clip = clip
         self.epsilon = epsilon
         self.training = True
+        self.images = image_entries(shape)
+        """``[D]``: True at the entries of a Dict observation's images, left as they are; None where there are none."""
 
     def normalize(self, obs: torch.Tensor) -> torch.Tensor:
-        return standardize(obs, self.stats.mean, self.stats.var, self.clip, self.epsilon)
+        normalized = standardize(obs, self.stats.mean, self.stats.var, self.clip, self.epsilon)
+        return normalized if self.images is None else torch.where(self.images.to(obs.device), obs, normalized)
 
     def reset(self, seed: int) -> torch.Tensor:
         obs = self.env.reset(seed)
@@ -222,6 +228,17 @@ def set_training(env: VecEnv, training: bool) -> None:
         if hasattr(env, "training"):
             env.training = training
         env = env.env
+
+
+def image_entries(shape: tuple[int, ...]) -> torch.Tensor | None:
+    """A ``[D]`` mask of the entries of ``shape``'s image parts (a ``KeyedShape`` holding images), else None."""
+    parts = [part for part in shape.parts if part.image] if isinstance(shape, KeyedShape) else []
+    if not parts:
+        return None
+    mask = torch.zeros(shape, dtype=torch.bool)
+    for part in parts:
+        mask[part.offset : part.offset + part.size] = True
+    return mask
 
 
 def observation_normalizer(env: VecEnv) -> NormalizeObservation | None:
