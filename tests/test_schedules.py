@@ -125,6 +125,7 @@ def test_a_function_is_stored_by_name_and_taken_again_on_resume(tmp_path):
     values = [float(row["train/learning_rate"]) for row in metric_rows(tmp_path / "run")]
     # remaining progress 1, 0.75, then 0.5 and below, before and after the resume
     assert values == [1e-3, 1e-3] + [5e-4] * 6
+    assert len(voidrl.load(tmp_path / "run" / "checkpoint.pt").evaluate(1)) == 1  # acting needs no schedule
 
 
 def test_a_stored_anneal_lr_loads_as_the_linear_schedule_it_was():
