@@ -38,13 +38,13 @@ def test_one_actor_learner_in_this_process_takes_a2cs_step():
 def test_the_gradient_is_the_losss_and_leaves_the_actor_learners_parameters_alone():
     learner, rollout = a3c(), two_episode_rollout()
     before = flat_parameters(learner)
-    gradient, metrics = learner.gradient(rollout)
+    gradient, metrics = learner.actor_gradient(rollout)
     assert torch.equal(flat_parameters(learner), before)
-    loss, _ = learner.loss(rollout)
+    loss, _ = learner.loss(learner.batch_fields(rollout) | {"entropy_coef": torch.tensor(learner.config.entropy_coef)})
     expected = torch.cat([g.reshape(-1) for g in torch.autograd.grad(loss, list(learner.policy.parameters()))])
     torch.testing.assert_close(gradient, expected)
     assert gradient.abs().sum() > 0 and "train/entropy" in metrics
-    learner.gradient(two_episode_rollout(seed=1))
+    learner.actor_gradient(two_episode_rollout(seed=1))
     assert not torch.equal(gradient, learner.parameters.flat.grad), "the gradient handed out must be a copy"
 
 
@@ -54,8 +54,8 @@ def test_the_holder_applies_stale_gradients_with_one_rmsprop_whose_statistics_th
     lr, alpha, eps = 0.01, 0.9, 1e-5
     options = {"learning_rate": lr, "rmsprop_alpha": alpha, "optimizer_eps": eps, "max_grad_norm": None}
     holder, first, second = a3c(**options), a3c(**options), a3c(**options)
-    g1, _ = first.gradient(two_episode_rollout(seed=1))
-    g2, _ = second.gradient(two_episode_rollout(seed=2))
+    g1, _ = first.actor_gradient(two_episode_rollout(seed=1))
+    g2, _ = second.actor_gradient(two_episode_rollout(seed=2))
     theta = flat_parameters(holder)
     holder.apply_gradient(g1, 0.0)
     holder.apply_gradient(g2, 0.0)

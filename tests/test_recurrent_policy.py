@@ -327,7 +327,7 @@ def test_a2cs_loss_unrolls_each_environment_from_the_state_its_rollout_began_wit
         return log_probs.sum() * 0, {}
 
     monkeypatch.setattr("voidrl.algos.a2c.policy_gradient_loss", policy_gradient_loss)
-    algo.loss(storage)
+    algo.loss(algo.batch_fields(storage) | {"entropy_coef": torch.tensor(algo.config.entropy_coef)})
     assert_close(seen["log_probs"].detach(), storage.log_probs.reshape(-1))
 
 

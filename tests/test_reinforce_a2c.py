@@ -229,3 +229,30 @@ def test_mixture_policy_balances_the_notebook_pendulum_for_1000_steps(tmp_path):
         with open(run_dir / "evaluations.csv", newline="") as handle:
             best.append(max(float(row["return_mean"]) for row in csv.DictReader(handle)))
     assert_majority(best, 1000.0)
+
+
+@pytest.mark.slow
+def test_a2c_compiled_follows_the_eager_update_and_takes_a_schedule_without_recompiling():
+    """``compile`` for A2C: the rollout's gradient as one compiled graph, the entropy weight a tensor input, so three
+    updates at three scheduled weights compile once; the parameters follow the eager run's to 1e-5."""
+    algos = []
+    with torch._dynamo.config.patch(error_on_recompile=True):
+        for compile_ in (False, True):
+            torch.manual_seed(0)
+            algos.append(A2C(A2CConfig(num_steps=5, entropy_coef="lin_0.05", compile=compile_), (OBS_DIM,), DISCRETE))
+            for progress in (0.0, 0.3, 0.6):
+                metrics = algos[-1].update(two_episode_rollout(), progress)
+            assert metrics["train/entropy_coef"] == pytest.approx(0.02)
+    assert algos[0].gradient == algos[0].eager_gradient and algos[1].gradient != algos[1].eager_gradient
+    eager, compiled = (algo.policy.state_dict() for algo in algos)
+    for name in eager:
+        torch.testing.assert_close(compiled[name], eager[name], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("algo", ["reinforce", "npg", "trpo"])
+def test_compile_is_refused_by_name_where_the_update_is_not_compiled(algo):
+    from voidrl.train.presets import make_config
+    from voidrl.train.preflight import preflight
+
+    with pytest.raises(ValueError, match="compile acts in ppo, a2c and a3c only"):
+        preflight(make_config(algo, env="CartPole-v1", compile=True))

@@ -7,7 +7,8 @@ import torch
 
 from voidrl.algos.base import OnPolicyAlgorithm, rollout_gae, standardize_advantages
 from voidrl.configs.a2c import A2CConfig
-from voidrl.nets.flat import adam
+from voidrl.nets.actor_critic import LSTMState
+from voidrl.nets.flat import adam, compiled_gradient
 from voidrl.math import entropy_loss, explained_variance, policy_gradient_loss, value_loss
 from voidrl.rollout.storage import RolloutStorage
 
@@ -25,6 +26,9 @@ class A2C(OnPolicyAlgorithm):
         else:
             make_optimizer = adam(self.now.learning_rate, config.optimizer_eps)
         self.parameters = self.trained("optimizer", self.policy.parameters(), make_optimizer)
+        self.gradient = compiled_gradient(self.policy, self.parameters, self.loss) if config.compile else self.eager_gradient
+        """``(gradient [P], metrics)`` of ``loss(batch)`` with respect to the flat parameters; with ``compile`` one
+        compiled graph without autograd."""
 
     def advantages(self, rollout: RolloutStorage) -> tuple[torch.Tensor, torch.Tensor]:
         """``(advantages, returns)``, both ``[T, N]``; with lambda = 1, returns are the n-step targets
@@ -33,27 +37,46 @@ class A2C(OnPolicyAlgorithm):
         advantages, returns = rollout_gae(rollout, (cfg.gamma,), cfg.gae_lambda)
         return advantages, returns[..., 0]
 
-    def loss(self, rollout: RolloutStorage) -> tuple[torch.Tensor, dict[str, float]]:
-        """L = L_pi + c_v L_v - c_H H over the rollout's T x N samples, and its metrics."""
-        cfg = self.now
+    def batch_fields(self, rollout: RolloutStorage) -> dict[str, torch.Tensor]:
+        """What ``loss(batch)`` reads: each environment's rollout as one sequence from the state it began with
+        (``obs``, ``episode_starts`` ``[T, N]``, the starting ``hidden`` and ``cell``), its ``actions``, and the advantages
+        and returns ``[T * N]``."""
         advantages, returns = (x.reshape(-1) for x in self.advantages(rollout))
+        obs, state, episode_starts = self.rollout_inputs(rollout)
+        return {"obs": obs, "hidden": state.hidden, "cell": state.cell, "episode_starts": episode_starts,
+                "actions": rollout.actions, "advantages": advantages, "returns": returns}
+
+    def loss(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """L = L_pi + c_v L_v - c_H H over the rollout's T x N samples (``batch_fields``), and its metrics, detached.
+        The entropy weight comes as a 0-d tensor (``entropy_coef``), so that a compiled loss takes a schedule's value
+        without recompiling."""
+        cfg = self.config
+        advantages, returns = batch["advantages"], batch["returns"]
         if cfg.normalize_advantages and advantages.numel() > 1:
             advantages = standardize_advantages(advantages)
-
-        # each environment's rollout unrolled from the state it began with
-        dist, values, _ = self.policy(*self.rollout_inputs(rollout), final_state=False)
-        log_probs, values = dist.log_prob(rollout.actions).reshape(-1), values.reshape(-1)
+        dist, values, _ = self.policy(batch["obs"], LSTMState(batch["hidden"], batch["cell"]), batch["episode_starts"], final_state=False)
+        log_probs, values = dist.log_prob(batch["actions"]).reshape(-1), values.reshape(-1)
         policy_loss, metrics = policy_gradient_loss(log_probs, advantages)
         critic_loss, value_metrics = value_loss(values, returns)
         entropy_term, entropy_metrics = entropy_loss(dist.entropy())
-        loss = policy_loss + cfg.value_coef * critic_loss + cfg.entropy_coef * entropy_term
-        out = {name: value.item() for name, value in (metrics | value_metrics | entropy_metrics).items()}
-        out["train/explained_variance"] = explained_variance(rollout.values.reshape(-1), returns).item()
-        return loss, out
+        loss = policy_loss + cfg.value_coef * critic_loss + batch["entropy_coef"] * entropy_term
+        return loss, metrics | value_metrics | entropy_metrics
+
+    def eager_gradient(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        loss, metrics = self.loss(batch)
+        return self.parameters.gradient_of(loss), metrics
+
+    def rollout_gradient(self, rollout: RolloutStorage) -> tuple[torch.Tensor, dict[str, float]]:
+        """The loss's gradient ``[P]`` on ``rollout`` (compiled with ``compile``) and its metrics as numbers."""
+        fields = self.batch_fields(rollout)
+        gradient, metrics = self.gradient(fields | {"entropy_coef": torch.tensor(self.now.entropy_coef)})
+        out = {name: value.item() for name, value in metrics.items()}
+        out["train/explained_variance"] = explained_variance(rollout.values.reshape(-1), fields["returns"]).item()
+        return gradient, out
 
     def update(self, rollout: RolloutStorage, progress: float) -> dict[str, float]:
         """One gradient step on the rollout's loss."""
         self.parameters.set_learning_rate(self.advance(progress).learning_rate)
-        loss, metrics = self.loss(rollout)
-        metrics["train/grad_norm"] = self.parameters.minimize(loss, self.config.max_grad_norm).item()
+        gradient, metrics = self.rollout_gradient(rollout)
+        metrics["train/grad_norm"] = self.parameters.descend(gradient, self.config.max_grad_norm).item()
         return metrics | self.config.schedule_metrics(self.now)

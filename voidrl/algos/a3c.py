@@ -35,7 +35,7 @@ class ActorLearner:
         return self.learner.acting(num_envs)
 
     def deliver(self, chunk: RolloutStorage) -> dict[str, Any]:
-        gradient, metrics = self.learner.gradient(chunk)
+        gradient, metrics = self.learner.actor_gradient(chunk)
         return {"gradient": gradient, "metrics": metrics}
 
     def state_dict(self) -> dict[str, Any]:
@@ -56,7 +56,7 @@ class A3CBuilder(Builder):
 
 
 class A3C(A2C, RemoteActors):
-    """A2C's loss, split into the actor-learner's ``gradient`` and the holder's ``apply_gradient``."""
+    """A2C's loss, split into the actor-learner's ``actor_gradient`` and the holder's ``apply_gradient``."""
 
     config_class = A3CConfig
     builder_class = A3CBuilder
@@ -66,11 +66,11 @@ class A3C(A2C, RemoteActors):
         self.updates = 0
         """Gradients applied by this holder since it was built: the version of the parameters it hands out."""
 
-    def gradient(self, rollout: RolloutStorage) -> tuple[torch.Tensor, dict[str, float]]:
-        """The actor-learner's half: the loss's gradient ``[P]`` on its rollout, at its own copy of the
-        parameters (flat, in ``policy.parameters()`` order), and the loss's metrics."""
-        loss, metrics = self.loss(rollout)
-        return self.parameters.gradient_of(loss).clone(), metrics
+    def actor_gradient(self, rollout: RolloutStorage) -> tuple[torch.Tensor, dict[str, float]]:
+        """The actor-learner's half: the loss's gradient ``[P]`` on its rollout (``rollout_gradient``), at its own copy
+        of the parameters (flat, in ``policy.parameters()`` order), and the loss's metrics."""
+        gradient, metrics = self.rollout_gradient(rollout)
+        return gradient.clone(), metrics
 
     def apply_gradient(self, gradient: torch.Tensor, progress: float) -> dict[str, float]:
         """The holder's half: one step of the shared optimiser along ``gradient [P]``, computed by any
@@ -89,5 +89,5 @@ class A3C(A2C, RemoteActors):
 
     def update(self, rollout: RolloutStorage, progress: float) -> dict[str, float]:
         """One actor-learner in this process: its gradient, applied at once."""
-        gradient, metrics = self.gradient(rollout)
+        gradient, metrics = self.actor_gradient(rollout)
         return metrics | self.apply_gradient(gradient, progress)

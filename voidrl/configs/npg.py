@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from voidrl.configs.conditions import Never
 from voidrl.configs.policy import PolicyConfig, validate_discounting
 from voidrl.validation import require_non_negative, require_positive, require_positive_integers
 
@@ -26,6 +27,8 @@ class NaturalGradientConfig(PolicyConfig):
     The policy must be separate from the critic (``shared=False``) and have a closed-form KL
     (categorical, gaussian or tanh_gaussian; not the mixture).
     """
+
+    acts_only = {"compile": Never("in ppo, a2c and a3c", "its natural-gradient step is not compiled")}
 
     num_steps: int = 512
     """Rollout length per environment between two updates (one policy step each); with the default

@@ -157,15 +157,6 @@ class PPOConfig(PolicyConfig):
     their returns running on across episode ends (RND: 0.99 beside a task gamma of 0.999), and the
     advantage is the plug-in's (task, intrinsic) weights applied to the two heads' advantages. None:
     one head learns the weighted sum of the rewards."""
-    compile: bool = False
-    """Compute each minibatch's gradient as one compiled graph: torch.func.grad of the loss over the flat
-    parameters, compiled by torch.compile (inductor; needs a C++ compiler), without autograd; torch's Adam takes the
-    step. Feed-forward policies only. On a CPU an MLP's update takes about 0.4x the time (CartPole with SB3's
-    settings: 0.64 s an update against 1.6 s); a CNN's gains little or nothing (MinAtar's ran slower; the
-    convolutions dominate). Compiling costs about 10 s at the first update (about 2 s when torch's inductor cache
-    holds the graph from an earlier run), so it pays from about 180k steps: benchmarks/RESULTS.md. The compiled
-    kernels round differently from eager ones: the same seed is the same run with the same setting, not across
-    it."""
 
     acts_only = {"intrinsic_gamma": IsSet("intrinsic")}
 
@@ -178,12 +169,6 @@ class PPOConfig(PolicyConfig):
         self.validate_policy(whole_sequences=("num_steps", "minibatch_size"))
         if self.memory != "none" and self.action_persistence:
             raise ValueError(f"action_persistence needs a feed-forward policy (memory none), not memory {self.memory}")
-        if self.memory != "none" and self.compile:
-            raise ValueError(f"compile needs a feed-forward policy (memory none), not memory {self.memory}: a recurrent "
-                             "policy's update ran slower compiled than eager (benchmarks/RESULTS.md)")
-
-    def compiles(self) -> bool:
-        return self.compile
 
     def check_run(self, run: RunConfig) -> None:
         if self.intrinsic_gamma is not None and run.intrinsic is None:

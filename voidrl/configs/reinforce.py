@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from voidrl.configs.conditions import Choice
+from voidrl.configs.conditions import Choice, Never
 from voidrl.configs.policy import PolicyConfig, validate_discounting
 from voidrl.schedule import Schedule
 from voidrl.validation import require_non_negative, require_positive, require_positive_integers
@@ -57,7 +57,8 @@ class REINFORCEConfig(PolicyConfig):
     max_grad_norm: float | None = None
     """Clip the global gradient norm to this before the step; None disables."""
 
-    acts_only = {"value_coef": Choice("baseline", True)}
+    acts_only = {"value_coef": Choice("baseline", True),
+                 "compile": Never("in ppo, a2c and a3c", "its update over whole episodes is not compiled")}
 
     def validate(self) -> None:
         require_positive_integers(self, ("num_steps", "episodes_per_env"))
