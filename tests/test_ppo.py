@@ -169,6 +169,7 @@ def test_a_compiled_update_takes_scheduled_values_without_recompiling():
     config = PPOConfig(num_steps=16, minibatch_size=16, epochs=1, clip="lin_0.3", entropy_coef="lin_0.05")
     rollout = random_rollout()
     algos = []
+    torch._dynamo.reset()  # compiles of earlier tests in this process (other configs) would count as recompiles
     with torch._dynamo.config.patch(error_on_recompile=True):
         for compile_ in (False, True):
             torch.manual_seed(0)

@@ -236,6 +236,7 @@ def test_a2c_compiled_follows_the_eager_update_and_takes_a_schedule_without_reco
     """``compile`` for A2C: the rollout's gradient as one compiled graph, the entropy weight a tensor input, so three
     updates at three scheduled weights compile once; the parameters follow the eager run's to 1e-5."""
     algos = []
+    torch._dynamo.reset()  # compiles of earlier tests in this process (other configs) would count as recompiles
     with torch._dynamo.config.patch(error_on_recompile=True):
         for compile_ in (False, True):
             torch.manual_seed(0)

@@ -5,15 +5,15 @@ from __future__ import annotations
 import gymnasium as gym
 import torch
 
-from voidrl.algos.base import OnPolicyAlgorithm, rollout_gae, standardize_advantages
+from voidrl.algos.base import OneLossGradient, OnPolicyAlgorithm, rollout_gae, standardize_advantages
 from voidrl.configs.a2c import A2CConfig
 from voidrl.nets.actor_critic import LSTMState
-from voidrl.nets.flat import adam, compiled_gradient
+from voidrl.nets.flat import adam
 from voidrl.math import entropy_loss, explained_variance, policy_gradient_loss, value_loss
 from voidrl.rollout.storage import RolloutStorage
 
 
-class A2C(OnPolicyAlgorithm):
+class A2C(OneLossGradient, OnPolicyAlgorithm):
     """One gradient step of the combined loss per rollout of ``num_steps`` x ``num_envs`` transitions."""
 
     config_class = A2CConfig
@@ -26,9 +26,7 @@ class A2C(OnPolicyAlgorithm):
         else:
             make_optimizer = adam(self.now.learning_rate, config.optimizer_eps)
         self.parameters = self.trained("optimizer", self.policy.parameters(), make_optimizer)
-        self.gradient = compiled_gradient(self.policy, self.parameters, self.loss) if config.compile else self.eager_gradient
-        """``(gradient [P], metrics)`` of ``loss(batch)`` with respect to the flat parameters; with ``compile`` one
-        compiled graph without autograd."""
+        self.make_gradient()
 
     def advantages(self, rollout: RolloutStorage) -> tuple[torch.Tensor, torch.Tensor]:
         """``(advantages, returns)``, both ``[T, N]``; with lambda = 1, returns are the n-step targets
@@ -61,10 +59,6 @@ class A2C(OnPolicyAlgorithm):
         entropy_term, entropy_metrics = entropy_loss(dist.entropy())
         loss = policy_loss + cfg.value_coef * critic_loss + batch["entropy_coef"] * entropy_term
         return loss, metrics | value_metrics | entropy_metrics
-
-    def eager_gradient(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        loss, metrics = self.loss(batch)
-        return self.parameters.gradient_of(loss), metrics
 
     def rollout_gradient(self, rollout: RolloutStorage) -> tuple[torch.Tensor, dict[str, float]]:
         """The loss's gradient ``[P]`` on ``rollout`` (compiled with ``compile``) and its metrics as numbers."""

@@ -8,12 +8,12 @@ from typing import Any
 import gymnasium as gym
 import torch
 
+from voidrl import collective
 from voidrl.algos.algorithm import Algorithm
 from voidrl.configs.policy import PolicyConfig
-from voidrl import collective
 from voidrl.math import generalized_advantage_estimate, standardize
 from voidrl.nets.actor_critic import ActorCritic, LSTMState, build_actor_critic
-from voidrl.nets.flat import TrainedParameters
+from voidrl.nets.flat import TrainedParameters, compiled_gradient
 from voidrl.nets.persistence import PersistentUniforms
 from voidrl.rollout.collector import PolicySampling
 from voidrl.rollout.minibatches import STATE_FIELDS, shuffled_sequence_minibatches
@@ -121,6 +121,24 @@ class OnPolicyAlgorithm(Algorithm):
         self.policy.load_state_dict(state["policy"])
         for name, group in self.optimized.items():
             group.load_state_dict(state[name])
+
+
+class OneLossGradient:
+    """The part of an algorithm with one trained group ``parameters`` and one ``loss(batch) -> (loss, metrics)`` that
+    gives it ``gradient(batch) -> (gradient [P], metrics)``: compiled into one graph where its config says ``compile``
+    (``nets.flat.compiled_gradient``), else by autograd (``eager_gradient``)."""
+
+    parameters: TrainedParameters
+    policy: torch.nn.Module
+    config: Any
+
+    def make_gradient(self) -> None:
+        self.gradient = compiled_gradient(self.policy, self.parameters, self.loss) if self.config.compile else self.eager_gradient
+        """``(gradient [P], metrics)`` of ``loss(batch)`` with respect to the flat parameters."""
+
+    def eager_gradient(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        loss, metrics = self.loss(batch)
+        return self.parameters.gradient_of(loss), metrics
 
 
 def rollout_gae(rollout: RolloutStorage, gammas: tuple[float, ...], gae_lambda: float) -> tuple[torch.Tensor, torch.Tensor]:

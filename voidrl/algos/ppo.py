@@ -5,7 +5,7 @@ from __future__ import annotations
 import gymnasium as gym
 import torch
 
-from voidrl.algos.base import OnPolicyAlgorithm, rollout_gae, standardize_advantages
+from voidrl.algos.base import OneLossGradient, OnPolicyAlgorithm, rollout_gae, standardize_advantages
 from voidrl.configs.ppo import PPOConfig
 from voidrl.collective import global_mean
 from voidrl.math import (
@@ -14,14 +14,14 @@ from voidrl.math import (
     explained_variance,
     value_loss,
 )
-from voidrl.nets.flat import adam, compiled_gradient
+from voidrl.nets.flat import adam
 from voidrl.rollout.storage import RolloutStorage
 
 VALUE_LOSS_METRICS = ("train/value_loss", "train/intrinsic_value_loss")
 """The value loss metric of each value head: the task's, a reward plug-in's."""
 
 
-class PPO(OnPolicyAlgorithm):
+class PPO(OneLossGradient, OnPolicyAlgorithm):
     """``epochs`` passes over each rollout in shuffled minibatches, one gradient step on ``loss(batch)`` each, until
     a minibatch's approximate KL to the rollout policy exceeds ``target_kl``."""
 
@@ -30,9 +30,7 @@ class PPO(OnPolicyAlgorithm):
     def __init__(self, config: PPOConfig, obs_shape: tuple[int, ...], action_space: gym.Space, device="cpu"):
         super().__init__(config, obs_shape, action_space, device)
         self.parameters = self.trained("optimizer", self.policy.parameters(), adam(self.now.learning_rate, config.adam_eps))
-        self.gradient = compiled_gradient(self.policy, self.parameters, self.loss) if config.compile else self.eager_gradient
-        """``(gradient [P], metrics)`` of ``loss(batch)`` with respect to the flat parameters: what each gradient step
-        calls; with ``compile`` one compiled graph without autograd."""
+        self.make_gradient()
 
     def loss(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """L = L_clip + c_v sum_h L_v^h - c_H H on one minibatch (``minibatches``': sequences ``[L, B, ...]`` or steps
@@ -65,10 +63,6 @@ class PPO(OnPolicyAlgorithm):
         """The clip range and entropy weight ``now`` as 0-d tensors, in the dtypes a Python number takes in the loss's
         arithmetic (the clip's bounds are computed in double, then rounded as a number's are)."""
         return {"clip": torch.tensor(self.now.clip, dtype=torch.float64), "entropy_coef": torch.tensor(self.now.entropy_coef)}
-
-    def eager_gradient(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        loss, metrics = self.loss(batch)
-        return self.parameters.gradient_of(loss), metrics
 
     def batch_fields(self, rollout: RolloutStorage) -> dict[str, torch.Tensor]:
         """What ``loss(batch)`` reads, per step ``[T, N, ...]`` (``minibatches`` cuts them): the rollout's observations,
