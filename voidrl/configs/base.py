@@ -4,19 +4,18 @@ the command line and ``TrainConfig`` need without importing the algorithm (and t
 from __future__ import annotations
 
 import dataclasses
-import typing
 from functools import cache
 from typing import Any, ClassVar
 
 from voidrl.configs.conditions import Condition
 from voidrl.configs.run import RunConfig
 from voidrl.schedule import Schedule, is_constant, schedule_value
+from voidrl.validation import field_type
 
 
 @cache
 def _scheduled_fields(cls: type) -> tuple[str, ...]:
-    hints = typing.get_type_hints(cls)
-    return tuple(f.name for f in dataclasses.fields(cls) if hints[f.name] is Schedule)
+    return tuple(f.name for f in dataclasses.fields(cls) if field_type(cls, f.name)[0] is Schedule)
 
 
 class AlgorithmConfig:

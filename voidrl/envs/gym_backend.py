@@ -240,11 +240,16 @@ class ChannelsFirst(gym.ObservationWrapper):
         return np.ascontiguousarray(np.moveaxis(observation, -1, 0))
 
 
+def channels_last(shape: tuple[int, ...]) -> bool:
+    """An image space's ``shape`` (``is_image_space``) is ``[H, W, C]``, which ``ChannelsFirst`` turns around."""
+    return len(shape) == 3 and shape[-1] <= 4 < shape[0]
+
+
 def channels_first(shape: tuple[int, ...]) -> tuple[int, ...]:
     """An image space's ``shape`` (``is_image_space``) as voidrl's networks take it: ``[C, H, W]``."""
     if len(shape) == 2:
         return (1, *shape)
-    return (shape[-1], *shape[:-1]) if shape[-1] <= 4 < shape[0] else tuple(shape)
+    return (shape[-1], *shape[:-1]) if channels_last(shape) else tuple(shape)
 
 
 class KeyedBox(gym.spaces.Box):
@@ -267,6 +272,8 @@ class KeyedFlatten(gym.ObservationWrapper):
     def __init__(self, env: gym.Env):
         super().__init__(env)
         self.keys = list(env.observation_space.spaces.items())
+        self.turned = {key for key, space in self.keys if is_image_space(space) and channels_last(space.shape)}
+        """The image keys given ``[H, W, C]``, turned channels first."""
         parts, lows, highs, offset = [], [], [], 0
         for key, space in self.keys:
             if is_image_space(space):
@@ -285,9 +292,10 @@ class KeyedFlatten(gym.ObservationWrapper):
         pieces = []
         for (key, space), part in zip(self.keys, self.observation_space.shape.parts):
             value = observation[key]
-            if part.image:
-                value = np.asarray(value)
-                pieces.append((np.moveaxis(value, -1, 0) if value.ndim == 3 and part.shape[0] != value.shape[0] else value).reshape(-1))
+            if key in self.turned:
+                pieces.append(np.moveaxis(np.asarray(value), -1, 0).reshape(-1))
+            elif part.image:
+                pieces.append(np.asarray(value).reshape(-1))
             else:
                 pieces.append(np.asarray(gym.spaces.flatten(space, value)).reshape(-1))
         return np.concatenate(pieces).astype(np.float32)
@@ -357,7 +365,7 @@ def for_the_agent(env: gym.Env) -> gym.Env:
     if is_image_space(obs_space):
         if len(obs_space.shape) == 2:
             env = gym.wrappers.ReshapeObservation(env, (1, *obs_space.shape))
-        elif obs_space.shape[-1] <= 4 < obs_space.shape[0]:
+        elif channels_last(obs_space.shape):
             env = ChannelsFirst(env)
     elif isinstance(obs_space, gym.spaces.Box):
         if len(obs_space.shape) != 1:

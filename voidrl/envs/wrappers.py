@@ -83,7 +83,11 @@ class NormalizeObservation(VecEnvWrapper):
 
     def normalize(self, obs: torch.Tensor) -> torch.Tensor:
         normalized = standardize(obs, self.stats.mean, self.stats.var, self.clip, self.epsilon)
-        return normalized if self.images is None else torch.where(self.images.to(obs.device), obs, normalized)
+        if self.images is None:
+            return normalized
+        if self.images.device != obs.device:  # moved once, not at every step
+            self.images = self.images.to(obs.device)
+        return torch.where(self.images, obs, normalized)
 
     def reset(self, seed: int) -> torch.Tensor:
         obs = self.env.reset(seed)
