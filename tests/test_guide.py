@@ -72,18 +72,18 @@ def test_the_guides_state_resumes_where_it_stopped():
         assert all(torch.equal(a, b) for a, b in zip(expected, got))
 
 
-def guided_learner(margin_weight, seed=0):
-    """A small R2D2 learner of 3 actions on observations [4] with DQfD's margin loss at ``margin_weight``."""
+def guided_agent(margin_weight, seed=0):
+    """A small R2D2 agent of 3 actions on observations [4] with DQfD's margin loss at ``margin_weight``."""
     torch.manual_seed(seed)
     config = R2D2Config(**SMALL, learning_rate=1e-3, guide_margin_coef=margin_weight, guide_margin=0.8)
     return R2D2(config, (4,), gym.spaces.Discrete(3))
 
 
-def guided_sequences(learner, seed, count=6):
+def guided_sequences(agent, seed, count=6):
     """``count`` sequences of no reward, none ending or starting an episode, each step guided with probability 1/2 and
     its action 0 or 2 by the sign of the observation's first entry (what a guide could have played)."""
     g = torch.Generator().manual_seed(seed)
-    length, size = learner.config.sequence_length, learner.config.lstm_size
+    length, size = agent.config.sequence_length, agent.config.lstm_size
     sequences = []
     for _ in range(count):
         obs = torch.randn(length + 1, 4, generator=g)
@@ -95,40 +95,40 @@ def guided_sequences(learner, seed, count=6):
     return sequences
 
 
-def online_q(learner, batch):
+def online_q(agent, batch):
     previous_actions = torch.cat([batch.previous_action.unsqueeze(0), batch.actions])
     previous_rewards = torch.cat([batch.previous_reward.unsqueeze(0), batch.rewards])
-    return learner.unroll_with_burn_in(batch.obs, previous_actions, previous_rewards, batch.start_state, batch.starts_episode)[:-1]
+    return agent.learner.unroll_with_burn_in(batch.obs, previous_actions, previous_rewards, batch.start_state, batch.starts_episode)[:-1]
 
 
 def test_the_margin_loss_is_dqfds_on_the_trained_guided_steps_weighted_as_the_td_loss():
-    learner = guided_learner(1.0)
-    learner.replay.add(guided_sequences(learner, seed=0))
-    learner.replay.update_priorities(learner.replay.sample(6).keys, torch.arange(1.0, 7.0))  # importance weights below 1
-    batch = learner.replay.sample(6)
+    agent = guided_agent(1.0)
+    agent.replay.add(guided_sequences(agent, seed=0))
+    agent.replay.update_priorities(agent.replay.sample(6).keys, torch.arange(1.0, 7.0))  # importance weights below 1
+    batch = agent.replay.sample(6)
     q = torch.randn(*batch.actions.shape, 3, generator=torch.Generator().manual_seed(1))
-    trained = trained_steps(batch.mask, batch.starts_episode, learner.config.burn_in)
+    trained = trained_steps(batch.mask, batch.starts_episode, agent.config.burn_in)
     assert (batch.guided & ~trained).any() and (batch.guided & trained).any() and (batch.weights < 1).any()
     total = 0.0
     for t, b in zip(*torch.nonzero(batch.guided & trained, as_tuple=True)):
         values, a_guide = q[t, b].tolist(), int(batch.actions[t, b])
         total += batch.weights[b].item() * (max(v + (0.0 if a == a_guide else 0.8) for a, v in enumerate(values)) - values[a_guide])
     expected = total / trained.sum().item()
-    assert learner.imitation_loss(q, batch, trained).item() == pytest.approx(expected, rel=1e-5)
-    assert guided_learner(0.0).imitation_loss(q, batch, trained).item() == 0.0
+    assert agent.learner.imitation_loss(q, batch, trained).item() == pytest.approx(expected, rel=1e-5)
+    assert guided_agent(0.0).learner.imitation_loss(q, batch, trained).item() == 0.0
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_the_margin_loss_makes_the_guides_actions_the_greedy_ones_where_it_played(seed):
     # no reward: TD alone leaves the greedy actions to chance (about half of them the guide's in seeds 0-4, up to 0.88)
-    learner = guided_learner(1.0, seed)
-    learner.replay.add(guided_sequences(learner, seed))
+    agent = guided_agent(1.0, seed)
+    agent.replay.add(guided_sequences(agent, seed))
     for _ in range(100):
-        metrics = learner.learn(learner.replay.sample(6))
-    batch = learner.replay.sample(6)
-    imitated = batch.guided & trained_steps(batch.mask, batch.starts_episode, learner.config.burn_in)
+        metrics = agent.learner.learn(agent.replay.sample(6))
+    batch = agent.replay.sample(6)
+    imitated = batch.guided & trained_steps(batch.mask, batch.starts_episode, agent.config.burn_in)
     with torch.no_grad():
-        greedy = online_q(learner, batch).argmax(-1)
+        greedy = online_q(agent, batch).argmax(-1)
     assert (greedy == batch.actions)[imitated].float().mean().item() >= 0.95
     assert 0 < metrics["train/guided_share"] < 1 and metrics["train/guide_margin_loss"] >= 0
 
@@ -176,8 +176,8 @@ def test_a_guided_run_stopped_and_resumed_is_the_run_left_alone(tmp_path, monkey
     ("r2d2", ["--guide-steps", "5"], "guide_steps acts with guide set only"),
     ("r2d2", ["--guide-margin-coef", "1"], "guide_margin_coef acts with guide set only"),
     ("r2d2", ["--guide", "GUIDE", "--guide-margin", "0.5"], "guide_margin acts with guide_margin_coef above 0 only"),
-    ("ngu", ["--guide-margin-coef", "1"], "guide_margin_coef acts in r2d2 only"),
-    ("ngu", ["--guide", "GUIDE"], "guide acts in r2d2 only"),
+    ("ngu", ["--guide-margin-coef", "1"], "unrecognized arguments: --guide-margin-coef"),  # R2D2's part, not NGU's
+    ("ngu", ["--guide", "GUIDE"], "unrecognized arguments: --guide"),
     ("r2d2", ["--guide", "Q"], "a guide is an actor-critic's run"),
     ("r2d2", ["--guide", "GUIDE", "--env", "voidrl/CartPoleNoVelocity-v1"], "does not fit this run's environments"),
 ])

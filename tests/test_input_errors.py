@@ -318,3 +318,17 @@ def test_loss_weights_take_one_word_and_their_old_names_still_load_and_parse(alg
     assert getattr(TrainConfig.from_dict(stored).algo_config, new) == value
     args = build_parser(["train", algo]).parse_args(["train", algo, "--" + old.replace("_", "-"), str(value)])
     assert getattr(args, new) == value
+
+
+@pytest.mark.parametrize("algo", ["ngu", "agent57"])
+def test_a_family_config_written_while_it_inherited_r2d2s_guide_and_prior_still_loads(algo):
+    from voidrl.config import TrainConfig
+
+    stored = make_config(algo).to_dict()
+    assert not {"guide", "prior"} & set(stored["algo_config"])  # the guide and the prior are R2D2's parts alone
+    stored["algo_config"] |= {"guide": None, "guide_steps": 1000, "guide_decay_steps": 50000, "guide_margin_weight": 0.0,
+                              "guide_margin": 0.8, "prior": None, "prior_weight": 1.0}  # as config.json held them before
+    assert TrainConfig.from_dict(stored).algo_config == make_config(algo).algo_config
+    stored["algo_config"]["gude"] = None  # a stored name that never was an option is still refused
+    with pytest.raises(ValueError, match="unknown .* fields: gude"):
+        TrainConfig.from_dict(stored)

@@ -204,12 +204,12 @@ def test_the_q_loss_does_not_train_the_embedding_and_inverse_dynamics_does():
     novelty = agent.policy.novelty
     before = {name: p.detach().clone() for name, p in novelty.named_parameters()}
     heads_before = [p.detach().clone() for p in agent.policy.heads.parameters()]
-    agent.train_novelty = lambda batch: (0.0, 0.0)  # the Q step alone
-    agent.learn(agent.replay.sample(4))
+    agent.learner.train_novelty = lambda batch: (0.0, 0.0)  # the Q step alone
+    agent.learner.learn(agent.replay.sample(4))
     assert all(torch.equal(before[name], p) for name, p in novelty.named_parameters())
     assert any(not torch.equal(a, b) for a, b in zip(heads_before, agent.policy.heads.parameters()))
-    del agent.train_novelty
-    agent.learn(agent.replay.sample(4))
+    del agent.learner.train_novelty
+    agent.learner.learn(agent.replay.sample(4))
     changed = {name.split(".")[0] for name, p in novelty.named_parameters() if not torch.equal(before[name], p)}
     assert changed == {"embedding", "inverse_head", "rnd"}
     assert not any(name.startswith("rnd.target") for name, p in novelty.named_parameters() if not torch.equal(before[name], p))
@@ -270,7 +270,7 @@ def test_agent57s_intrinsic_value_ends_at_a_termination_only_if_asked(intrinsic_
     batch.terminated[-1] = True  # every sequence's last step ends its episode
     acting_q, target_q = torch.randn(5, 4, 3), torch.randn(5, 4, 2, 3)
     index = batch.start_state[2]
-    targets = agent.head_targets(acting_q, target_q, index, batch)
+    targets = agent.learner.head_targets(acting_q, target_q, index, batch)
     extrinsic, intrinsic = batch.rewards[-1].unbind(-1)
     bootstrap = target_q[-1, :, 1].gather(-1, acting_q[-1].argmax(-1, keepdim=True)).squeeze(-1)  # q_i(s', greedy a')
     assert torch.allclose(targets[-1, :, 0], extrinsic)  # the task's value always ends there

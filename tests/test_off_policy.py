@@ -1,5 +1,5 @@
-"""Value rescaling, n-step double-Q and Retrace targets, DQfD's large-margin loss and sequence priorities against slow
-references (Python floats, one element at a time) and hand-computed cases."""
+"""Value rescaling, n-step double-Q and Retrace targets, DQfD's large-margin loss, R2D2's weighted TD loss and sequence
+priorities against slow references (Python floats, one element at a time) and hand-computed cases."""
 
 import math
 
@@ -12,6 +12,7 @@ from voidrl.math import (
     inverse_value_rescale,
     large_margin_loss,
     n_step_targets,
+    prioritised_td_loss,
     retrace_targets,
     retrace_traces,
     sequence_priorities,
@@ -259,3 +260,26 @@ def test_sequence_priorities_hand_computed():
 def test_sequence_priorities_need_a_step_per_sequence():
     with pytest.raises(ValueError, match="at least one step"):
         sequence_priorities(torch.ones(3, 2), torch.tensor([[True, False]] * 3))
+
+
+def test_prioritised_td_loss_hand_computed():
+    # two steps, two sequences, one head; step 1 of sequence 1 is not trained (burn-in or padding)
+    td = torch.tensor([[[1.0], [2.0]], [[3.0], [10.0]]])
+    trained = torch.tensor([[True, True], [True, False]])
+    weights = torch.tensor([0.5, 1.0])
+    # 1/2 (0.5 * 1 + 1.0 * 4 + 0.5 * 9) / 3 trained steps
+    assert prioritised_td_loss(td, trained, weights).item() == pytest.approx(0.5 * (0.5 + 4.0 + 4.5) / 3)
+
+
+def test_prioritised_td_loss_against_a_slow_reference():
+    generator = torch.Generator().manual_seed(3)
+    td = torch.randn(5, 4, 2, generator=generator, dtype=torch.float64)
+    trained = torch.rand(5, 4, generator=generator) < 0.7
+    weights = torch.rand(4, generator=generator, dtype=torch.float64)
+    total, count = 0.0, 0
+    for t in range(5):
+        for b in range(4):
+            if trained[t, b]:
+                count += 1
+                total += sum(float(weights[b]) * float(td[t, b, h]) ** 2 for h in range(2))
+    assert prioritised_td_loss(td, trained, weights).item() == pytest.approx(0.5 * total / count, rel=1e-12)

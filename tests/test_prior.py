@@ -57,11 +57,11 @@ def test_a_heavy_prior_makes_the_greedy_actions_its_own():
 
 
 def test_the_learner_trains_the_q_network_and_not_the_prior(saved_actor_critic):
-    learner = R2D2(R2D2Config(network="mlp", prior=str(saved_actor_critic)), (4,), gym.spaces.Discrete(2))
-    trained = {id(parameter) for parameter in learner.q_parameters()}
-    prior = {id(parameter) for parameter in learner.policy.prior.parameters()}
+    agent = R2D2(R2D2Config(network="mlp", prior=str(saved_actor_critic)), (4,), gym.spaces.Discrete(2))
+    trained = {id(parameter) for parameter in agent.learner.q_parameters()}
+    prior = {id(parameter) for parameter in agent.policy.prior.parameters()}
     assert prior and not trained & prior
-    assert trained | prior == {id(parameter) for parameter in learner.policy.parameters()}
+    assert trained | prior == {id(parameter) for parameter in agent.policy.parameters()}
 
 
 def test_a_run_with_a_prior_keeps_it_as_loaded(tmp_path, saved_actor_critic):
@@ -97,7 +97,7 @@ def saved_recurrent_actor_critic(tmp_path_factory):
 @pytest.mark.parametrize("algo,extra,message", [
     ("r2d2", ["--prior-coef", "2"], "prior_coef acts with prior set only"),
     ("r2d2", ["--prior", "PRIOR", "--prior-coef", "0"], "prior_coef must be positive"),
-    ("ngu", ["--prior", "PRIOR"], "prior acts in r2d2 only"),
+    ("ngu", ["--prior", "PRIOR"], "ambiguous option: --prior could match --priority-exponent"),  # R2D2's part, not NGU's
     ("r2d2", ["--prior", "Q"], "a prior is an actor-critic's run"),
     ("r2d2", ["--prior", "LSTM"], "is a recurrent policy; a prior reads each step alone"),
     ("r2d2", ["--prior", "PRIOR", "--env", "voidrl/CartPoleNoVelocity-v1"], "prior: "),

@@ -45,14 +45,14 @@ def test_an_episode_start_resets_the_state_of_that_environment_only():
     assert reset.hidden[1].eq(1).all() and reset.cell[1].eq(1).all()
 
 
-def small_learner():
+def small_agent():
     torch.manual_seed(0)
     return R2D2(R2D2Config(**SMALL), (4,), gym.spaces.Discrete(2))
 
 
-def random_sequences(learner, starts_episode: bool) -> list[Sequence]:
+def random_sequences(agent, starts_episode: bool) -> list[Sequence]:
     """Six random sequences, none ending an episode."""
-    length, size = learner.config.sequence_length, learner.config.lstm_size
+    length, size = agent.config.sequence_length, agent.config.lstm_size
     return [Sequence(obs=torch.randn(length + 1, 4), actions=torch.randint(2, (length,)), rewards=torch.randn(length), behaviour_probs=torch.rand(length),
                      guided=torch.zeros(length, dtype=torch.bool),
                      terminated=torch.zeros(length, dtype=torch.bool), truncated=torch.zeros(length, dtype=torch.bool),
@@ -61,29 +61,29 @@ def random_sequences(learner, starts_episode: bool) -> list[Sequence]:
             for _ in range(6)]
 
 
-def sequence_batch(learner, starts_episode: bool):
+def sequence_batch(agent, starts_episode: bool):
     """Six random sequences, stored and sampled back."""
-    learner.replay.add(random_sequences(learner, starts_episode))
-    return learner.replay.sample(6)
+    agent.replay.add(random_sequences(agent, starts_episode))
+    return agent.replay.sample(6)
 
 
 @pytest.mark.parametrize("starts_episode", [False, True])
 def test_burn_in_produces_the_state_but_no_gradient(starts_episode):
-    learner = small_learner()
-    batch = sequence_batch(learner, starts_episode)
+    agent = small_agent()
+    batch = sequence_batch(agent, starts_episode)
     start = tuple(part.clone().requires_grad_(True) for part in batch.start_state)
     obs, actions, rewards = batch.obs, batch.actions, batch.rewards
     previous_actions = torch.cat([batch.previous_action.unsqueeze(0), actions])
     previous_rewards = torch.cat([batch.previous_reward.unsqueeze(0), rewards])
-    q = learner.unroll_with_burn_in(obs, previous_actions, previous_rewards, start, batch.starts_episode)
-    burn_in = learner.config.burn_in
+    q = agent.learner.unroll_with_burn_in(obs, previous_actions, previous_rewards, start, batch.starts_episode)
+    burn_in = agent.config.burn_in
     q[burn_in:].sum().backward()  # the steps R2D2 trains on, whatever the target
     gradient = start[0].grad.abs().sum() + start[1].grad.abs().sum()
     assert (gradient > 0) == starts_episode
     # the burn-in still sets the state: the trained steps' Q depends on the stored start state
     with torch.no_grad():
         zeros = (torch.zeros_like(start[0]), torch.zeros_like(start[1]))
-        other = learner.unroll_with_burn_in(obs, previous_actions, previous_rewards, zeros, batch.starts_episode)
+        other = agent.learner.unroll_with_burn_in(obs, previous_actions, previous_rewards, zeros, batch.starts_episode)
     assert not torch.allclose(other[burn_in:], q[burn_in:].detach())
 
 
@@ -94,27 +94,27 @@ def test_the_loss_skips_burn_in_and_padding_unless_a_sequence_starts_an_episode(
 
 
 def test_a_learning_step_changes_the_priorities_and_counts_updates():
-    learner = small_learner()
-    batch = sequence_batch(learner, False)
-    before = learner.replay.tree.priorities(batch.keys[:, 0].numpy()).copy()
-    metrics = learner.learn(batch)
-    assert learner.updates == 1 and metrics["train/td_loss"] > 0
-    assert (learner.replay.tree.priorities(batch.keys[:, 0].numpy()) != before).all()
+    agent = small_agent()
+    batch = sequence_batch(agent, False)
+    before = agent.replay.tree.priorities(batch.keys[:, 0].numpy()).copy()
+    metrics = agent.learner.learn(batch)
+    assert agent.updates == 1 and metrics["train/td_loss"] > 0
+    assert (agent.replay.tree.priorities(batch.keys[:, 0].numpy()) != before).all()
 
 
 @pytest.mark.parametrize("save_replay", [False, True])
 def test_a_checkpoint_without_its_replay_warns_once_when_new_sequences_arrive(save_replay, tmp_path):
-    learner = small_learner()
-    learner.config.save_replay = save_replay
+    agent = small_agent()
+    agent.config.save_replay = save_replay
     space = gym.spaces.Box(-1, 1, (4,))
-    learner.keep_replay_in(tmp_path, space)
-    sequence_batch(learner, False)
-    fresh = small_learner()
+    agent.keep_replay_in(tmp_path, space)
+    sequence_batch(agent, False)
+    fresh = small_agent()
     fresh.config.save_replay = save_replay
     fresh.keep_replay_in(tmp_path, space)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        fresh.load_state_dict(learner.state_dict())
+        fresh.load_state_dict(agent.state_dict())
         on_load, loaded = [str(w.message) for w in caught], len(fresh.replay)
         fresh.replay.add(random_sequences(fresh, False))
         fresh.replay.add(random_sequences(fresh, False))
@@ -123,7 +123,7 @@ def test_a_checkpoint_without_its_replay_warns_once_when_new_sequences_arrive(sa
     messages = [str(w.message) for w in caught]
     assert on_load == []  # a finished run reloaded (e.g. reused by a benchmark) learns nothing more: no warning
     if save_replay:
-        assert messages == [] and loaded == len(learner.replay) > 0
+        assert messages == [] and loaded == len(agent.replay) > 0
     else:
         assert len(messages) == 1 and "--save-replay" in messages[0] and "6 new sequences" in messages[0]
         assert loaded == 0
@@ -141,9 +141,9 @@ def test_retrace_on_greedy_actions_with_lambda_one_is_the_double_q_return_to_the
     batch.mask[6:, 0] = False
     batch.behaviour_probs[6:, 0] = 0.0
     batch.actions[6:, 0] = (batch.actions[6:, 0] + 1) % 3  # padding: action 0 stored, whatever is greedy
-    targets = retrace.targets(online_q, target_q, batch.rewards, retrace.config.gamma, batch)
+    targets = retrace.learner.targets(online_q, target_q, batch.rewards, retrace.config.gamma, batch)
     assert torch.isfinite(targets).all()
-    expected = n_step.targets(online_q, target_q, batch.rewards, n_step.config.gamma, batch)
+    expected = n_step.learner.targets(online_q, target_q, batch.rewards, n_step.config.gamma, batch)
     torch.testing.assert_close(targets[batch.mask], expected[batch.mask])
 
 
@@ -177,11 +177,11 @@ def test_a_recurrent_checkpoint_starts_r2d2_whole_and_is_refused_by_an_actor_cri
     assert train(tmp_path / "run", "--steps", "400") == 0
     source = str(tmp_path / "run" / "checkpoint.pt")
     saved = load_checkpoint(source)["algorithm"]["policy"]
-    learner = R2D2(R2D2Config(**{**PRESETS["cartpole"]["algo_config"]}), (4,), gym.spaces.Discrete(2))
-    assert load_parts(learner.policy, source) == list(saved)
-    assert all(torch.equal(value, saved[key]) for key, value in learner.policy.state_dict().items())
-    learner.learn(sequence_batch(learner, starts_episode=True))  # the target network starts from what was loaded
-    assert all(torch.equal(value, saved[key]) for key, value in learner.target.state_dict().items())
+    agent = R2D2(R2D2Config(**{**PRESETS["cartpole"]["algo_config"]}), (4,), gym.spaces.Discrete(2))
+    assert load_parts(agent.policy, source) == list(saved)
+    assert all(torch.equal(value, saved[key]) for key, value in agent.policy.state_dict().items())
+    agent.learner.learn(sequence_batch(agent, starts_episode=True))  # the target network starts from what was loaded
+    assert all(torch.equal(value, saved[key]) for key, value in agent.learner.target.state_dict().items())
     assert main(["finetune", "ppo", "--from", source, "--steps", "256", "--run-dir", str(tmp_path / "ppo")]) == 2
     assert "holds a recurrent Q-network (r2d2); an actor-critic cannot start from it" in capsys.readouterr().err
     assert main(["finetune", "r2d2", "--from", source, "--init-parts", "critic", "--run-dir", str(tmp_path / "parts")]) == 2
@@ -194,10 +194,10 @@ def test_a_q_network_starts_its_torso_from_a_policy_body_and_keeps_a_fresh_head(
                  "--no-progress", "--run-dir", str(tmp_path / "ppg")]) == 0
     source = str(tmp_path / "ppg" / "checkpoint.pt")
     actor = load_checkpoint(source)["algorithm"]["policy"]
-    learner = R2D2(R2D2Config(**{**PRESETS["cartpole"]["algo_config"]}), (4,), gym.spaces.Discrete(2))
-    fresh = {key: value.clone() for key, value in learner.policy.state_dict().items()}
-    copied = load_parts(learner.policy, source, ("policy_body",))
-    own = learner.policy.state_dict()
+    agent = R2D2(R2D2Config(**{**PRESETS["cartpole"]["algo_config"]}), (4,), gym.spaces.Discrete(2))
+    fresh = {key: value.clone() for key, value in agent.policy.state_dict().items()}
+    copied = load_parts(agent.policy, source, ("policy_body",))
+    own = agent.policy.state_dict()
     assert copied == [key for key in own if key.startswith("torso.")] and len(copied) == 4  # two linear layers
     assert all(torch.equal(own[key], actor["actor_body." + key.removeprefix("torso.")]) for key in copied)
     assert not any(torch.equal(own[key], fresh[key]) for key in copied)
@@ -205,15 +205,15 @@ def test_a_q_network_starts_its_torso_from_a_policy_body_and_keeps_a_fresh_head(
     r2d2_source = tmp_path / "r2d2"  # a Q-network's torso loads the same way
     assert train(r2d2_source, "--steps", "400") == 0
     saved = load_checkpoint(r2d2_source / "checkpoint.pt")["algorithm"]["policy"]
-    assert load_parts(learner.policy, str(r2d2_source / "checkpoint.pt"), ("policy_body",)) == copied
-    assert all(torch.equal(learner.policy.state_dict()[key], saved[key]) for key in copied)
+    assert load_parts(agent.policy, str(r2d2_source / "checkpoint.pt"), ("policy_body",)) == copied
+    assert all(torch.equal(agent.policy.state_dict()[key], saved[key]) for key in copied)
     assert main(["finetune", "r2d2", "--from", source, "--init-parts", "policy_body", "--env", "CartPole-v1", "--preset", "cartpole",
                  "--steps", "160", "--min-replay", "4", "--torch-threads", "1", "--no-progress", "--run-dir", str(tmp_path / "ft")]) == 0
     assert main(["finetune", "r2d2", "--from", source, "--init-parts", "policy_body", "--env", "CartPole-v1", "--preset", "cartpole",
                  "--hidden-sizes", "32", "--run-dir", str(tmp_path / "misfit")]) == 2
     assert "its actor_body does not fit this Q-network's torso (use the same --network)" in capsys.readouterr().err
     with pytest.raises(ValueError, match="torso has no convolutions"):
-        load_parts(learner.policy, source, ("policy_convs",))
+        load_parts(agent.policy, source, ("policy_convs",))
 
 
 def test_a_q_network_starts_its_torsos_convolutions_from_a_pixel_policy_body(tmp_path):
@@ -221,30 +221,30 @@ def test_a_q_network_starts_its_torsos_convolutions_from_a_pixel_policy_body(tmp
     actor = PPG(PPGConfig(network="minatar"), (4, 10, 10), gym.spaces.Discrete(3))
     save_checkpoint(tmp_path / "pre.pt", {"algorithm": actor.state_dict()})
     saved = actor.policy.state_dict()
-    learner = R2D2(R2D2Config(network="minatar", lstm_size=16, head_size=16), (4, 10, 10), gym.spaces.Discrete(3))
-    fresh = {key: value.clone() for key, value in learner.policy.state_dict().items()}
-    copied = load_parts(learner.policy, str(tmp_path / "pre.pt"), ("policy_convs",))
+    agent = R2D2(R2D2Config(network="minatar", lstm_size=16, head_size=16), (4, 10, 10), gym.spaces.Discrete(3))
+    fresh = {key: value.clone() for key, value in agent.policy.state_dict().items()}
+    copied = load_parts(agent.policy, str(tmp_path / "pre.pt"), ("policy_convs",))
     assert copied == ["torso.convs.0.weight", "torso.convs.0.bias"]
-    assert load_parts(learner.policy, str(tmp_path / "pre.pt"), ["policy_convs"]) == copied  # a list from the Python API alike
-    for key, value in learner.policy.state_dict().items():
+    assert load_parts(agent.policy, str(tmp_path / "pre.pt"), ["policy_convs"]) == copied  # a list from the Python API alike
+    for key, value in agent.policy.state_dict().items():
         assert torch.equal(value, saved["actor_body." + key.removeprefix("torso.")] if key in copied else fresh[key]), key
 
 
 def test_shifted_replay_shows_the_online_and_target_networks_their_own_shift_of_each_sequence():
     torch.manual_seed(0)
-    learner = R2D2(R2D2Config(**{**SMALL, "network": "minatar", "shift_pixels": 2}), (4, 10, 10), gym.spaces.Discrete(3))
-    sequences = random_sequences(learner, False)
+    agent = R2D2(R2D2Config(**{**SMALL, "network": "minatar", "shift_pixels": 2}), (4, 10, 10), gym.spaces.Discrete(3))
+    sequences = random_sequences(agent, False)
     for sequence in sequences:
-        sequence.obs = torch.randint(0, 2, (learner.config.sequence_length + 1, 4, 10, 10), dtype=torch.uint8)
+        sequence.obs = torch.randint(0, 2, (agent.config.sequence_length + 1, 4, 10, 10), dtype=torch.uint8)
         sequence.actions = sequence.actions.clamp(max=2)
-    learner.replay.add(sequences)
-    batch = learner.replay.sample(6)
-    online, target = learner.replayed_views(batch.obs)
+    agent.replay.add(sequences)
+    batch = agent.replay.sample(6)
+    online, target = agent.learner.replayed_views(batch.obs)
     assert online.shape == target.shape == batch.obs.shape
     assert not torch.equal(online, batch.obs) and not torch.equal(online, target)
-    assert learner.learn(batch)["train/td_loss"] > 0 and learner.updates == 1
-    learner.config.shift_pixels = 0
-    assert all(view is batch.obs for view in learner.replayed_views(batch.obs))
+    assert agent.learner.learn(batch)["train/td_loss"] > 0 and agent.updates == 1
+    agent.config.shift_pixels = 0
+    assert all(view is batch.obs for view in agent.learner.replayed_views(batch.obs))
 
 
 @pytest.mark.parametrize("extra,message", [

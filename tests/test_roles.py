@@ -1,6 +1,7 @@
 """An off-policy agent written here from the roles alone (actor core, adder, rate-limited replay and its dataset,
 learner, builder) trains through the command line in one process and on two Ray actors, without a line of shared
-code knowing it: a recurrent (GRU) one-step Q-learner."""
+code knowing it: a recurrent (GRU) one-step Q-learner. The agent the loop holds is the shared adapter
+(``SequenceAgent``) with this builder; the learner is a ``step`` over the dataset and the loss."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ import pytest
 import torch
 from torch import nn
 
-from voidrl.algos.learner import SequenceLearner
-from voidrl.algos.roles import ActorCore, SequenceBuilder
+from voidrl.algos.learner import SequenceAgent
+from voidrl.algos.roles import ActorCore, Learner, SequenceBuilder
 from voidrl.cli import main
 from voidrl.configs.base import AlgorithmConfig
 from voidrl.io.checkpoint import load_checkpoint
@@ -100,15 +101,15 @@ class RecurrentQBuilder(SequenceBuilder):
         cfg = self.config
         return SequenceReplay(cfg.replay_capacity, limiter=SamplesPerInsert(cfg.samples_per_insert, cfg.batch_size, cfg.min_replay))
 
+    def make_learner(self, networks, dataset, replay):
+        return RecurrentQLearner(self.config, networks, dataset, replay)
 
-class RecurrentQ(SequenceLearner):
+
+class RecurrentQLearner(Learner):
     """One-step Q-learning through a GRU, unrolled over each replayed sequence from its recorded start state."""
 
-    config_class = RecurrentQConfig
-    builder_class = RecurrentQBuilder
-
-    def __init__(self, config: RecurrentQConfig, obs_shape, action_space: gym.Space, device="cpu"):
-        super().__init__(config, obs_shape, action_space, device)  # the builder's roles: policy, replay, dataset, actor
+    def __init__(self, config, networks, dataset, replay):
+        super().__init__(config, networks, dataset, replay)
         self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=3e-3)
 
     def learn(self, batch):
@@ -130,14 +131,17 @@ class RecurrentQ(SequenceLearner):
         return {"train/td_loss": loss.item()}
 
     def state_dict(self):
-        return {"policy": self.policy.state_dict(), "optimizer": self.optimizer.state_dict(), "updates": self.updates,
-                **self.roles_state_dict()}
+        return {"policy": self.policy.state_dict(), "optimizer": self.optimizer.state_dict(), "updates": self.updates}
 
     def load_state_dict(self, state):
         self.policy.load_state_dict(state["policy"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.updates = state["updates"]
-        self.load_roles_state_dict(state)
+
+
+class RecurrentQ(SequenceAgent):
+    config_class = RecurrentQConfig
+    builder_class = RecurrentQBuilder
 
 
 @pytest.fixture

@@ -177,7 +177,7 @@ class TrainConfig:
             env=_build(EnvConfig, data["env"]),
             algo_config=_build(ALGORITHMS.config_class(algo), {
                 RENAMED_FIELDS.get(name, name): RENAMED_VALUES.get((name, value), value) if isinstance(value, str) else value
-                for name, value in annealing_as_schedule(data["algo_config"]).items()}),
+                for name, value in without_parts_not_taken(algo, annealing_as_schedule(data["algo_config"])).items()}),
             # runs without a plug-in once stored APT's defaults here: ignored
             intrinsic_config=None if intrinsic is None else _build(intrinsic_config_class(intrinsic), data.get("intrinsic_config") or {}),
         )
@@ -192,6 +192,19 @@ def annealing_as_schedule(stored: dict[str, Any]) -> dict[str, Any]:
     if stored["anneal_lr"]:
         options["learning_rate"] = f"lin_{options.get('learning_rate', 3e-4)!r}"
     return options
+
+
+PARTS_NOT_TAKEN = ("guide", "guide_steps", "guide_decay_steps", "guide_margin_coef", "guide_margin", "prior", "prior_coef")
+"""Options NGU and Agent57 inherited from R2D2 without being able to use them (refused unless at their defaults) until
+2026-12-08, when the guide and the prior became parts that only R2D2 takes: their stored configs still load."""
+
+
+def without_parts_not_taken(algo: str, stored: dict[str, Any]) -> dict[str, Any]:
+    """A stored config of ``algo`` without the options of ``PARTS_NOT_TAKEN`` (by their names now) its config class no
+    longer has."""
+    known = {f.name for f in dataclasses.fields(ALGORITHMS.config_class(algo))}
+    return {name: value for name, value in stored.items()
+            if RENAMED_FIELDS.get(name, name) in known or RENAMED_FIELDS.get(name, name) not in PARTS_NOT_TAKEN}
 
 
 def intrinsic_config_class(intrinsic: str | None) -> type:

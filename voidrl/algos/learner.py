@@ -4,9 +4,8 @@ The loop is the same for both: it steps the environments for ``num_steps`` vecto
 the reward plug-in add its rewards, and calls ``update``. An on-policy algorithm learns from
 that rollout and forgets it; a ``ReplayLearner`` acts through ``act`` with a recurrent state of
 its own, keeps what it wants of each chunk in ``observe`` (a replay memory) and takes the
-gradient steps the experience so far allows in ``train_steps``. A ``SequenceLearner`` does this with
-the roles of ``voidrl.algos.roles``: its builder's networks, actor, adder, rate-limited replay and dataset, its own
-``learn``.
+gradient steps the experience so far allows in ``train_steps``. A ``SequenceAgent`` does this with
+the roles of ``voidrl.algos.roles``: its builder's networks, actor, adder, rate-limited replay, dataset and learner.
 """
 
 from __future__ import annotations
@@ -21,11 +20,10 @@ import torch
 from torch import nn
 
 from voidrl.algos.algorithm import Algorithm, KeepsReplay, RemoteActors
-from voidrl.algos.roles import Actor, RecurrentActing, SequenceBuilder
+from voidrl.algos.roles import Actor, Learner, RecurrentActing, SequenceBuilder
 from voidrl.envs.base import Step
 from voidrl.nets.persistence import PersistentUniforms
-from voidrl.replay import Replay, SequenceBatch
-from voidrl.replay.dataset import ReplayDataset
+from voidrl.replay import Replay
 from voidrl.replay.store import ReplayStore, observation_bytes_per_sequence
 from voidrl.rollout.storage import RolloutStorage
 
@@ -75,13 +73,13 @@ class ReplayLearner(Algorithm):
         return RecurrentActing(self, num_envs)
 
 
-class SequenceLearner(ReplayLearner, RemoteActors, KeepsReplay):
-    """A recurrent learner fed by the roles its ``builder_class`` makes (``SequenceBuilder.make_learner_roles``): in
-    this process one ``Actor`` (``actor``) writes into ``replay``; with Ray actors each writes into the same replay,
-    served to them, and sends what else it has in ``deliver``'s result (``receive``). ``train_steps`` takes a
-    ``step`` while the ``dataset`` has a batch the replay's rate limiter allows; ``learn`` is the one gradient step a
-    subclass writes. Its config has ``num_steps``, ``min_replay``, ``sequence_length``, ``batch_size``,
-    ``replay_capacity`` and ``save_replay``.
+class SequenceAgent(ReplayLearner, RemoteActors, KeepsReplay):
+    """What the training loop holds of the roles its ``builder_class`` makes (``SequenceBuilder.make_learner_roles``):
+    acting, ``update``, ``receive`` and the checkpoint, around the builder's ``Learner`` (``learner``), which holds the
+    math. In this process one ``Actor`` (``actor``) writes into the replay; with Ray actors each writes into the same
+    replay, served to them, and sends what else it has in ``deliver``'s result (``receive``). ``train_steps`` takes the
+    learner's ``step`` while its dataset has a batch the replay's rate limiter allows. Its config has ``num_steps``,
+    ``min_replay``, ``sequence_length``, ``batch_size``, ``replay_capacity`` and ``save_replay``.
 
     Args:
         config: the agent's config; obs_shape, action_space: one environment's; device: where the learner trains.
@@ -89,21 +87,14 @@ class SequenceLearner(ReplayLearner, RemoteActors, KeepsReplay):
 
     builder_class: ClassVar[type[SequenceBuilder]]
     builder: SequenceBuilder
-    target: nn.Module | None
-    """The target network (None: the learner bootstraps without one)."""
     actor: Actor
-    replay: Replay
-    """The replay, or a Ray actor's handle on it while actors write into it."""
-    dataset: ReplayDataset
-    """The batches of ``replay`` its rate limiter allows."""
-    updates: int
-    """Gradient steps taken."""
+    learner: Learner
 
     def __init__(self, config: Any, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str = "cpu"):
         self.config, self.num_steps, self.device = config, config.num_steps, torch.device(device)
         self.builder = self.builder_class(config, obs_shape, action_space)
-        self.policy, self.target, self.replay, self.dataset, self.actor = self.builder.make_learner_roles(device)
-        self.updates = 0
+        roles = self.builder.make_learner_roles(device)
+        self.policy, self.actor, self.learner = roles.networks.policy, roles.actor, roles.learner
         self.replay_lost = False
         """Loaded from a checkpoint without its replay into an empty one; warned about once new data arrives."""
         self.replay_store: ReplayStore | None = None
@@ -112,17 +103,18 @@ class SequenceLearner(ReplayLearner, RemoteActors, KeepsReplay):
         """The latest state each Ray actor delivered (its bandits), by index: checkpointed, handed back on resume."""
         self.actor_metrics: dict[str, float] = {}
 
+    @property
+    def replay(self) -> Replay:
+        """The replay, or a Ray actor's handle on it while actors write into it."""
+        return self.learner.replay
+
+    @property
+    def updates(self) -> int:
+        return self.learner.updates
+
     @classmethod
     def make_policy(cls, config: Any, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str) -> nn.Module:
         return cls.builder_class(config, obs_shape, action_space).make_policy(device)
-
-    @abstractmethod
-    def learn(self, batch: SequenceBatch) -> dict[str, float]:
-        """One gradient step on ``batch``; its metrics (``train/...``). Updates the batch's priorities."""
-
-    def step(self) -> dict[str, float]:
-        """One gradient step on the dataset's next batch (Acme's ``Learner.step``); its metrics."""
-        return self.learn(next(self.dataset))
 
     def initial_state(self, num_envs: int) -> Any:
         return self.actor.core.initial_state(num_envs)
@@ -145,15 +137,16 @@ class SequenceLearner(ReplayLearner, RemoteActors, KeepsReplay):
             warnings.warn(f"this run resumed from a checkpoint without its replay (written without --save-replay): learning "
                           f"pauses until {self.config.min_replay} new sequences (--min-replay) are stored, and what was replayed "
                           f"before is lost; resume is exact only with --save-replay", stacklevel=2)
+        schedules = self.learner.advance(progress)
         totals: dict[str, float] = {}
         count = 0
-        while self.dataset.ready():
-            for name, value in self.step().items():
+        while self.learner.dataset.ready():
+            for name, value in self.learner.step().items():
                 totals[name] = totals.get(name, 0.0) + value
             count += 1
         metrics = {name: value / count for name, value in totals.items()}
         metrics.update({"train/replay_size": float(len(self.replay)), "train/updates": float(self.updates)})
-        return metrics | self.actor_metrics
+        return metrics | self.actor_metrics | schedules
 
     def receive(self, delivery: dict[str, Any], progress: float, steps: int) -> dict[str, float]:
         """What Ray actor ``delivery["index"]`` delivered for a chunk (its sequences already in the replay): train on what
@@ -175,8 +168,8 @@ class SequenceLearner(ReplayLearner, RemoteActors, KeepsReplay):
         return self.replay
 
     def use_replay(self, replay: Replay) -> None:
-        self.replay = self.actor.replay = replay
-        self.dataset = self.builder.make_dataset(replay)
+        self.learner.replay = self.actor.replay = replay
+        self.learner.dataset = self.builder.make_dataset(replay)
 
     def keep_replay_in(self, directory: Path, observation_space: gym.Space) -> ReplayStore | None:
         """With ``save_replay``: keep the replay in ``directory`` (the run's), beside the checkpoints; the store, or None."""
@@ -185,14 +178,16 @@ class SequenceLearner(ReplayLearner, RemoteActors, KeepsReplay):
                                             self.config.replay_capacity)
         return self.replay_store
 
-    def roles_state_dict(self) -> dict[str, Any]:
-        """The checkpoint's part of the roles: the rate limiter's credit, the actors' states, the replay's index (with
+    def state_dict(self) -> dict[str, Any]:
+        """The learner's state, the rate limiter's credit, the actors' states and the replay's index (with
         ``save_replay``)."""
         actors = self.actor_states or {0: self.actor.core.state_dict()}
-        return {"update_credit": self.replay.due_credit(), "actors": [actors.get(i, {}) for i in range(max(actors) + 1)],
+        return {**self.learner.state_dict(), "update_credit": self.replay.due_credit(),
+                "actors": [actors.get(i, {}) for i in range(max(actors) + 1)],
                 **({"replay": self.replay_store.save(self.replay)} if self.replay_store is not None else {})}
 
-    def load_roles_state_dict(self, state: dict[str, Any]) -> None:
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.learner.load_state_dict(state)
         self.replay.set_due_credit(state["update_credit"])
         actors = state["actors"] if "actors" in state else [state.get("actor", {})]  # "actor": written before Ray actors
         self.actor.core.load_state_dict(actors[0])

@@ -27,7 +27,8 @@ from torch.nn import functional as F
 
 from voidrl.algos.algorithm import PolicyFamily
 from voidrl.algos.meta_controller import SlidingWindowUCB, best_arm
-from voidrl.algos.r2d2 import R2D2, EpsilonGreedyCore, R2D2Builder
+from voidrl.algos.r2d2 import EpsilonGreedyCore, RecurrentQAgent, RecurrentQBuilder, RecurrentQLearner
+from voidrl.algos.roles import Networks
 from voidrl.configs.ngu import NGUConfig
 from voidrl.envs.base import Step
 from voidrl.intrinsic.ngu import EpisodicMemory, NoveltyModule
@@ -35,7 +36,8 @@ from voidrl.math import inverse_value_rescale, value_rescale
 from voidrl.math.off_policy import R2D2_RESCALE_EPS
 from voidrl.nets.flat import TrainedParameters, adam
 from voidrl.nets.recurrent import RecurrentQNetwork
-from voidrl.replay import SequenceBatch
+from voidrl.replay import Replay, SequenceBatch
+from voidrl.replay.dataset import ReplayDataset
 
 
 def policy_family(count: int, intrinsic_coef: float, gamma_max: float, gamma_min: float) -> tuple[torch.Tensor, torch.Tensor]:
@@ -233,8 +235,9 @@ class FamilyCore(EpsilonGreedyCore):
                 bandit.load_state_dict(saved)
 
 
-class NGUBuilder(R2D2Builder):
-    """R2D2's parts with the family's network and ``FamilyCore``; each core's bandits get a seed of their own."""
+class NGUBuilder(RecurrentQBuilder):
+    """A recurrent Q agent's parts with the family's network, ``FamilyCore`` and ``NGULearner``; each core's bandits
+    get a seed of their own."""
 
     def make_policy(self, device: torch.device | str) -> NGUNetwork:
         return NGUNetwork(self.obs_shape, self.action_space.n, self.config).to(device)
@@ -242,29 +245,16 @@ class NGUBuilder(R2D2Builder):
     def make_core(self, policy: NGUNetwork, first_env: int, total_envs: int | None) -> FamilyCore:
         return FamilyCore(policy, self.config, int(torch.randint(2**31, ())), first_env, total_envs)
 
+    def make_learner(self, networks: Networks, dataset: ReplayDataset, replay: Replay) -> NGULearner:
+        return NGULearner(self.config, networks, dataset, replay)
 
-class NGU(R2D2, PolicyFamily):
-    config_class = NGUConfig
-    builder_class = NGUBuilder
 
-    @classmethod
-    def best_member(cls, state: dict[str, Any], policy: nn.Module) -> int | None:
-        """With bandits (Agent57): the member whose training episodes in the bandits' windows brought the highest mean
-        task return."""
-        actors = state["actors"] if "actors" in state else [state.get("actor", {})]  # "actor": written before Ray actors
-        histories = [bandit["history"] for actor in actors for bandit in actor.get("bandits") or []]
-        return best_arm(histories, policy.num_policies) if histories else None
+class NGULearner(RecurrentQLearner):
+    """A recurrent Q learner for the family's value heads, and a second optimiser for the embedding and the RND
+    predictor."""
 
-    @staticmethod
-    def family_size(policy: nn.Module) -> int | None:
-        return policy.num_policies
-
-    @staticmethod
-    def describe_member(policy: nn.Module, member: int) -> str:
-        return f"member j = {member}: beta {policy.betas[member].item():.3g}, gamma {policy.gammas[member].item():.4g}"
-
-    def __init__(self, config: NGUConfig, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str = "cpu"):
-        super().__init__(config, obs_shape, action_space, device)
+    def __init__(self, config: NGUConfig, networks: Networks, dataset: ReplayDataset, replay: Replay):
+        super().__init__(config, networks, dataset, replay)
         novelty = self.policy.novelty
         trained = [*novelty.embedding.parameters(), *novelty.inverse_head.parameters(), *novelty.rnd.predictor.parameters()]
         self.novelty_parameters = TrainedParameters(trained, adam(config.novelty_learning_rate, 1e-8))
@@ -317,3 +307,24 @@ class NGU(R2D2, PolicyFamily):
     def load_state_dict(self, state: dict[str, Any]) -> None:
         super().load_state_dict(state)
         self.novelty_parameters.load_state_dict(state["novelty_optimizer"])
+
+
+class NGU(RecurrentQAgent, PolicyFamily):
+    config_class = NGUConfig
+    builder_class = NGUBuilder
+
+    @classmethod
+    def best_member(cls, state: dict[str, Any], policy: nn.Module) -> int | None:
+        """With bandits (Agent57): the member whose training episodes in the bandits' windows brought the highest mean
+        task return."""
+        actors = state["actors"] if "actors" in state else [state.get("actor", {})]  # "actor": written before Ray actors
+        histories = [bandit["history"] for actor in actors for bandit in actor.get("bandits") or []]
+        return best_arm(histories, policy.num_policies) if histories else None
+
+    @staticmethod
+    def family_size(policy: nn.Module) -> int | None:
+        return policy.num_policies
+
+    @staticmethod
+    def describe_member(policy: nn.Module, member: int) -> str:
+        return f"member j = {member}: beta {policy.betas[member].item():.3g}, gamma {policy.gammas[member].item():.4g}"

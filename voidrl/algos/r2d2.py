@@ -18,17 +18,19 @@ from torch import nn
 from torch.nn import functional as F
 
 from voidrl.algos.guide import JumpStartGuide, load_frozen_actor_critic
-from voidrl.algos.learner import SequenceLearner
-from voidrl.algos.roles import ActorCore, SequenceBuilder
-from voidrl.configs.r2d2 import R2D2Config
+from voidrl.algos.learner import SequenceAgent
+from voidrl.algos.roles import ActorCore, Learner, Networks, SequenceBuilder
+from voidrl.configs.r2d2 import R2D2Config, RecurrentQConfig
 from voidrl.intrinsic.augment import shift_sequences
-from voidrl.math import double_q_bootstrap, large_margin_loss, n_step_targets, retrace_targets, retrace_traces, sequence_priorities
+from voidrl.math import (double_q_bootstrap, large_margin_loss, n_step_targets, prioritised_td_loss, retrace_targets, retrace_traces,
+                         sequence_priorities)
 from voidrl.math.off_policy import R2D2_RESCALE_EPS
 from voidrl.nets.actor_critic import ActorCritic, RecurrentActorCritic
 from voidrl.nets.flat import TrainedParameters, adam
 from voidrl.nets.recurrent import RecurrentQNetwork, RecurrentState
-from voidrl.replay import SequenceBatch, SequenceReplay
+from voidrl.replay import Replay, SequenceBatch, SequenceReplay
 from voidrl.replay.adder import SequenceAdder, StepRecord
+from voidrl.replay.dataset import ReplayDataset
 from voidrl.replay.rate_limiter import SamplesPerInsert
 
 
@@ -50,7 +52,7 @@ class EpsilonGreedyCore(ActorCore):
     epsilon, a uniform one; each step records the state it started from and mu(a|s). Environment i of all the
     actors' explores at rate i of one ladder over all of them."""
 
-    def __init__(self, policy: RecurrentQNetwork, config: R2D2Config, first_env: int = 0, total_envs: int | None = None,
+    def __init__(self, policy: RecurrentQNetwork, config: RecurrentQConfig, first_env: int = 0, total_envs: int | None = None,
                  guide: JumpStartGuide | None = None):
         super().__init__(policy, first_env, total_envs)
         self.config = config
@@ -108,9 +110,27 @@ class EpsilonGreedyCore(ActorCore):
             self.guide.load_state_dict(state["guide"])
 
 
-class R2D2Builder(SequenceBuilder):
-    """R2D2's parts: its Q-network and the learner's target copy of it, an epsilon-greedy core, sequences of
+class RecurrentQBuilder(SequenceBuilder):
+    """What every recurrent Q agent's builder makes alike: the learner's target copy of the Q-network, sequences of
     ``sequence_length`` every ``sequence_period`` steps, a prioritised replay replayed ``samples_per_insert`` times."""
+
+    def make_target(self, policy: nn.Module, device: torch.device | str) -> nn.Module:
+        target = self.make_policy(device).requires_grad_(False)
+        target.load_state_dict(policy.state_dict())
+        return target
+
+    def make_adder(self) -> SequenceAdder:
+        return SequenceAdder(self.config.sequence_length, self.config.sequence_period)
+
+    def make_replay(self) -> SequenceReplay:
+        cfg = self.config
+        return SequenceReplay(cfg.replay_capacity, cfg.priority_exponent, cfg.importance_exponent, seed=int(torch.randint(2**31, ())),
+                              limiter=SamplesPerInsert(cfg.samples_per_insert, cfg.batch_size, cfg.min_replay))
+
+
+class R2D2Builder(RecurrentQBuilder):
+    """R2D2's parts: its Q-network (holding the frozen ``prior``, if any), an epsilon-greedy core (played for by the
+    ``guide`` at each episode's start, if any) and ``R2D2Learner``."""
 
     def make_policy(self, device: torch.device | str) -> RecurrentQNetwork:
         cfg = self.config
@@ -127,11 +147,6 @@ class R2D2Builder(SequenceBuilder):
                              "feed-forward one (trained without --memory)")
         return prior
 
-    def make_target(self, policy: RecurrentQNetwork, device: torch.device | str) -> RecurrentQNetwork:
-        target = self.make_policy(device).requires_grad_(False)
-        target.load_state_dict(policy.state_dict())
-        return target
-
     def make_core(self, policy: RecurrentQNetwork, first_env: int, total_envs: int | None) -> EpsilonGreedyCore:
         cfg = self.config
         guide = None
@@ -140,42 +155,31 @@ class R2D2Builder(SequenceBuilder):
             guide = JumpStartGuide(guide_policy, cfg.guide_steps, cfg.guide_decay_steps, total_envs)
         return EpsilonGreedyCore(policy, self.config, first_env, total_envs, guide)
 
-    def make_adder(self) -> SequenceAdder:
-        return SequenceAdder(self.config.sequence_length, self.config.sequence_period)
-
-    def make_replay(self) -> SequenceReplay:
-        cfg = self.config
-        return SequenceReplay(cfg.replay_capacity, cfg.priority_exponent, cfg.importance_exponent, seed=int(torch.randint(2**31, ())),
-                              limiter=SamplesPerInsert(cfg.samples_per_insert, cfg.batch_size, cfg.min_replay))
+    def make_learner(self, networks: Networks, dataset: ReplayDataset, replay: Replay) -> R2D2Learner:
+        return R2D2Learner(self.config, networks, dataset, replay)
 
 
-class R2D2(SequenceLearner):
-    config_class = R2D2Config
-    builder_class = R2D2Builder
+class RecurrentQLearner(Learner):
+    """A recurrent Q agent's learner: Adam on the online Q-network (not a frozen prior), n-step or Retrace targets from
+    the target network, copied every ``target_update_period`` steps. The agents differ in ``unroll_start``,
+    ``head_values``, ``value_targets``, ``extra_loss`` and ``after_learning``."""
 
-    def __init__(self, config: R2D2Config, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str = "cpu"):
-        config.validate()
-        if not isinstance(action_space, gym.spaces.Discrete):
-            raise ValueError(f"{type(self).__name__.lower()} needs a discrete action space, got {action_space}")
-        if config.shift_pixels and len(obs_shape) != 3:
-            raise ValueError(f"shift_pixels shifts image observations [C, H, W]; this environment's are {list(obs_shape)}: "
-                             f"set shift_pixels to 0")
-        super().__init__(config, obs_shape, action_space, device)
+    def __init__(self, config: RecurrentQConfig, networks: Networks, dataset: ReplayDataset, replay: Replay):
+        super().__init__(config, networks, dataset, replay)
         self.parameters = TrainedParameters(self.q_parameters(), adam(config.at(0.0).learning_rate, config.adam_eps))
 
-    def train_steps(self, progress: float) -> dict[str, float]:
-        """The replay's due gradient steps at the learning rate of ``progress`` (a schedule's value now)."""
+    def advance(self, progress: float) -> dict[str, float]:
+        """The learning rate of ``progress`` (a schedule's value now)."""
         now = self.config.at(progress)
         self.parameters.set_learning_rate(now.learning_rate)
-        return super().train_steps(progress) | self.config.schedule_metrics(now)
+        return self.config.schedule_metrics(now)
 
     def q_parameters(self) -> Iterator[nn.Parameter]:
         """What the TD loss trains (not a frozen prior)."""
         return (parameter for parameter in self.policy.parameters() if parameter.requires_grad)
 
     def learn(self, sampled: SequenceBatch) -> dict[str, float]:
-        """One gradient step of every value head on a batch of sequences; updates their priorities. The family's
-        members differ in ``unroll_start``, ``head_values``, ``value_targets`` and ``after_learning``."""
+        """One gradient step of every value head on a batch of sequences; updates their priorities."""
         cfg, batch = self.config, sampled.to(self.device)
         if self.updates == 0:  # the target starts from the online network as the run begins (after any --from)
             self.target.load_state_dict(self.policy.state_dict())
@@ -191,14 +195,12 @@ class R2D2(SequenceLearner):
         taken = heads.gather(-1, batch.actions[:, :, None, None].expand(-1, -1, heads.shape[2], 1)).squeeze(-1)
         td = targets - taken
         trained = trained_steps(batch.mask, batch.starts_episode, cfg.burn_in)
-        td_loss = 0.5 * ((batch.weights.unsqueeze(0) * trained).unsqueeze(-1) * td.pow(2)).sum() / trained.sum()
-        imitation = self.imitation_loss(q[:-1], batch, trained)
-        grad_norm = self.parameters.minimize(td_loss + cfg.guide_margin_coef * imitation, cfg.max_grad_norm)
+        td_loss = prioritised_td_loss(td, trained, batch.weights)
+        extra = self.extra_loss(q[:-1], batch, trained)
+        grad_norm = self.parameters.minimize(td_loss if extra is None else td_loss + extra[0], cfg.max_grad_norm)
         self.replay.update_priorities(batch.keys, sequence_priorities(td.detach().abs().sum(-1), trained, cfg.priority_eta).cpu())
-        metrics = {"train/td_loss": td_loss.item(), "train/grad_norm": grad_norm.item(), **self.after_learning(batch)}
-        if cfg.guide_margin_coef:
-            metrics |= {"train/guide_margin_loss": imitation.item(),
-                        "train/guided_share": (trained & batch.guided).sum().item() / trained.sum().item()}
+        metrics = {"train/td_loss": td_loss.item(), "train/grad_norm": grad_norm.item(), **self.after_learning(batch),
+                   **({} if extra is None else extra[1])}
         self.updates += 1
         if self.updates % cfg.target_update_period == 0:
             self.target.load_state_dict(self.policy.state_dict())
@@ -207,13 +209,10 @@ class R2D2(SequenceLearner):
             metrics[f"train/{name}"] = (taken[..., head].detach() * trained).sum().item() / trained.sum().item()
         return metrics
 
-    def imitation_loss(self, q: torch.Tensor, batch: SequenceBatch, trained: torch.Tensor) -> torch.Tensor:
-        """DQfD's large-margin loss on the trained steps the guide played (``guide_margin_coef``), importance-weighted
-        and averaged over all trained steps ``[L, B]`` as the TD loss is; 0 without it. ``q [L, B, A]``: the online Q."""
-        if not self.config.guide_margin_coef:
-            return torch.zeros((), device=q.device)
-        imitated = (trained & batch.guided) * batch.weights.unsqueeze(0)
-        return (imitated * large_margin_loss(q, batch.actions, self.config.guide_margin)).sum() / trained.sum()
+    def extra_loss(self, q: torch.Tensor, batch: SequenceBatch, trained: torch.Tensor) -> tuple[torch.Tensor, dict[str, float]] | None:
+        """A loss added to the TD loss, weighted, and its metrics; None here. ``q [L, B, A]``: the online Q of the
+        replayed steps; ``trained [L, B]``: the steps the TD loss trains."""
+        return None
 
     def replayed_views(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """What the online and the target network see of the replayed frames ``obs [L + 1, B, ...]``: the frames
@@ -273,11 +272,48 @@ class R2D2(SequenceLearner):
 
     def state_dict(self) -> dict[str, Any]:
         return {"policy": self.policy.state_dict(), "target": self.target.state_dict(), "optimizer": self.parameters.state_dict(),
-                "updates": self.updates, **self.roles_state_dict()}
+                "updates": self.updates}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.policy.load_state_dict(state["policy"])
         self.target.load_state_dict(state["target"])
         self.parameters.load_state_dict(state["optimizer"])
         self.updates = state["updates"]
-        self.load_roles_state_dict(state)
+
+
+class R2D2Learner(RecurrentQLearner):
+    """R2D2's learner, with DQfD's margin loss on the steps its guide played (``guide_margin_coef``)."""
+
+    def extra_loss(self, q: torch.Tensor, batch: SequenceBatch, trained: torch.Tensor) -> tuple[torch.Tensor, dict[str, float]] | None:
+        coef = self.config.guide_margin_coef
+        if not coef:
+            return None
+        imitation = self.imitation_loss(q, batch, trained)
+        return coef * imitation, {"train/guide_margin_loss": imitation.item(),
+                                  "train/guided_share": (trained & batch.guided).sum().item() / trained.sum().item()}
+
+    def imitation_loss(self, q: torch.Tensor, batch: SequenceBatch, trained: torch.Tensor) -> torch.Tensor:
+        """DQfD's large-margin loss on the trained steps the guide played (``guide_margin_coef``), importance-weighted
+        and averaged over all trained steps ``[L, B]`` as the TD loss is; 0 without it. ``q [L, B, A]``: the online Q."""
+        if not self.config.guide_margin_coef:
+            return torch.zeros((), device=q.device)
+        imitated = (trained & batch.guided) * batch.weights.unsqueeze(0)
+        return (imitated * large_margin_loss(q, batch.actions, self.config.guide_margin)).sum() / trained.sum()
+
+
+class RecurrentQAgent(SequenceAgent):
+    """A recurrent Q agent for the training loop: its config and action space checked, then its builder's roles."""
+
+    def __init__(self, config: RecurrentQConfig, obs_shape: tuple[int, ...], action_space: gym.Space, device: torch.device | str = "cpu"):
+        config.validate()
+        if not isinstance(action_space, gym.spaces.Discrete):
+            raise ValueError(f"{type(self).__name__.lower()} needs a discrete action space, got {action_space}")
+        if config.shift_pixels and len(obs_shape) != 3:
+            raise ValueError(f"shift_pixels shifts image observations [C, H, W]; this environment's are {list(obs_shape)}: "
+                             f"set shift_pixels to 0")
+        super().__init__(config, obs_shape, action_space, device)
+
+
+class R2D2(RecurrentQAgent):
+    config_class = R2D2Config
+    builder_class = R2D2Builder

@@ -3,11 +3,13 @@ to record, an adder cuts the steps into sequences, a replay stores them and rati
 iterator hands the learner the batches the replay allows, a learner takes one gradient step per batch, and a
 builder per agent makes them all.
 
-One builder serves both kinds of run. The learner asks it for its roles (``SequenceBuilder.make_learner_roles``):
-its networks, the replay, the dataset over it and one ``Actor`` writing into it, which the loop's collector drives
-with ``--actors 0``; with ``--actors N`` the replay moves into a Ray actor, and the learner and every Ray actor's
-``Actor`` (``make_actor``) use a handle on it (``voidrl.distributed.engine.HostedReplay``). Whatever an actor hands
-the learner besides the replay's sequences travels in its ``deliver`` result.
+One builder serves both kinds of run. The learner's process asks it for its roles
+(``SequenceBuilder.make_learner_roles``): the networks, the replay, the dataset over it, one ``Actor`` writing into
+it, which the loop's collector drives with ``--actors 0``, and the ``Learner`` (``make_learner(networks, dataset,
+replay)``), which holds the math; ``voidrl.algos.learner.SequenceAgent`` adapts them to the training loop. With
+``--actors N`` the replay moves into a Ray actor, and the learner and every Ray actor's ``Actor`` (``make_actor``) use
+a handle on it (``voidrl.distributed.engine.HostedReplay``). Whatever an actor hands the learner besides the replay's
+sequences travels in its ``deliver`` result.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from torch import nn
 from voidrl.envs.base import Step
 from voidrl.envs.snapshot import NotSaveable
 from voidrl.replay.adder import SequenceAdder, StepRecord
-from voidrl.replay.base import Replay
+from voidrl.replay.base import Replay, SequenceBatch
 from voidrl.replay.dataset import ReplayDataset
 from voidrl.rollout.memory import Memory
 from voidrl.rollout.storage import RolloutStorage
@@ -199,24 +201,67 @@ class Builder(ABC):
         """Ray actor ``index`` of ``num_actors``, each stepping ``num_envs`` environments, with its own acting network."""
 
 
+class Networks(NamedTuple):
+    """A sequence learner's networks."""
+
+    policy: nn.Module
+    """The online network: what the learner trains and the learner's process's actor acts with."""
+    target: nn.Module | None
+    """The learner's target network, a frozen copy of ``policy`` (None: the learner has none)."""
+
+
+class Learner(ABC):
+    """Acme's learner: one gradient step (``step``) per batch its dataset iterator hands it, its priorities written
+    back to the replay. It knows nothing of acting, the training loop or Ray (``SequenceAgent`` adapts it).
+
+    Args:
+        config: the agent's config; networks: the builder's; dataset: the batches of ``replay`` the rate limiter allows.
+    """
+
+    def __init__(self, config: Any, networks: Networks, dataset: ReplayDataset, replay: Replay):
+        self.config, self.dataset, self.replay = config, dataset, replay
+        self.policy, self.target = networks
+        self.device = next(self.policy.parameters()).device
+        self.updates = 0
+        """Gradient steps taken: the version of the weights."""
+
+    @abstractmethod
+    def learn(self, batch: SequenceBatch) -> dict[str, float]:
+        """One gradient step on ``batch``; its metrics (``train/...``). Updates the batch's priorities."""
+
+    def step(self) -> dict[str, float]:
+        """One gradient step on the dataset's next batch (Acme's ``Learner.step``); its metrics."""
+        return self.learn(next(self.dataset))
+
+    def advance(self, progress: float) -> dict[str, float]:
+        """Set what changes over the run to its value at ``progress`` in [0, 1) (a schedule's learning rate), before the
+        steps due; the values as metrics (nothing by default)."""
+        return {}
+
+    @abstractmethod
+    def state_dict(self) -> dict[str, Any]:
+        """The networks, the optimisers and ``updates``."""
+
+    @abstractmethod
+    def load_state_dict(self, state: dict[str, Any]) -> None: ...
+
+
 class LearnerRoles(NamedTuple):
     """What a sequence learner's process holds of its agent's roles (``SequenceBuilder.make_learner_roles``)."""
 
-    policy: nn.Module
-    """The online network: what the learner trains and its own actor acts with."""
-    target: nn.Module | None
-    """The learner's target network, a frozen copy of ``policy`` (None: the learner has none)."""
+    networks: Networks
     replay: Replay
     """The replay its actors write into."""
     dataset: ReplayDataset
     """The batches of ``replay`` its rate limiter allows: what the learner's step takes."""
     actor: Actor
-    """The actor of the learner's process (``--actors 0``): every environment, acting with ``policy``."""
+    """The actor of the learner's process (``--actors 0``): every environment, acting with the online network."""
+    learner: Learner
 
 
 class SequenceBuilder(Builder):
     """The builder of a recurrent Q agent: its networks, a rate-limited replay of sequences and the dataset over it,
-    an actor core and a ``SequenceAdder`` per actor."""
+    an actor core and a ``SequenceAdder`` per actor, and the learner."""
 
     @abstractmethod
     def make_policy(self, device: torch.device | str) -> nn.Module:
@@ -225,6 +270,11 @@ class SequenceBuilder(Builder):
     def make_target(self, policy: nn.Module, device: torch.device | str) -> nn.Module | None:
         """The learner's target network, starting as a frozen copy of ``policy`` (None here: the learner has none)."""
         return None
+
+    def make_networks(self, device: torch.device | str) -> Networks:
+        """The online network, then its target."""
+        policy = self.make_policy(device)
+        return Networks(policy, self.make_target(policy, device))
 
     @abstractmethod
     def make_replay(self) -> Replay:
@@ -241,14 +291,18 @@ class SequenceBuilder(Builder):
     @abstractmethod
     def make_adder(self) -> SequenceAdder: ...
 
+    @abstractmethod
+    def make_learner(self, networks: Networks, dataset: ReplayDataset, replay: Replay) -> Learner:
+        """The learner training ``networks`` on ``dataset``, writing priorities into ``replay``."""
+
     def make_learner_roles(self, device: torch.device | str) -> LearnerRoles:
-        """The roles of the learner's process, made in this order (the order of their random draws): the online
-        network, the target network, the replay, the dataset over it and the actor writing into it."""
-        policy = self.make_policy(device)
-        target = self.make_target(policy, device)
+        """The roles of the learner's process, made in this order (the order of their random draws): the networks, the
+        replay, the actor writing into it, the dataset over it and the learner."""
+        networks = self.make_networks(device)
         replay = self.make_replay()
-        actor = Actor(self.make_core(policy, 0, None), self.make_adder(), replay)
-        return LearnerRoles(policy, target, replay, self.make_dataset(replay), actor)
+        actor = Actor(self.make_core(networks.policy, 0, None), self.make_adder(), replay)
+        dataset = self.make_dataset(replay)
+        return LearnerRoles(networks, replay, dataset, actor, self.make_learner(networks, dataset, replay))
 
     def make_actor(self, index: int, num_actors: int, num_envs: int, replay: Replay | None) -> Actor:
         core = self.make_core(self.make_policy("cpu"), index * num_envs, num_actors * num_envs)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from voidrl.configs.conditions import Choice, Never
+from voidrl.configs.conditions import Choice
 from voidrl.configs.r2d2 import PRESETS as R2D2_PRESETS
-from voidrl.configs.r2d2 import R2D2Config
+from voidrl.configs.r2d2 import RecurrentQConfig
 from voidrl.validation import require_choice, require_non_negative, require_positive, require_positive_integers, validate_fraction
 
 
@@ -20,8 +20,9 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
 
 
 @dataclass
-class NGUConfig(R2D2Config):
-    """NGU hyperparameters on top of R2D2's (``gamma`` is the family's largest discount, gamma_max)."""
+class NGUConfig(RecurrentQConfig):
+    """NGU hyperparameters on top of a recurrent Q agent's (``gamma`` is the family's largest discount, gamma_max). It
+    takes neither R2D2's guide nor its prior: the family's members choose their own actions."""
 
     presets = PRESETS
     own_intrinsic_reward = True
@@ -71,9 +72,7 @@ class NGUConfig(R2D2Config):
     """Share of the bandit's choices that are uniform."""
 
     acts_only = {"intrinsic_terminates": Choice("split_values", True),
-                 **{name: Choice("meta_controller", "bandit") for name in ("bandit_window", "bandit_beta", "bandit_epsilon")},
-                 **{name: Never("in r2d2", "the family's members choose their own actions")
-                    for name in ("guide", "guide_steps", "guide_decay_steps", "guide_margin_coef", "guide_margin", "prior", "prior_coef")}}
+                 **{name: Choice("meta_controller", "bandit") for name in ("bandit_window", "bandit_beta", "bandit_epsilon")}}
 
     def validate(self) -> None:
         super().validate()

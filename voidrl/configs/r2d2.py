@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from voidrl.configs.base import AlgorithmConfig
 from voidrl.configs.choices import NETWORKS
@@ -66,13 +66,12 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
 
 
 @dataclass
-class R2D2Config(AlgorithmConfig):
-    """R2D2 hyperparameters. Defaults are the paper's (Atari), except the replay's size."""
+class RecurrentQConfig(AlgorithmConfig):
+    """What every recurrent Q agent takes (R2D2, NGU, Agent57). Defaults are R2D2's paper's (Atari), except the
+    replay's size."""
 
-    presets = PRESETS
     remote_actors = True
     acts_greedily = True
-    checkpoint_options = ("guide", "prior")
 
     num_steps: int = 40
     """Vector steps collected between two training phases."""
@@ -125,28 +124,6 @@ class R2D2Config(AlgorithmConfig):
     """DrQ's augmentation (Kostrikov et al., 2020) for image observations: each replayed sequence's frames translated by
     up to this many pixels each way (replicate padding, then a crop back to size), one offset for all its steps, drawn
     apart for the online and the target network; 0 replays the frames as stored. DrQ uses 4 on Atari's 84 x 84."""
-    guide: str | None = None
-    """Jump-Start RL (Uchendu et al., 2023): a saved actor-critic of the same environment (a run's checkpoint.pt, or the
-    weights ``voidrl export --format weights`` writes, such as a reward-free pre-training's) whose greedy policy plays
-    the first guide_steps steps of every episode, the actors' epsilon-greedy policy the rest; what it plays goes into
-    the replay as theirs (one saved from another environment id guides with a warning naming both). None: no guide."""
-    guide_steps: int = 1000
-    """The episode steps the guide plays at the run's start; the horizon shrinks linearly to 0 over guide_decay_steps."""
-    guide_decay_steps: int = 50000
-    """Environment steps of the run until the guide plays no more."""
-    guide_margin_coef: float = 0.0
-    """DQfD's large-margin loss (Hester et al., 2018) on the replayed steps the guide played, added to the TD loss with
-    this weight (DQfD's lambda is 1): max_a [Q(s, a) + guide_margin (a != a_guide)] - Q(s, a_guide), which makes the
-    guide's actions the greedy ones where it played, so the Q-network keeps its play after the hand-over. 0: the guide's
-    steps are learned from by TD alone."""
-    guide_margin: float = 0.8
-    """The margin by which the guide's action should lead every other's value (DQfD: 0.8)."""
-    prior: str | None = None
-    """A saved feed-forward actor-critic of the same environment (as ``guide`` takes), frozen inside the Q-network:
-    Q(s, a) = Q_theta(s, a) + prior_coef log pi_prior(a|s), so the greedy policy starts as the prior's and the
-    network learns the correction to its preferences; acting, targets and evaluation all use this Q. None: no prior."""
-    prior_coef: float = 1.0
-    """How much of the prior's log-probabilities each Q(s, .) holds."""
     network: str = "auto"
     """Torso: auto, mlp, nature, dqn2013, minatar, apt (as the policy-gradient algorithms)."""
     hidden_sizes: tuple[int, ...] = (64, 64)
@@ -161,18 +138,14 @@ class R2D2Config(AlgorithmConfig):
     """Keep the replay beside the checkpoint, in RUN_DIR/replay/ (exact resume; large on Atari: 84 x 84 x 85 bytes = 0.60 MB
     of frames a sequence), each checkpoint adding what arrived since the one before."""
 
-    acts_only = {"trace_lambda": Choice("td_target", "retrace"), "hidden_sizes": MlpBody("network"),
-                 "guide_steps": IsSet("guide"), "guide_decay_steps": IsSet("guide"), "guide_margin_coef": IsSet("guide"),
-                 "guide_margin": Positive("guide_margin_coef"), "prior_coef": IsSet("prior")}
+    acts_only = {"trace_lambda": Choice("td_target", "retrace"), "hidden_sizes": MlpBody("network")}
 
     def validate(self) -> None:
         require_positive_integers(self, ("num_steps", "sequence_length", "sequence_period", "n_step", "batch_size",
-                                         "target_update_period", "replay_capacity", "min_replay", "lstm_size", "head_size",
-                                         "guide_steps", "guide_decay_steps"))
-        require_positive(self, ("learning_rate", "adam_eps", "max_grad_norm", "samples_per_insert", "epsilon_alpha", "guide_margin",
-                                "prior_coef"))
+                                         "target_update_period", "replay_capacity", "min_replay", "lstm_size", "head_size"))
+        require_positive(self, ("learning_rate", "adam_eps", "max_grad_norm", "samples_per_insert", "epsilon_alpha"))
         require_choice(self, "network", NETWORKS)
-        require_non_negative(self, ("shift_pixels", "guide_margin_coef"))
+        require_non_negative(self, ("shift_pixels",))
         require_choice(self, "memory", ("lstm", "none"))
         require_choice(self, "td_target", ("n-step", "retrace"))
         validate_hidden_sizes(self.hidden_sizes)
@@ -189,3 +162,69 @@ class R2D2Config(AlgorithmConfig):
                              f"{self.sequence_length - self.sequence_period}] so every sequence has steps to learn from, got {self.burn_in}")
         if self.min_replay > self.replay_capacity:
             raise ValueError(f"min_replay must be at most replay_capacity ({self.replay_capacity}), got {self.min_replay}")
+
+
+@dataclass
+class GuideConfig:
+    """A part of a recurrent Q agent's options (R2D2's): a guide policy that plays each episode's first steps, and
+    DQfD's margin loss on what it played. The agent's builder and learner take it up (``voidrl.algos.guide``)."""
+
+    checkpoint_options: ClassVar[tuple[str, ...]] = ("guide",)
+
+    guide: str | None = None
+    """Jump-Start RL (Uchendu et al., 2023): a saved actor-critic of the same environment (a run's checkpoint.pt, or the
+    weights ``voidrl export --format weights`` writes, such as a reward-free pre-training's) whose greedy policy plays
+    the first guide_steps steps of every episode, the actors' epsilon-greedy policy the rest; what it plays goes into
+    the replay as theirs (one saved from another environment id guides with a warning naming both). None: no guide."""
+    guide_steps: int = 1000
+    """The episode steps the guide plays at the run's start; the horizon shrinks linearly to 0 over guide_decay_steps."""
+    guide_decay_steps: int = 50000
+    """Environment steps of the run until the guide plays no more."""
+    guide_margin_coef: float = 0.0
+    """DQfD's large-margin loss (Hester et al., 2018) on the replayed steps the guide played, added to the TD loss with
+    this weight (DQfD's lambda is 1): max_a [Q(s, a) + guide_margin (a != a_guide)] - Q(s, a_guide), which makes the
+    guide's actions the greedy ones where it played, so the Q-network keeps its play after the hand-over. 0: the guide's
+    steps are learned from by TD alone."""
+    guide_margin: float = 0.8
+    """The margin by which the guide's action should lead every other's value (DQfD: 0.8)."""
+
+    acts_only = {"guide_steps": IsSet("guide"), "guide_decay_steps": IsSet("guide"), "guide_margin_coef": IsSet("guide"),
+                 "guide_margin": Positive("guide_margin_coef")}
+
+    def validate_guide(self) -> None:
+        require_positive_integers(self, ("guide_steps", "guide_decay_steps"))
+        require_positive(self, ("guide_margin",))
+        require_non_negative(self, ("guide_margin_coef",))
+
+
+@dataclass
+class PriorConfig:
+    """A part of a recurrent Q agent's options (R2D2's): a frozen policy whose log-probabilities every Q holds."""
+
+    checkpoint_options: ClassVar[tuple[str, ...]] = ("prior",)
+
+    prior: str | None = None
+    """A saved feed-forward actor-critic of the same environment (as ``guide`` takes), frozen inside the Q-network:
+    Q(s, a) = Q_theta(s, a) + prior_coef log pi_prior(a|s), so the greedy policy starts as the prior's and the
+    network learns the correction to its preferences; acting, targets and evaluation all use this Q. None: no prior."""
+    prior_coef: float = 1.0
+    """How much of the prior's log-probabilities each Q(s, .) holds."""
+
+    acts_only = {"prior_coef": IsSet("prior")}
+
+    def validate_prior(self) -> None:
+        require_positive(self, ("prior_coef",))
+
+
+@dataclass
+class R2D2Config(PriorConfig, GuideConfig, RecurrentQConfig):
+    """R2D2 hyperparameters: a recurrent Q agent's, with a guide and a prior as parts. Defaults are the paper's (Atari),
+    except the replay's size."""
+
+    presets = PRESETS
+    checkpoint_options = (*GuideConfig.checkpoint_options, *PriorConfig.checkpoint_options)
+
+    def validate(self) -> None:
+        super().validate()
+        self.validate_guide()
+        self.validate_prior()

@@ -147,6 +147,18 @@ def sequence_priorities(td_errors: torch.Tensor, mask: torch.Tensor, eta: float 
     return eta * size.max(dim=0).values + (1.0 - eta) * mean
 
 
+def prioritised_td_loss(td_errors: torch.Tensor, trained: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+    """R2D2's loss of a batch of sequences: 1/2 sum_{t,b,h} w_b delta_{t,b,h}^2 over the trained steps, divided by their
+    number, ``w_b`` each sequence's importance weight (prioritised replay's correction).
+
+    Args:
+        td_errors: ``[T, B, H]`` (one per value head); trained: bool ``[T, B]``; weights: ``[B]``.
+    Returns:
+        a scalar.
+    """
+    return 0.5 * ((weights.unsqueeze(0) * trained).unsqueeze(-1) * td_errors.pow(2)).sum() / trained.sum()
+
+
 def large_margin_loss(q: torch.Tensor, demonstrated_actions: torch.Tensor, margin: float) -> torch.Tensor:
     """DQfD's supervised loss (Hester et al., 2018) for each step a demonstrator played:
     max_a [Q(s, a) + l(a_E, a)] - Q(s, a_E), where l(a_E, a) = ``margin`` for a != a_E and 0 for a_E; at least 0, and 0
