@@ -109,3 +109,44 @@ def test_every_module_of_the_package_is_rendered_in_the_docs():
     missing = {module for module in modules
                if not any(name == module or name.startswith(module + ".") for name in rendered)}
     assert missing == set(), f"modules with no ::: block in docs/: {sorted(missing)}"
+
+
+def architecture_block(heading: str) -> str:
+    """The first code block under ``heading`` in docs/architecture.md."""
+    text = (DOCS / "architecture.md").read_text()
+    return text.split(heading, 1)[1].split("```", 2)[1]
+
+
+def test_the_architecture_pages_folder_tree_names_every_package_and_module():
+    """The tree under "The folders" is the package's: each subpackage and top-level module, nothing else."""
+    named = set(re.findall(r"^  (\w+/|\w+\.py)", architecture_block("## The folders"), re.MULTILINE))
+    package = ROOT / "voidrl"
+    actual = ({f"{path.parent.name}/" for path in package.glob("*/__init__.py")}
+              | {path.name for path in package.glob("*.py") if path.name not in ("__init__.py", "__main__.py")})
+    assert named == actual
+
+
+def test_the_architecture_pages_roles_are_the_codes():
+    """Every class the roles diagram names exists, and every ``make_*`` it names is a builder's method."""
+    from voidrl.algos import learner, ngu, r2d2, roles
+    from voidrl.distributed import engine
+    from voidrl.replay import adder, dataset, prioritized, rate_limiter
+
+    block = architecture_block("## The roles of an off-policy agent")
+    modules = (roles, learner, r2d2, ngu, adder, dataset, prioritized, rate_limiter, engine)
+    for name in set(re.findall(r"\b[A-Z][a-z]+[A-Z]\w*|\bActor\b|\bLearner\b|\bNetworks\b", block)):
+        assert any(hasattr(module, name) for module in modules), name
+    for name in set(re.findall(r"\bmake_\w+", block)):
+        assert hasattr(roles.SequenceBuilder, name), name
+
+
+def test_the_architecture_pages_ppo_snippet_is_ppos_update():
+    """Each line of the PPO snippet, but its ellipsis, is a line of ``PPO.update`` (comments aside)."""
+    import inspect
+
+    from voidrl.algos.ppo import PPO
+
+    snippet = (DOCS / "architecture.md").read_text().split("```python\n", 1)[1].split("```", 1)[0]
+    source = {line.split("#")[0].strip() for line in inspect.getsource(PPO.update).splitlines()}
+    lines = [line.split("#")[0].strip() for line in snippet.splitlines() if line.strip() != "..."]
+    assert lines and all(line in source for line in lines), [line for line in lines if line not in source]
