@@ -184,20 +184,36 @@ def test_a_module_is_below_every_module_that_imports_it_through_others():
     assert importers_of({"a": {"b"}, "b": {"c"}, "c": set(), "d": {"c"}}) == {"a": set(), "b": {"a"}, "c": {"a", "b", "d"}, "d": set()}
 
 
-def configuration_path(config) -> list[tuple[str, str]]:
-    """The calls of ``make_trainer(config)`` that are handed the configuration or one of its option blocks (``run``,
-    ``env``, ``algo_config``...), in order: ``(caller's module, called function's module)`` for every voidrl function."""
+CONFIGURATION_LAYER = ("voidrl.config", "voidrl.configs.", "voidrl.validation", "voidrl.schedule")
+"""The modules of the configuration itself: a call into one (a config's own ``validate``) is not a step of the walk."""
+
+
+def carried_values(config) -> set[int]:
+    """The ids of what a run's configuration hands out: the config, its option blocks (``run``, ``env``,
+    ``algo_config``...) and the option values that are themselves objects a caller passes on (tuples, and strings of 6
+    characters or more: shorter ones, such as "lstm", may be interned and so shared with code that never read them)."""
     import dataclasses
 
+    blocks = [getattr(config, field.name) for field in dataclasses.fields(config)]
+    blocks = [block for block in blocks if dataclasses.is_dataclass(block)]
+    values = [getattr(block, field.name) for block in blocks for field in dataclasses.fields(block)]
+    return {id(config)} | {id(block) for block in blocks} | {id(value) for value in values
+                                                               if (isinstance(value, str) and len(value) >= 6) or (isinstance(value, tuple) and value)}
+
+
+def configuration_path(config) -> list[tuple[str, str]]:
+    """The calls of ``make_trainer(config)`` that are handed the configuration, one of its option blocks or a value
+    taken from them (``carried_values``), in order: ``(caller's module, called function's module)`` for every voidrl
+    function outside the configuration layer."""
     from voidrl.train.runs import make_trainer
 
-    blocks = {id(config)} | {id(getattr(config, field.name)) for field in dataclasses.fields(config)
-                             if dataclasses.is_dataclass(getattr(config, field.name))}
+    carried = carried_values(config)
     calls = []
 
     def watch(frame, event, _):
         module = frame.f_globals.get("__name__", "")
-        if event == "call" and module.startswith("voidrl") and any(id(value) in blocks for value in frame.f_locals.values()):
+        if (event == "call" and module.startswith("voidrl") and not module.startswith(CONFIGURATION_LAYER)
+                and any(id(value) in carried for value in frame.f_locals.values())):
             calls.append((frame.f_back.f_globals.get("__name__", "") if frame.f_back else "", module))
 
     sys.setprofile(watch)
@@ -209,13 +225,23 @@ def configuration_path(config) -> list[tuple[str, str]]:
     return calls
 
 
-@pytest.mark.parametrize("algo, env, options", [
-    ("ppo", "CartPole-v1", {}), ("ppo", "CartPole-v1", {"intrinsic": "rnd"}), ("r2d2", "CartPole-v1", {}),
-    ("ppg", "MinAtar/Breakout-v1", {"intrinsic": "apt"}), ("agent57", "MiniGrid-Empty-5x5-v0", {}),
+def test_the_walk_follows_a_value_taken_from_the_configuration(tmp_path):
+    """A module handed only an option's value (the environment's id), never the config, is on the walk."""
+    from voidrl.train.presets import make_config
+
+    config = make_config("ppo", None, env="CartPole-v1", seed=0, torch_threads=1, run_dir=str(tmp_path / "run"))
+    assert "voidrl.envs.variants" in {module for _, module in configuration_path(config)}
+
+
+@pytest.mark.parametrize("algo, env, options, rooms", [
+    ("ppo", "CartPole-v1", {}, 12), ("ppo", "CartPole-v1", {"intrinsic": "rnd"}, 15), ("r2d2", "CartPole-v1", {}, 13),
+    ("ppg", "MinAtar/Breakout-v1", {"intrinsic": "apt"}, 15), ("agent57", "MiniGrid-Empty-5x5-v0", {}, 16),
 ])
-def test_the_configuration_passes_through_few_modules_and_rarely_climbs(tmp_path, algo, env, options):
-    """From ``make_trainer`` the run's configuration reaches at most 15 modules, and at most 6 of the calls that hand it
-    on go up the imports (into a module that imports the caller, directly or not: a closure handed down, a hook)."""
+def test_the_configuration_passes_through_few_modules_and_rarely_climbs(tmp_path, algo, env, options, rooms):
+    """From ``make_trainer`` the run's configuration and the values taken from it reach at most ``rooms`` modules
+    outside the configuration layer (as measured on 2026-12-08: a walk that grows fails), and at most 6 of the calls
+    that hand them on go up the imports (into a module that imports the caller, directly or not: a closure handed down,
+    a hook)."""
     from voidrl.train.presets import make_config
 
     calls = configuration_path(make_config(algo, None, env=env, seed=0, torch_threads=1, run_dir=str(tmp_path / "run"), **options))
@@ -223,5 +249,5 @@ def test_the_configuration_passes_through_few_modules_and_rarely_climbs(tmp_path
     above = importers_of(without_own_packages(import_graph()))
     climbs = [(caller, module) for caller, module in calls if caller in above and module in above[caller]]
     assert {"voidrl.train.loop", "voidrl.envs.factory"} <= set(modules) and any(m.startswith("voidrl.algos.") for m in modules)
-    assert len(modules) <= 15, modules
+    assert len(modules) <= rooms, modules
     assert len(climbs) <= 6, climbs
