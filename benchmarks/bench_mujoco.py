@@ -29,7 +29,7 @@ import numpy as np
 
 from voidrl.io.checkpoint import load_checkpoint
 from voidrl.io.report import final_return, group_runs, mean_and_interval, plot_runs, read_evaluations
-from voidrl.train.loop import CHECKPOINT_NAME
+from voidrl.training.loop import CHECKPOINT_NAME
 
 VOIDRL = [sys.executable, "-m", "voidrl"]
 

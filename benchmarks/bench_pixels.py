@@ -29,7 +29,7 @@ from voidrl.envs.factory import route_mujoco_warnings
 from voidrl.nets.actor_critic import first_step_inputs
 from voidrl.nets.bodies import PixelBody
 from voidrl.rollout.storage import RolloutStorage
-from voidrl.train.presets import make_config
+from voidrl.training.presets import make_config
 
 ROLLOUT = 1024
 STACK = 9  # 3 RGB frames

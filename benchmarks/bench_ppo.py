@@ -496,7 +496,7 @@ def render(results: list[tuple[Scenario, RawResult, RawResult, TrainResult, Trai
             f"| {_ratio(theirs.steady_sps, raw_s.sps)} |"
         )
     lines += ["", "Notes:", "", "- Both libraries run with glibc's mmap threshold at 4 MiB and trim threshold at 64 MiB "
-              "(`voidrl.train.allocator.pin_allocator_thresholds`, applied once for the whole process)."]
+              "(`voidrl.training.allocator.pin_allocator_thresholds`, applied once for the whole process)."]
     for scenario, *_ in results:
         lines.append(f"- {scenario.name}: {scenario.title}.")
     loads = "; ".join(f"{scenario.name} voidrl {ours.background:.2f}, SB3 {theirs.background:.2f}"
@@ -554,7 +554,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.optim.Adam([torch.nn.Parameter(torch.zeros(1))])
     import stable_baselines3  # noqa: F401
     import voidrl  # noqa: F401
-    from voidrl.train.allocator import pin_allocator_thresholds
+    from voidrl.training.allocator import pin_allocator_thresholds
 
     # voidrl's training loop pins glibc's mmap/trim thresholds for the whole process; do it
     # up front so SB3, sharing this process, gets the same allocator in every run.

@@ -52,7 +52,7 @@ def run_name(agent: str, game: str, seed: int) -> str:
 
 
 def greedy_returns_r2d2(run_dir: Path, episodes: int, seed: int) -> list[float]:
-    from voidrl.train.agent import Agent
+    from voidrl.training.agent import Agent
 
     agent = Agent.load(run_dir / "checkpoint.pt", "cpu")
     return [float(value) for value in agent.evaluate(episodes, deterministic=True, seed=10_000 + seed)]

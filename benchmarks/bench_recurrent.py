@@ -39,7 +39,7 @@ KEPT = (0, 2)
 
 
 def train_voidrl(memory: str, args: argparse.Namespace) -> dict[str, float]:
-    from voidrl.train.agent import Agent
+    from voidrl.training.agent import Agent
 
     run_dir = args.out / f"voidrl-{memory}-s{args.seed}"
     command = [sys.executable, "-m", "voidrl", "train", "ppo", "--env", "voidrl/CartPoleNoVelocity-v1", "--preset", "cartpole-memory",

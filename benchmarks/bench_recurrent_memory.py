@@ -58,7 +58,7 @@ ARMS = {
 
 
 def train_voidrl(options: list[str], seed: int, args: argparse.Namespace, run_dir: Path) -> dict[str, float]:
-    from voidrl.train.agent import Agent
+    from voidrl.training.agent import Agent
 
     command = [sys.executable, "-m", "voidrl", "train", "ppo", "--env", ENV_ID, "--preset", "minigrid", *options,
                "--steps", str(args.steps), "--seed", str(seed), "--torch-threads", "1", "--no-progress", "--run-dir", str(run_dir)]

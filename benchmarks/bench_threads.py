@@ -37,7 +37,7 @@ import torch
 
 import voidrl
 from bench_ppo import emit
-from voidrl.train.threads import available_cpus, other_processes_cpus
+from voidrl.training.threads import available_cpus, other_processes_cpus
 
 REPO = Path(__file__).resolve().parent.parent
 POLL_SECONDS = 0.1
@@ -74,7 +74,7 @@ class Speed:
     """None for a run stopped before its training loop began."""
     bound: bool
     warned: bool
-    """Whether the run said other processes keep its CPUs busy (``voidrl.train.threads.busy_cpus_warning``)."""
+    """Whether the run said other processes keep its CPUs busy (``voidrl.training.threads.busy_cpus_warning``)."""
 
     def __str__(self) -> str:
         if self.steps_per_second is None:

@@ -28,7 +28,7 @@ from voidrl.config import algorithm_presets
 from voidrl.configs.apt import APTConfig
 from voidrl.intrinsic.apt import APTReward
 from voidrl.rollout.collector import Transition
-from voidrl.train.exploration import measure_exploration
+from voidrl.training.exploration import measure_exploration
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from latent_probe import latents_of, measure, play, quantities, table, write_table  # noqa: E402

@@ -37,7 +37,7 @@ from voidrl.io.checkpoint import load_checkpoint
 from voidrl.math.knn import knn_distances
 from voidrl.math.probes import knn_probe_r2, linear_probe_r2
 from voidrl.nets.encoders import APTEncoder, plain_encoder_state
-from voidrl.train.exploration import explore_agent
+from voidrl.training.exploration import explore_agent
 
 MSPACMAN_RAM = {"player x": [10], "player y": [16], "ghosts": [6, 7, 8, 9, 12, 13, 14, 15]}
 """AtariARI's Ms. Pac-Man addresses: her x and y, the ghosts' (Sue, Inky, Pinky, Blinky) x then y."""

@@ -26,7 +26,7 @@ from voidrl.envs.atari import PLAYER_POSITION_RAM
 from voidrl.envs.roms import rom_name
 from voidrl.intrinsic.apt import APTReward
 from voidrl.io.checkpoint import load_checkpoint
-from voidrl.train.agent import Agent
+from voidrl.training.agent import Agent
 
 
 def main() -> None:

@@ -81,7 +81,7 @@ def collect_frames(env_id: str, states: int, num_envs: int, stride: int, policy:
     env = make_env(env_id, EnvConfig(num_envs=num_envs))
     agent = None
     if policy is not None:
-        from voidrl.train.agent import Agent
+        from voidrl.training.agent import Agent
 
         agent = Agent.load(policy)
     generator = torch.Generator().manual_seed(seed)

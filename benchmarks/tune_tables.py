@@ -14,7 +14,7 @@ import csv
 from pathlib import Path
 
 from voidrl.io.report import read_episodes, read_evaluations
-from voidrl.train.tune import OBJECTIVE_EVALUATIONS
+from voidrl.training.tune import OBJECTIVE_EVALUATIONS
 
 RESULTS = Path(__file__).resolve().parent / "results" / "tune-cartpole"
 GROUPS = {"default": "default preset (cartpole)", "tuned": "best trial's preset"}

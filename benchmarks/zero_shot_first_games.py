@@ -23,9 +23,9 @@ sys.path.insert(0, str(ROOT))
 
 from finetune_ablation import WEIGHTS  # noqa: E402
 from voidrl.io.checkpoint import load_run_checkpoint  # noqa: E402
-from voidrl.train.agent import Agent  # noqa: E402
-from voidrl.train.presets import make_config  # noqa: E402
-from voidrl.train.runs import make_trainer  # noqa: E402
+from voidrl.training.agent import Agent  # noqa: E402
+from voidrl.training.presets import make_config  # noqa: E402
+from voidrl.training.runs import make_trainer  # noqa: E402
 
 ENV = "ALE/MsPacman-v5"
 

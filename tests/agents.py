@@ -6,8 +6,8 @@ import numpy as np
 import torch
 
 from voidrl.envs import make_env
-from voidrl.train.agent import Agent, build_policy_for
-from voidrl.train.presets import make_config
+from voidrl.training.agent import Agent, build_policy_for
+from voidrl.training.presets import make_config
 
 
 def untrained_agent(algo: str, env: str, **options) -> Agent:

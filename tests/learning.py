@@ -10,9 +10,9 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from voidrl.train.agent import Agent
-from voidrl.train.compare import run_side_by_side
-from voidrl.train.presets import make_config
+from voidrl.training.agent import Agent
+from voidrl.training.compare import run_side_by_side
+from voidrl.training.presets import make_config
 
 SEEDS = (0, 1, 2)
 

@@ -127,7 +127,7 @@ def test_a_write_failing_on_a_full_disk_says_so(tmp_path, monkeypatch, free_mb, 
 
 def test_config_written_with_the_old_network_name_still_loads():
     from voidrl.config import TrainConfig
-    from voidrl.train.presets import make_config
+    from voidrl.training.presets import make_config
 
     stored = make_config("ppg", "atari").to_dict()
     stored["algo_config"]["network"] = "thesis"
@@ -136,7 +136,7 @@ def test_config_written_with_the_old_network_name_still_loads():
 
 def test_renamed_presets_keep_their_old_names(tmp_path, capsys):
     from voidrl.cli import main
-    from voidrl.train.presets import make_config
+    from voidrl.training.presets import make_config
 
     assert make_config("ppg", "thesis", env="ALE/MsPacman-v5").to_dict() == make_config("ppg", "atari", env="ALE/MsPacman-v5").to_dict()
     assert make_config("ppg", env="ALE/MsPacman-v5").to_dict() == make_config("ppg", "atari", env="ALE/MsPacman-v5").to_dict()

@@ -14,7 +14,7 @@ from tests.learning import assert_majority, mean_of_last, train_seeds
 from voidrl.cli import command_preset, main, pretrain_defaults
 from voidrl.config import TrainConfig, default_presets_text
 from voidrl.io.checkpoint import load_checkpoint
-from voidrl.train.presets import make_config
+from voidrl.training.presets import make_config
 
 VOIDRL = [sys.executable, "-m", "voidrl"]
 

@@ -19,8 +19,8 @@ from voidrl.configs.search import check_search_space
 from voidrl.nets.bodies import make_body
 from voidrl.registry import (ALGORITHM_CLASSES, ALGORITHMS, CONFIGS, REWARD_CONFIGS, REWARD_SOURCE_CLASSES, REWARD_SOURCES, Registry,
                              import_attribute)
-from voidrl.train.preflight import preflight
-from voidrl.train.presets import make_config
+from voidrl.training.preflight import preflight
+from voidrl.training.presets import make_config
 
 
 def test_each_name_has_its_class_and_config():

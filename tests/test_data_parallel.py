@@ -25,7 +25,7 @@ from voidrl.intrinsic.apt import APTConfig, APTReward
 from voidrl.io.checkpoint import load_checkpoint
 from voidrl.math.running_stats import RunningMeanStd
 from voidrl.rollout.storage import RolloutStorage
-from voidrl.train.loop import merge_episodes
+from voidrl.training.loop import merge_episodes
 from tests.test_ppg import DISCRETE
 from tests.test_ppo import random_rollout
 
@@ -252,8 +252,8 @@ def test_ranks_resume_their_own_rng_streams_and_step_different_episodes(tmp_path
 
 def resume_worker(rank: int, store: str, out_dir: str) -> None:
     from voidrl.seeding import env_seed
-    from voidrl.train.loop import Trainer
-    from voidrl.train.presets import make_config
+    from voidrl.training.loop import Trainer
+    from voidrl.training.presets import make_config
 
     torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=2)
@@ -329,8 +329,8 @@ def test_a_group_failure_is_reported_while_the_stop_handlers_still_hold_off_torc
     """torchrun sends the surviving ranks SIGTERM as soon as it sees one die; a rank that said so only after its
     stop handlers were gone (on the way out through the logger's and the environments' closing) was killed by that
     SIGTERM's default action, silently (seen 2 times in 50 runs of this file on a loaded machine)."""
-    from voidrl.train.loop import Trainer
-    from voidrl.train.signals import GracefulStop
+    from voidrl.training.loop import Trainer
+    from voidrl.training.signals import GracefulStop
 
     seen = {}
 
@@ -354,7 +354,7 @@ def test_a_torchrun_rank_notes_a_stop_signal_before_its_run_starts_and_the_run_h
     """A rank that refuses an option exits at once; torchrun then SIGTERMs the others, and rank 0, the one that says
     the refusal, died of it before saying it (seen once in 50 runs of this file on a loaded machine). Held, the
     signal is noted, and a run that then starts stops at its first safe point."""
-    from voidrl.train import signals
+    from voidrl.training import signals
 
     monkeypatch.setattr(signals, "_held", [])
     before = {signum: signal.getsignal(signum) for signum in signals.STOP_SIGNALS}
@@ -376,7 +376,7 @@ def test_a_process_held_up_after_a_stop_signal_says_so_and_ends_itself(faulthand
     returns (here a sleep, in a rank a collective waiting for a peer that is gone) ends itself after ``give_up_after``
     seconds, saying so, with every thread's stack where faulthandler is on."""
     program = ("import os, signal, sys, time\n"
-               "from voidrl.train.signals import hold_stop_signals\n"
+               "from voidrl.training.signals import hold_stop_signals\n"
                "hold_stop_signals(give_up_after=0.5, say=lambda seconds: print(f'held up {seconds} s', file=sys.stderr))\n"
                "os.kill(os.getpid(), signal.SIGTERM)\n"
                "def held_up():\n"

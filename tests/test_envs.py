@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from voidrl.envs import EnvConfig, UnknownEnvironment, list_env_ids, make_env, suite_of
-from voidrl.train.preflight import check_task_fit
+from voidrl.training.preflight import check_task_fit
 
 
 def run_random(env, steps, seed=0):

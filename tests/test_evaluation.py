@@ -8,10 +8,10 @@ import torch
 import voidrl
 from voidrl.config import TrainConfig
 from voidrl.io.checkpoint import load_checkpoint, save_checkpoint
-from voidrl.train import Agent, train_from_config
-from voidrl.train.agent import build_policy_for
-from voidrl.train.evaluation import PeriodicEvaluator, evaluation_seed
-from voidrl.train.presets import make_config
+from voidrl.training import Agent, train_from_config
+from voidrl.training.agent import build_policy_for
+from voidrl.training.evaluation import PeriodicEvaluator, evaluation_seed
+from voidrl.training.presets import make_config
 
 # The cartpole preset: 8 environments x 32 steps = 256 environment steps per update.
 SMALL = {"env": "CartPole-v1", "eval_episodes": 3, "progress": False}

@@ -25,7 +25,7 @@ from voidrl.envs import make_env
 from voidrl.envs.snapshot import NotSaveable, from_plain, to_plain
 from voidrl.io.checkpoint import load_checkpoint, save_checkpoint
 
-loop = importlib.import_module("voidrl.train.loop")  # ``voidrl.train`` is also a function's name
+loop = importlib.import_module("voidrl.training.loop")
 
 
 def through_a_checkpoint(value):

@@ -13,8 +13,8 @@ from voidrl.configs.run import RunConfig
 from voidrl.envs import make_env
 from voidrl.envs.atari import PLAYER_POSITION_RAM
 from voidrl.envs.base import Step, VecEnv
-from voidrl.train.agent import Agent, build_policy_for
-from voidrl.train.exploration import Coverage, measure_exploration, random_actor, summarize_exploration
+from voidrl.training.agent import Agent, build_policy_for
+from voidrl.training.exploration import Coverage, measure_exploration, random_actor, summarize_exploration
 
 MS_PACMAN_COLOUR = (210, 164, 74)
 """Ms. Pac-Man's own colour on the emulator's screen (no ghost, wall or pellet has it)."""

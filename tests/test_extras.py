@@ -55,7 +55,7 @@ def test_compare_without_the_analysis_extra_stops_before_training(monkeypatch, t
 
 
 def test_the_training_loop_imports_no_package_of_an_extra():
-    code = f"import sys, voidrl.train.loop; print(*sorted({set(EXTRA_PACKAGES)!r} & set(sys.modules)))"
+    code = f"import sys, voidrl.training.loop; print(*sorted({set(EXTRA_PACKAGES)!r} & set(sys.modules)))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.split() == []
 

@@ -16,9 +16,9 @@ from voidrl.configs.run import RunConfig
 from voidrl.envs.factory import EnvConfig
 from voidrl.registry import ALGORITHMS, REWARD_SOURCES
 from voidrl.schedule import Schedule
-from voidrl.train.loop import Trainer
-from voidrl.train.preflight import preflight
-from voidrl.train.presets import make_config
+from voidrl.training.loop import Trainer
+from voidrl.training.preflight import preflight
+from voidrl.training.presets import make_config
 from voidrl.validation import field_type
 
 SHARED_SECTIONS = (RunConfig, EnvConfig, *(source.config_class for source in REWARD_SOURCES.values()))

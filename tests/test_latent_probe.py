@@ -10,8 +10,8 @@ import torch
 from voidrl.config import TrainConfig
 from voidrl.configs.env import EnvConfig
 from voidrl.configs.run import RunConfig
-from voidrl.train.agent import Agent, build_policy_for
-from voidrl.train.exploration import explore_agent
+from voidrl.training.agent import Agent, build_policy_for
+from voidrl.training.exploration import explore_agent
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))

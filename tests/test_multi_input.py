@@ -15,7 +15,7 @@ import voidrl
 from tests.user_envs import CameraAndJoints
 from voidrl.envs.gym_backend import KeyedFlatten, for_the_agent
 from voidrl.nets.bodies import MLP, KeyedShape, MultiInputBody, ObservationPart, auto_network, make_body
-from voidrl.train.check import check_environment
+from voidrl.training.check import check_environment
 
 ENV_ID = "tests.user_envs:CameraAndJoints-v0"
 

@@ -12,8 +12,8 @@ from voidrl.callbacks import Callback
 from voidrl.io.checkpoint import load_checkpoint, save_checkpoint
 from voidrl.nets.actor_critic import first_step_inputs
 from voidrl.rollout.frames import gather_across
-from voidrl.train.loop import Trainer
-from voidrl.train.presets import make_config
+from voidrl.training.loop import Trainer
+from voidrl.training.presets import make_config
 from tests.learning import assert_majority, mean_of_last, train_seeds
 from tests.test_ppo import random_rollout
 

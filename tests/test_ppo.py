@@ -14,8 +14,8 @@ from voidrl.nets import ActorCritic
 from voidrl.nets.actor_critic import first_step_inputs
 from voidrl.rollout import RolloutStorage
 from voidrl.seeding import rng_state, set_rng_state
-from voidrl.train.preflight import preflight
-from voidrl.train.presets import make_config
+from voidrl.training.preflight import preflight
+from voidrl.training.presets import make_config
 
 DISCRETE = gym.spaces.Discrete(3)
 BOX = gym.spaces.Box(-1.0, 1.0, (2,))

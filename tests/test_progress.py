@@ -2,7 +2,7 @@
 
 import voidrl
 from voidrl.rollout.collector import RolloutStats
-from voidrl.train.hooks import ProgressLines, UpdateReport, duration
+from voidrl.training.hooks import ProgressLines, UpdateReport, duration
 
 
 def report(step, final=False, recent=0, mean=0.0):

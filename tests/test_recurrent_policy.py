@@ -23,7 +23,7 @@ from voidrl.nets.recurrent import lstm_over_episodes
 from voidrl.rollout import Collector
 from voidrl.rollout.collector import PolicySampling
 from voidrl.rollout.minibatches import sequence_steps, shuffled_sequence_minibatches
-from voidrl.train.presets import make_config
+from voidrl.training.presets import make_config
 
 
 def collect(num_steps=24, num_envs=3, shared=False, policy=None):

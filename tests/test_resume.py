@@ -12,8 +12,8 @@ import voidrl
 from tests.test_cli import VOIDRL, read_rows, run
 from voidrl.cli import main
 from voidrl.io.checkpoint import load_checkpoint
-from voidrl.train.loop import Trainer
-from voidrl.train.presets import make_config
+from voidrl.training.loop import Trainer
+from voidrl.training.presets import make_config
 
 ORIGINAL = ["train", "ppo", "--env", "CartPole-v1", "--seed", "1", "--num-steps", "64", "--run-dir", "run", "--no-progress"]
 """8 envs x 64 steps: 512 steps per update."""

@@ -14,7 +14,7 @@ from voidrl.cli import main
 from voidrl.config import TrainConfig
 from voidrl.configs.ppo import PPOConfig
 from voidrl.schedule import Schedule, parse_schedule, schedule_problem, schedule_value, stored_schedule
-from voidrl.train.presets import make_config
+from voidrl.training.presets import make_config
 
 
 def test_values_by_hand():

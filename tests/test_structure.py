@@ -105,9 +105,9 @@ def test_the_pair_finder_sees_two_packages_importing_each_other():
 def test_no_two_packages_import_each_other():
     """Each package sits above or below another, never both: the leaves the lower layers share (the collectives, the
     field checks, the schedules) are top-level modules beneath them, and what uses the whole agent (check-env,
-    export) sits in ``voidrl.train``. One exception, for annotations only: ``voidrl.callbacks`` names the
+    export) sits in ``voidrl.training``. One exception, for annotations only: ``voidrl.callbacks`` names the
     ``Agent`` it hands a callback."""
-    assert two_way_packages(import_graph(type_only=True)) == {("voidrl.callbacks", "voidrl.train")}
+    assert two_way_packages(import_graph(type_only=True)) == {("voidrl.callbacks", "voidrl.training")}
     assert two_way_packages(import_graph()) == set()
 
 
@@ -124,7 +124,7 @@ def without_own_packages(graph: dict[str, set[str]]) -> dict[str, set[str]]:
 
 def test_no_import_cycle_between_voidrl_modules():
     graph = import_graph()
-    assert len(graph) > 50 and "voidrl.train.loop" in graph["voidrl.train.runs"]
+    assert len(graph) > 50 and "voidrl.training.loop" in graph["voidrl.training.runs"]
     assert find_cycle(without_own_packages(graph)) is None
 
 
@@ -143,8 +143,8 @@ field checks and the schedules, which import no voidrl module above them."""
 
 def test_the_configuration_imports_nothing_above_it():
     """Imports inside functions and for annotations only included: checks that need the layers above run in
-    ``voidrl.train.preflight``, and the preset that the environment's suite decides is applied by
-    ``voidrl.train.presets``."""
+    ``voidrl.training.preflight``, and the preset that the environment's suite decides is applied by
+    ``voidrl.training.presets``."""
     graph = import_graph(type_only=True)
     allowed = (*CONFIGURATION, *BENEATH_THE_CONFIGURATION)
 
@@ -161,7 +161,7 @@ def test_the_ray_side_imports_nothing_from_the_training_loop():
     graph = import_graph()
     distributed = [module for module in graph if module.startswith("voidrl.distributed")]
     assert "voidrl.distributed.engine" in distributed
-    assert {module: sorted(t for t in graph[module] if t.startswith("voidrl.train")) for module in distributed} == {
+    assert {module: sorted(t for t in graph[module] if t.startswith("voidrl.training")) for module in distributed} == {
         module: [] for module in distributed}
 
 
@@ -205,7 +205,7 @@ def configuration_path(config) -> list[tuple[str, str]]:
     """The calls of ``make_trainer(config)`` that are handed the configuration, one of its option blocks or a value
     taken from them (``carried_values``), in order: ``(caller's module, called function's module)`` for every voidrl
     function outside the configuration layer."""
-    from voidrl.train.runs import make_trainer
+    from voidrl.training.runs import make_trainer
 
     carried = carried_values(config)
     calls = []
@@ -227,7 +227,7 @@ def configuration_path(config) -> list[tuple[str, str]]:
 
 def test_the_walk_follows_a_value_taken_from_the_configuration(tmp_path):
     """A module handed only an option's value (the environment's id), never the config, is on the walk."""
-    from voidrl.train.presets import make_config
+    from voidrl.training.presets import make_config
 
     config = make_config("ppo", None, env="CartPole-v1", seed=0, torch_threads=1, run_dir=str(tmp_path / "run"))
     assert "voidrl.envs.variants" in {module for _, module in configuration_path(config)}
@@ -242,12 +242,12 @@ def test_the_configuration_passes_through_few_modules_and_rarely_climbs(tmp_path
     outside the configuration layer (as measured on 2026-12-08: a walk that grows fails), and at most 6 of the calls
     that hand them on go up the imports (into a module that imports the caller, directly or not: a closure handed down,
     a hook)."""
-    from voidrl.train.presets import make_config
+    from voidrl.training.presets import make_config
 
     calls = configuration_path(make_config(algo, None, env=env, seed=0, torch_threads=1, run_dir=str(tmp_path / "run"), **options))
     modules = list(dict.fromkeys(module for _, module in calls))
     above = importers_of(without_own_packages(import_graph()))
     climbs = [(caller, module) for caller, module in calls if caller in above and module in above[caller]]
-    assert {"voidrl.train.loop", "voidrl.envs.factory"} <= set(modules) and any(m.startswith("voidrl.algos.") for m in modules)
+    assert {"voidrl.training.loop", "voidrl.envs.factory"} <= set(modules) and any(m.startswith("voidrl.algos.") for m in modules)
     assert len(modules) <= rooms, modules
     assert len(climbs) <= 6, climbs

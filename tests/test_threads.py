@@ -8,8 +8,8 @@ import pytest
 import torch
 
 import voidrl
-from voidrl.train import threads
-from voidrl.train.loop import Trainer
+from voidrl.training import threads
+from voidrl.training.loop import Trainer
 
 
 def test_mlps_get_one_thread_and_convolutions_every_available_cpu_unless_niced(monkeypatch):
@@ -24,7 +24,7 @@ def test_mlps_get_one_thread_and_convolutions_every_available_cpu_unless_niced(m
 
 
 def test_a_process_started_with_nice_counts_as_niced():
-    command = [sys.executable, "-c", "from voidrl.train.threads import niced; print(niced())"]
+    command = [sys.executable, "-c", "from voidrl.training.threads import niced; print(niced())"]
     assert subprocess.run(["nice", "-n", "5", *command], capture_output=True, text=True, check=True).stdout.strip() == "True"
 
 
@@ -61,8 +61,8 @@ def test_training_an_mlp_uses_one_thread_and_restores_the_callers_setting(tmp_pa
 def test_the_networks_start_the_same_whatever_thread_count_the_process_has(tmp_path):
     """An orthogonal initialisation's QR gives other bits with 1 and 2 threads (a 64 x 64 layer already): the networks
     are built with the run's count, so the same run starts alike on a 2- and a 16-CPU machine."""
-    from voidrl.train.presets import make_config
-    from voidrl.train.runs import make_trainer
+    from voidrl.training.presets import make_config
+    from voidrl.training.runs import make_trainer
 
     before, weights = torch.get_num_threads(), []
     try:
@@ -94,7 +94,7 @@ def test_the_count_is_chosen_once_recorded_and_never_follows_the_load(tmp_path, 
     import functools
     import json
 
-    from voidrl.train import loop
+    from voidrl.training import loop
 
     monkeypatch.setattr(threads, "available_cpus", lambda: 2)
     monkeypatch.setattr(loop, "default_threads", lambda obs_shape: 2)

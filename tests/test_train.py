@@ -1,5 +1,6 @@
 """The training loop: determinism under a seed, logs."""
 
+import pytest
 import torch
 
 import voidrl
@@ -50,7 +51,7 @@ def test_collector_draws_mixture_actions_from_the_persistent_uniforms():
 
 def test_persistence_state_is_checkpointed_and_resumed(tmp_path):
     from voidrl.io.checkpoint import load_checkpoint
-    from voidrl.train.runs import train_from_config
+    from voidrl.training.runs import train_from_config
 
     options = dict(env="voidrl/InvertedPendulumFall-v5", num_envs=2, num_steps=64, progress=False,
                    continuous_policy="mixture", action_persistence=0.9, run_dir=str(tmp_path))
@@ -59,3 +60,22 @@ def test_persistence_state_is_checkpointed_and_resumed(tmp_path):
     assert state["uniforms"].shape == (2, 1, 2)
     train_from_config(voidrl.make_config("ppo", steps=256, **options), resume=True)
     assert load_checkpoint(tmp_path / "checkpoint.pt")["step"] == 256
+
+
+def test_the_subpackages_old_name_still_imports_the_same_modules_with_a_warning(monkeypatch):
+    """``voidrl.train.X`` (the subpackage until 2026-12-08) gives ``voidrl.training.X`` itself, not a copy, and says so;
+    ``voidrl.train`` stays the function."""
+    import importlib
+    import sys
+
+    import voidrl
+    from voidrl.training import agent
+
+    monkeypatch.delitem(sys.modules, "voidrl.train.agent", raising=False)
+    with pytest.warns(DeprecationWarning, match=r"voidrl\.train\.agent is voidrl\.training\.agent"):
+        old = importlib.import_module("voidrl.train.agent")
+    assert old is agent and sys.modules["voidrl.training.agent"] is agent
+    with pytest.warns(DeprecationWarning, match=r"voidrl\.train\.Agent is voidrl\.training\.Agent"):
+        from voidrl.train import Agent
+    assert Agent is agent.Agent
+    assert callable(voidrl.train) and voidrl.train.__module__ == "voidrl"

@@ -190,7 +190,7 @@ def test_init_temperature_is_refused_for_a_continuous_policy(tmp_path):
     ({}, 1.0),  # train from scratch with the fine-tuning preset's settings
 ])
 def test_the_presets_temperature_acts_only_on_a_loaded_policy_head(options, temperature):
-    from voidrl.train.presets import make_config
+    from voidrl.training.presets import make_config
 
     config = make_config("ppg", "atari-finetune", env="ALE/MsPacman-v5", **options)
     config.validate()
@@ -199,7 +199,7 @@ def test_the_presets_temperature_acts_only_on_a_loaded_policy_head(options, temp
 
 
 def test_a_temperature_the_user_gives_is_refused_where_it_cannot_act():
-    from voidrl.train.presets import make_config
+    from voidrl.training.presets import make_config
 
     with pytest.raises(ValueError, match="init_temperature needs init_from"):
         make_config("ppg", "atari-finetune", env="ALE/MsPacman-v5", init_temperature=0.25).validate()

@@ -13,7 +13,7 @@ import pytest
 
 from voidrl.callbacks import Callback
 from voidrl.cli import main
-from voidrl.train.tune import OBJECTIVE_EVALUATIONS, ReportToTrial, fitting_space
+from voidrl.training.tune import OBJECTIVE_EVALUATIONS, ReportToTrial, fitting_space
 
 VOIDRL = [sys.executable, "-m", "voidrl"]
 SEED = "4"

@@ -28,7 +28,7 @@ from voidrl.envs.variants import VARIANTS
 from voidrl.io.checkpoint import load_checkpoint
 from voidrl.nets.actor_critic import MASKED_LOGIT
 from voidrl.nets.distributions import MultiCategorical, kl_divergence
-from voidrl.train.signals import RunAborted
+from voidrl.training.signals import RunAborted
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = {"num_envs": 4, "num_steps": 32, "progress": False, "torch_threads": 1}

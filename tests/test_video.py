@@ -16,9 +16,9 @@ from voidrl.cli import main
 from voidrl.envs import make_env
 from voidrl.envs.atari import AtariVecEnv
 from voidrl.io.video import EpisodeFiles, check_video_packages, episode_file_name
-from voidrl.train import Agent
-from voidrl.train.agent import build_policy_for
-from voidrl.train.presets import make_config
+from voidrl.training import Agent
+from voidrl.training.agent import build_policy_for
+from voidrl.training.presets import make_config
 
 
 def untrained_agent(algo: str, env_id: str, **options) -> Agent:

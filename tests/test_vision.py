@@ -20,8 +20,8 @@ from voidrl.envs.vision import VAEVision
 from voidrl.envs.wrappers import FrameStack
 from voidrl.math.elbo import elbo, kl_to_standard_normal, log_likelihood, reparameterize
 from voidrl.nets.vae import VAE, VAEShape, load_vae, save_vae
-from voidrl.train.loop import Trainer
-from voidrl.train.presets import make_config
+from voidrl.training.loop import Trainer
+from voidrl.training.presets import make_config
 
 SIZE = 32  # small frames keep rendering and the VAE fast in tests
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no GPU"))]
@@ -363,7 +363,7 @@ def test_vae_probe_measures_a_vae_on_new_frames_and_refuses_a_bad_file_in_one_li
 
 
 def test_the_limbs_angles_leave_out_the_roots_joints():
-    from voidrl.train.vae import limb_angle_columns
+    from voidrl.training.vae import limb_angle_columns
 
     assert limb_angle_columns("InvertedPendulum-v5") == {"hinge": 1}  # the pole's angle; the cart's slider is the root
     assert limb_angle_columns("Hopper-v5") == {"thigh_joint": 2, "leg_joint": 3, "foot_joint": 4}
@@ -374,7 +374,7 @@ def test_the_limbs_angles_leave_out_the_roots_joints():
 def test_the_body_mask_is_the_bodys_pixels_and_follows_it():
     """MuJoCo's segmentation in the frame's own context: the cheetah and nothing of the floor or sky, and it moves
     when the body moves."""
-    from voidrl.train.vae import collect_frames
+    from voidrl.training.vae import collect_frames
 
     frames, positions, masks = collect_frames("HalfCheetah-v5", 64, 6, keep_probability=0.3, action_persistence=0.9, seed=0,
                                               progress=False, body_masks=True)
@@ -407,7 +407,7 @@ def test_vae_train_weights_the_bodys_pixels_when_asked(tmp_path, monkeypatch):
 
 
 def test_frames_can_come_from_a_trained_policy_that_plays_a_share_of_the_episodes(tmp_path, monkeypatch, capsys):
-    from voidrl.train.vae import collect_frames, load_frame_policy
+    from voidrl.training.vae import collect_frames, load_frame_policy
 
     monkeypatch.chdir(tmp_path)
     assert main(["train", "ppo", "--env", "HalfCheetah-v5", "--steps", "64", "--num-steps", "32", "--minibatch-size", "32",
@@ -454,7 +454,7 @@ def test_frames_can_come_from_a_trained_policy_that_plays_a_share_of_the_episode
 
 @pytest.mark.parametrize("terminal", [False, True])
 def test_vae_frame_rendering_shows_its_bar_only_on_a_terminal_by_default(capsys, monkeypatch, terminal):
-    from voidrl.train.vae import collect_frames
+    from voidrl.training.vae import collect_frames
 
     monkeypatch.setattr(sys.stderr, "isatty", lambda: terminal)
     collect_frames("InvertedPendulum-v5", SIZE, 8, keep_probability=1.0, action_persistence=0.9, seed=0)

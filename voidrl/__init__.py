@@ -19,23 +19,24 @@ import gymnasium as gym
 from voidrl.envs.variants import register_variants
 from voidrl.process import configure_process
 from voidrl.registry import lazy_attributes
+from voidrl.renamed import keep_old_import_paths
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from voidrl.callbacks import Callback
-    from voidrl.train import Agent
+    from voidrl.training.agent import Agent
 
 __version__ = "0.1.0"
 
-EXPORTS = {"Agent": "voidrl.train.agent:Agent", "TrainConfig": "voidrl.config:TrainConfig", "make_config": "voidrl.train.presets:make_config",
-           "train_from_config": "voidrl.train.runs:train_from_config", "evaluate_policy": "voidrl.train.agent:evaluate_policy"}
+EXPORTS = {"Agent": "voidrl.training.agent:Agent", "TrainConfig": "voidrl.config:TrainConfig", "make_config": "voidrl.training.presets:make_config",
+           "train_from_config": "voidrl.training.runs:train_from_config", "evaluate_policy": "voidrl.training.agent:evaluate_policy"}
 """The names this package exports beside ``train`` and ``load``, imported on first use."""
 __getattr__ = lazy_attributes(__name__, EXPORTS)
 
 configure_process()  # before anything imports torch
 register_variants()
-importlib.import_module("voidrl.train")  # before train() below, which a first import of the subpackage would overwrite
+keep_old_import_paths()
 importlib.import_module("voidrl.callbacks")  # voidrl.callbacks.StopOnReturn and the others after `import voidrl`
 
 
@@ -58,8 +59,8 @@ def train(algo: str, env: Any = None, steps: int | None = None, preset: str | No
     Returns an ``Agent`` that can ``predict`` (raw observations, one or a batch), ``act``, ``evaluate`` and ``save``.
     """
     from voidrl.envs.suites import env_id_of
-    from voidrl.train.presets import make_config
-    from voidrl.train.runs import resume_config, train_from_config
+    from voidrl.training.presets import make_config
+    from voidrl.training.runs import resume_config, train_from_config
 
     if isinstance(env, gym.vector.VectorEnv):
         options.setdefault("num_envs", env.num_envs)
@@ -96,7 +97,7 @@ train.__doc__ = (train.__doc__ or "").rstrip() + "\n\n" + _options_text() + "\n"
 def load(path: str, device: str = "cpu", env: Any = None) -> Agent:
     """An ``Agent`` from a checkpoint file; ``env``: the class or function of a run trained on one given from Python
     that this process cannot import by its name (a lambda, a class defined inside a function)."""
-    from voidrl.train.agent import Agent
+    from voidrl.training.agent import Agent
 
     return Agent.load(path, device, env)
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from voidrl.config import TrainConfig
-    from voidrl.train.agent import Agent
+    from voidrl.training.agent import Agent
 
 EVALUATION_RETURN = "eval/return_mean"
 """The mean return of a greedy evaluation's episodes (``eval_every``)."""

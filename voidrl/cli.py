@@ -38,8 +38,8 @@ from voidrl.distributed import launched_by_torchrun
 from voidrl.envs.failure import EnvironmentFailure, user_traceback
 from voidrl.registry import ALGORITHMS, REWARD_SOURCES
 from voidrl.schedule import Schedule, parse_schedule
-from voidrl.train.presets import default_preset, make_config, setting_sources
-from voidrl.train.signals import RunAborted, RunStopped, hold_stop_signals
+from voidrl.training.presets import default_preset, make_config, setting_sources
+from voidrl.training.signals import RunAborted, RunStopped, hold_stop_signals
 from voidrl.validation import check_field_types, check_seed, field_type
 
 USAGE_ERROR = 2
@@ -157,7 +157,7 @@ def help_preset(argv: list[str] | None, command: str, algo: str) -> tuple[str, d
     """For ``--help``: the name of the preset the run of ``argv`` would apply (by its ``--preset``, or its ``--env``'s,
     CartPole-v1's without one) and its values by option name, what the run uses unless a flag says otherwise; ("", {})
     where none applies or ``argv`` asks for no help."""
-    from voidrl.train.presets import preset_settings
+    from voidrl.training.presets import preset_settings
 
     if argv is None or not {"-h", "--help"} & set(argv):
         return "", {}
@@ -298,7 +298,7 @@ def add_play_threads_option(parser: argparse.ArgumentParser) -> None:
 
 def play_threads(command: str, args: argparse.Namespace) -> contextlib.AbstractContextManager:
     """The thread count ``--torch-threads`` asks ``command`` to play with (torch's own count when not given)."""
-    from voidrl.train.threads import check_thread_count, torch_threads
+    from voidrl.training.threads import check_thread_count, torch_threads
 
     if args.torch_threads is None:
         return contextlib.nullcontext()
@@ -453,11 +453,11 @@ def build_parser(argv: list[str] | None = None) -> Parser:
 def command_train(args: argparse.Namespace, callbacks: Sequence[Callback] = ()) -> int:
     from voidrl import collective
     from voidrl.io.checkpoint import load_run_checkpoint
-    from voidrl.train.agent import summarize
-    from voidrl.train.allocator import pin_allocator_thresholds
+    from voidrl.training.agent import summarize
+    from voidrl.training.allocator import pin_allocator_thresholds
     from voidrl.io.run_dir import RunDirError
-    from voidrl.train.preflight import preflight
-    from voidrl.train.runs import make_trainer, resume_config
+    from voidrl.training.preflight import preflight
+    from voidrl.training.runs import make_trainer, resume_config
 
     pin_allocator_thresholds()  # this process is ours: the library itself leaves the allocator alone
     if launched_by_torchrun():
@@ -516,7 +516,7 @@ def command_train(args: argparse.Namespace, callbacks: Sequence[Callback] = ()) 
 def plan_comparison(args: argparse.Namespace, preset: str | None, options: dict[str, Any], source: dict[str, Any] | None):
     """The pre-training run (or None) and every run of the comparison, each checked and built once on trial
     (``source``: the loaded ``--from`` checkpoint)."""
-    from voidrl.train.compare import comparison_runs, preflight
+    from voidrl.training.compare import comparison_runs, preflight
 
     if args.seeds < 1:
         raise ValueError(f"--seeds must be a positive integer, got {args.seeds}")
@@ -535,7 +535,7 @@ def plan_comparison(args: argparse.Namespace, preset: str | None, options: dict[
 
 
 def run_comparison(pretrain_config: TrainConfig | None, base: TrainConfig, runs, parallel: int) -> int:
-    from voidrl.train.compare import compare, run_to_completion
+    from voidrl.training.compare import compare, run_to_completion
 
     if pretrain_config is not None:
         run_to_completion(pretrain_config)
@@ -601,7 +601,7 @@ def _last_returns(path: str, count: int) -> list[float]:
 def command_eval(args: argparse.Namespace) -> int:
     from voidrl.io.run_dir import check_writable_dir
     from voidrl.io.video import EpisodeFiles, check_video_packages
-    from voidrl.train.agent import Agent, resolve_device, summarize
+    from voidrl.training.agent import Agent, resolve_device, summarize
 
     if args.episodes < 1:
         raise CliError(f"voidrl eval: --episodes must be a positive integer, got {args.episodes}")
@@ -636,8 +636,8 @@ def command_eval(args: argparse.Namespace) -> int:
 def command_explore(args: argparse.Namespace) -> int:
     from voidrl.io.run_dir import check_writable_dir
     from voidrl.nets.parts import rescale_policy_logits
-    from voidrl.train.agent import Agent, resolve_device
-    from voidrl.train.exploration import check_atari, explore_agent, explore_random, summarize_exploration, write_exploration
+    from voidrl.training.agent import Agent, resolve_device
+    from voidrl.training.exploration import check_atari, explore_agent, explore_random, summarize_exploration, write_exploration
 
     for name in ("episodes", "num_envs"):
         value = getattr(args, name)
@@ -686,10 +686,10 @@ def command_explore(args: argparse.Namespace) -> int:
 
 def command_export(args: argparse.Namespace) -> int:
     from voidrl.io.checkpoint import load_run_checkpoint, save_checkpoint
-    from voidrl.train.export import export_policy
+    from voidrl.training.export import export_policy
     from voidrl.io.run_dir import check_writable_dir
     from voidrl.nets.parts import fine_tuning_weights
-    from voidrl.train.agent import Agent
+    from voidrl.training.agent import Agent
 
     out = Path(args.out)
     if out.is_dir():
@@ -759,7 +759,7 @@ def command_plot(args: argparse.Namespace) -> int:
 def command_vae(args: argparse.Namespace) -> int:
     from voidrl.io.run_dir import check_writable_dir
     from voidrl.nets.vae import load_vae
-    from voidrl.train.vae import check_vae_training, load_frame_policy, probe_vae, train_vae
+    from voidrl.training.vae import check_vae_training, load_frame_policy, probe_vae, train_vae
 
     options = {name: value for name, value in vars(args).items() if name not in ("command", "vae_command")}
     with usage_errors():
@@ -784,7 +784,7 @@ def command_vae(args: argparse.Namespace) -> int:
 def command_tune(args: argparse.Namespace) -> int:
     if importlib.util.find_spec("optuna") is None:
         raise CliError("voidrl tune needs the optuna package: install voidrl's tune extra (pip install -e '.[tune]')")
-    from voidrl.train.tune import TrialFailed, Tuner
+    from voidrl.training.tune import TrialFailed, Tuner
 
     with usage_errors():
         config = TuneConfig(**{name: value for name, value in vars(args).items() if name != "command"})
@@ -806,7 +806,7 @@ def command_completion(args: argparse.Namespace) -> int:
 
 
 def command_check_env(args: argparse.Namespace) -> int:
-    from voidrl.train.check import check_environment
+    from voidrl.training.check import check_environment
 
     if args.steps < 1:
         raise CliError(f"voidrl check-env: --steps must be a positive integer, got {args.steps}")

@@ -1,8 +1,8 @@
 """Run configuration: ``TrainConfig`` gathers a run's options (the run's, the environment's, the algorithm's and the
 reward plug-in's own, each a dataclass of ``voidrl.configs``), plus presets. Imports no torch or gymnasium, and nothing
 above the configuration: the command line builds its options from here, and ``TrainConfig.validate`` checks what the
-options alone tell; what needs the environment, a network or a file ``voidrl.train.preflight`` checks, and a preset
-that the environment's suite decides ``voidrl.train.presets`` applies."""
+options alone tell; what needs the environment, a network or a file ``voidrl.training.preflight`` checks, and a preset
+that the environment's suite decides ``voidrl.training.presets`` applies."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ class TrainConfig:
     intrinsic_config: Any = None
     """The options of the reward plug-in ``run.intrinsic`` names (its ``config_class``); None without one."""
     given_options: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
-    """The options the user gave (``voidrl.train.presets.make_config``'s overrides), which ``validate`` refuses where
+    """The options the user gave (``voidrl.training.presets.make_config``'s overrides), which ``validate`` refuses where
     they cannot act (``voidrl.configs.conditions``); not part of the run: empty in a config loaded from a run."""
 
     def __post_init__(self):
@@ -70,7 +70,7 @@ class TrainConfig:
 
         Checks every field's type (finite numbers only), each one's range, and the combinations of
         options that cannot work together; what needs the environment, a network or an installed package
-        (``voidrl.train.preflight``) and the fit to the environment's spaces are checked when the run is built
+        (``voidrl.training.preflight``) and the fit to the environment's spaces are checked when the run is built
         (``Trainer``), still before anything is written.
         """
         for section in self.sections().values():
@@ -133,7 +133,7 @@ class TrainConfig:
 
     def validate_remote_actors(self) -> None:
         """What Ray actors cannot do: each would keep normalisation statistics of its own, and none runs a
-        reward plug-in (the algorithm's config refuses the rest in its ``check_run``, and ``voidrl.train.preflight``
+        reward plug-in (the algorithm's config refuses the rest in its ``check_run``, and ``voidrl.training.preflight``
         an environment given from Python that their processes cannot find)."""
         remote = sorted(name for name in ALGORITHMS if ALGORITHMS.config_class(name).remote_actors)
         if self.algo not in remote:
@@ -254,7 +254,7 @@ def algorithm_presets(algo: str) -> dict[str, dict[str, dict[str, Any]]]:
 
 ENV_PRESETS = {"CartPole-v1": "cartpole", "voidrl/InvertedPendulumFall-v5": "pendulum"}
 """Environments whose default preset is their own rather than their suite's (when the algorithm has it;
-``voidrl.train.presets.default_preset``)."""
+``voidrl.training.presets.default_preset``)."""
 
 
 COMMAND_PRESETS = {"pretrain": {"atari": "pretrain", "minatar": "minatar-pretrain"}, "finetune": {"atari": "atari-finetune"}}

@@ -1,6 +1,6 @@
 """One trial of ``voidrl tune``, in a process of its own: ``python -m voidrl.tune_trial --study-dir D --trial-id ID
 --startup-trials S -- train ALGO ...`` runs the ``voidrl train`` command after ``--`` with
-``voidrl.train.tune.ReportToTrial``: the run reports each evaluation to the trial in ``D/study.db`` and asks the
+``voidrl.training.tune.ReportToTrial``: the run reports each evaluation to the trial in ``D/study.db`` and asks the
 pruner itself. A pruned run stops at the evaluation that pruned it, checkpointed, and the process exits with
 ``PRUNED_STATUS``; otherwise with the command's own status."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import optuna
 
 from voidrl import cli
-from voidrl.train.tune import PRUNED_STATUS, ReportToTrial, median_pruner, study_storage
+from voidrl.training.tune import PRUNED_STATUS, ReportToTrial, median_pruner, study_storage
 
 
 def main(argv: list[str] | None = None) -> int:

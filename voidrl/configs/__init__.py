@@ -2,7 +2,7 @@
 one dataclass each, documented field by field, with each algorithm's presets (``TrainConfig``, which gathers a run's,
 is ``voidrl.config``'s). Nothing here imports torch or gymnasium, nor any voidrl module above the configuration, so the
 command line lists and documents every option without them (``voidrl train r2d2 --help``); checks that need an
-environment or a network run in ``voidrl.train.preflight``.
+environment or a network run in ``voidrl.training.preflight``.
 
 An algorithm's config class also says what the command line and ``TrainConfig`` must know of its algorithm
 (``base.AlgorithmConfig``: presets, Ray actors, its own novelty reward); the registry of names

@@ -21,6 +21,6 @@ LIKELIHOODS = ("bernoulli", "gaussian")
 ENCODER_KERNELS = (2, 4)
 """Kernel sizes of the VAE encoder's stride-2 convolutions (``voidrl.nets.vae``)."""
 EXPORT_FORMATS = ("torchscript", "onnx")
-"""Files ``voidrl export`` writes a policy to (``voidrl.train.export``)."""
+"""Files ``voidrl export`` writes a policy to (``voidrl.training.export``)."""
 WEIGHTS_FORMAT = "weights"
 """``voidrl export --format weights``: the networks a run starts from (``voidrl.nets.parts.fine_tuning_weights``)."""

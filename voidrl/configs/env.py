@@ -76,7 +76,7 @@ class EnvConfig:
 
     def validate(self) -> None:
         """The environment options' ranges and combinations; a ValueError naming the field. Their fit to the task
-        (its suite, its variant) ``voidrl.train.preflight`` checks."""
+        (its suite, its variant) ``voidrl.training.preflight`` checks."""
         require_positive_integers(self, ("num_envs", "max_episode_steps", "action_repeat", "frame_stack", "vision_finetune_every"))
         require_positive(self, ("reward_scale", "reward_clip"))
         require_each(self, ("pixels",), lambda size: size >= 16, "be at least 16 (pixels a side)")

@@ -1,4 +1,4 @@
-"""The options of ``voidrl tune`` (the search: ``voidrl.train.tune``)."""
+"""The options of ``voidrl tune`` (the search: ``voidrl.training.tune``)."""
 
 from __future__ import annotations
 

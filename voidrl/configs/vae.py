@@ -1,4 +1,4 @@
-"""What ``voidrl vae train`` collects and how it trains (the command: ``voidrl.train.vae``)."""
+"""What ``voidrl vae train`` collects and how it trains (the command: ``voidrl.training.vae``)."""
 
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ class VAETrainConfig:
 
     def validate(self) -> None:
         """A ValueError naming the first bad field, no I/O; what needs the environment, torch or the run directory
-        (the VAE's shape, the device, the task's suite, the directory) ``voidrl.train.vae.check_vae_training``
+        (the VAE's shape, the device, the task's suite, the directory) ``voidrl.training.vae.check_vae_training``
         checks."""
         if not self.run_dir:
             raise ValueError("run_dir is required (--run-dir DIR)")

@@ -1,4 +1,4 @@
-"""Beyond one process: actors on Ray feeding one learner (``--actors N``, engine.py; its loop is ``voidrl.train.ray_loop``).
+"""Beyond one process: actors on Ray feeding one learner (``--actors N``, engine.py; its loop is ``voidrl.training.ray_loop``).
 The collectives of data-parallel runs launched by ``torchrun`` are ``voidrl.collective``, a leaf that the math, the
 networks and the algorithms call."""
 

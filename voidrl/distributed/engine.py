@@ -14,7 +14,7 @@ weights with the request for its next chunk. Nothing here knows an agent:
   others act on while the learner trains.
 
 Ray restarts an actor that dies and reruns its chunk, so the run goes on. The loop that drives them is
-``voidrl.train.ray_loop.DistributedTrainer``; nothing here imports the training loop.
+``voidrl.training.ray_loop.DistributedTrainer``; nothing here imports the training loop.
 """
 
 from __future__ import annotations

@@ -14,11 +14,11 @@ from typing import Any
 from voidrl.config import TrainConfig
 from voidrl.extras import require
 from voidrl.io.report import compare_runs
-from voidrl.train.allocator import pin_allocator_thresholds
-from voidrl.train.loop import CHECKPOINT_NAME, has_run_files
-from voidrl.train.runs import make_trainer
-from voidrl.train.signals import GracefulStop, RunStopped, stop_with_parent
-from voidrl.train.threads import available_cpus
+from voidrl.training.allocator import pin_allocator_thresholds
+from voidrl.training.loop import CHECKPOINT_NAME, has_run_files
+from voidrl.training.runs import make_trainer
+from voidrl.training.signals import GracefulStop, RunStopped, stop_with_parent
+from voidrl.training.threads import available_cpus
 
 GROUPS = {"pre-trained": "pretrained", "scratch": "scratch"}
 

@@ -17,8 +17,8 @@ from typing import Any
 from voidrl.config import TrainConfig
 from voidrl.distributed.engine import ActorWorker, Hosted, HostedReplay, adopt_statistics, check_ray_address, import_ray, send_tensors_as_arrays, tensors
 from voidrl.rollout.collector import RolloutStats
-from voidrl.train.loop import Trainer, how_to_continue, peak_rss_mb
-from voidrl.train.signals import GracefulStop, RunAborted, RunStopped
+from voidrl.training.loop import Trainer, how_to_continue, peak_rss_mb
+from voidrl.training.signals import GracefulStop, RunAborted, RunStopped
 
 
 class DistributedTrainer(Trainer):

@@ -1,7 +1,7 @@
 """The one check of a training run before anything is written: ``TrainConfig.validate`` (what the options alone
 tell), then what needs the layers above the configuration (the environment's suite and variant, the network's parts,
 the video packages, a Ray actor's imports). The fit to the environment's spaces and the ``vision`` VAE file are told
-once the environment is built (``voidrl.train.loop.make_parts``), still before the run directory is touched."""
+once the environment is built (``voidrl.training.loop.make_parts``), still before the run directory is touched."""
 
 from __future__ import annotations
 

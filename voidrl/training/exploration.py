@@ -25,7 +25,7 @@ from voidrl.envs.roms import rom_name
 from voidrl.envs.base import Step, VecEnv
 from voidrl.envs.suites import suite_of
 from voidrl.registry import ALGORITHMS
-from voidrl.train.agent import Agent
+from voidrl.training.agent import Agent
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ from voidrl.nets.distributions import Categorical, MixtureOfGaussians
 from voidrl.registry import ALGORITHMS
 
 if TYPE_CHECKING:
-    from voidrl.train.agent import Agent, PolicyInterface
+    from voidrl.training.agent import Agent, PolicyInterface
 
 
 def distribution_parameters(distribution: Distribution) -> dict[str, torch.Tensor]:

@@ -39,10 +39,10 @@ from voidrl.configs.tune import TuneConfig
 from voidrl.io.report import read_evaluations
 from voidrl.io.run_dir import LOCK_NAME, RunDirInUse, RunDirLock
 from voidrl.registry import ALGORITHMS
-from voidrl.train.presets import make_config, preset_settings
-from voidrl.train.runs import make_trainer
-from voidrl.train.signals import GracefulStop, RunStopped, stop_with_parent
-from voidrl.train.threads import available_cpus
+from voidrl.training.presets import make_config, preset_settings
+from voidrl.training.runs import make_trainer
+from voidrl.training.signals import GracefulStop, RunStopped, stop_with_parent
+from voidrl.training.threads import available_cpus
 
 STUDY_NAME = "study.db"
 BEST_PRESET_NAME = "best-preset.json"

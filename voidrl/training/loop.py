@@ -43,13 +43,13 @@ from voidrl.rollout import Collector
 from voidrl.rollout.collector import RolloutStats
 from voidrl.rollout.diagnostics import identical_action_fraction
 from voidrl.seeding import env_seed, rank_seed, rng_state, seed_everything, set_rng_state, use_deterministic_kernels
-from voidrl.train.agent import Agent, resolve_device
-from voidrl.train.evaluation import PeriodicEvaluator
-from voidrl.train.hooks import (CallbackHook, CheckpointHook, CollapseGuard, EvaluationHook, Hook, LogHook, ProgressHook, ProgressLines,
+from voidrl.training.agent import Agent, resolve_device
+from voidrl.training.evaluation import PeriodicEvaluator
+from voidrl.training.hooks import (CallbackHook, CheckpointHook, CollapseGuard, EvaluationHook, Hook, LogHook, ProgressHook, ProgressLines,
                                  UpdateReport)
-from voidrl.train.preflight import preflight
-from voidrl.train.signals import GracefulStop, RunAborted, RunStopped
-from voidrl.train.threads import busy_cpus_warning, check_thread_count, default_threads, torch_threads
+from voidrl.training.preflight import preflight
+from voidrl.training.signals import GracefulStop, RunAborted, RunStopped
+from voidrl.training.threads import busy_cpus_warning, check_thread_count, default_threads, torch_threads
 
 CHECKPOINT_NAME = "checkpoint.pt"
 HEALTHY_NAME = "healthy.pt"

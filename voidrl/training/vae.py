@@ -26,9 +26,9 @@ from voidrl.io.report import pyplot
 from voidrl.io.run_dir import check_writable_dir
 from voidrl.math.probes import knn_probe_r2, linear_probe_r2, masked_mean_squared_error
 from voidrl.nets.vae import VAE, VAEShape, load_vae, save_vae
-from voidrl.train.agent import Agent, resolve_device
+from voidrl.training.agent import Agent, resolve_device
 from voidrl.seeding import seed_everything
-from voidrl.train.threads import torch_threads
+from voidrl.training.threads import torch_threads
 
 
 def load_frame_policy(path: str, env_id: str) -> Agent:

@@ -13,15 +13,15 @@ from voidrl.callbacks import Callback
 from voidrl.config import RESUME_CHANGEABLE, TrainConfig, refuse_unknown_options
 from voidrl.schedule import stored_schedule
 from voidrl.io.checkpoint import load_checkpoint
-from voidrl.train.agent import Agent
-from voidrl.train.loop import CHECKPOINT_NAME, Trainer
-from voidrl.train.presets import preset_settings
+from voidrl.training.agent import Agent
+from voidrl.training.loop import CHECKPOINT_NAME, Trainer
+from voidrl.training.presets import preset_settings
 
 
 def make_trainer(config: TrainConfig, resume: bool = False, init_checkpoint: dict[str, Any] | None = None) -> Trainer:
     """The run's trainer: this process's loop, or the Ray engine's with ``config.run.actors`` > 0."""
     if config.run.actors:
-        from voidrl.train.ray_loop import DistributedTrainer
+        from voidrl.training.ray_loop import DistributedTrainer
 
         return DistributedTrainer(config, resume, init_checkpoint)
     return Trainer(config, resume, init_checkpoint)

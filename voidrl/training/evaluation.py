@@ -14,7 +14,7 @@ import torch
 from voidrl.config import TrainConfig
 from voidrl.io.logger import truncate_csv
 from voidrl.io.video import EpisodeScreens, Video
-from voidrl.train.agent import Agent, build_policy_for, summarize
+from voidrl.training.agent import Agent, build_policy_for, summarize
 from voidrl.seeding import rng_state, set_rng_state
 
 EVALUATIONS_NAME = "evaluations.csv"

@@ -21,8 +21,8 @@ from voidrl.configs.run import RunConfig
 from voidrl.io.logger import RunLogger
 from voidrl.io.video import Video
 from voidrl.rollout.collector import RolloutStats
-from voidrl.train.agent import Agent
-from voidrl.train.evaluation import PeriodicEvaluator
+from voidrl.training.agent import Agent
+from voidrl.training.evaluation import PeriodicEvaluator
 
 ENTROPY_METRIC = "train/entropy"
 """The metric the collapse guard watches (every algorithm's entropy bonus logs it)."""
