@@ -8,7 +8,6 @@ from __future__ import annotations
 import csv
 from dataclasses import dataclass
 
-import gymnasium as gym
 import pytest
 import torch
 from torch import nn

@@ -20,7 +20,6 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any, NamedTuple
 
-import gymnasium as gym
 import torch
 from torch import nn
 from torch.nn import functional as F
