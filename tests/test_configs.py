@@ -19,7 +19,7 @@ from voidrl.configs.search import check_search_space
 from voidrl.nets.bodies import make_body
 from voidrl.registry import (ALGORITHM_CLASSES, ALGORITHMS, CONFIGS, REWARD_CONFIGS, REWARD_SOURCE_CLASSES, REWARD_SOURCES, Registry,
                              import_attribute)
-from voidrl.training.preflight import preflight
+from voidrl.training.loop import check_parts
 from voidrl.training.presets import make_config
 
 
@@ -139,7 +139,7 @@ def test_every_condition_is_declared_for_a_field_of_its_config(config_class):
 
 def test_an_option_that_cannot_act_is_refused_when_given_and_left_alone_when_a_preset_sets_it():
     minigrid = {"env": "MiniGrid-Empty-5x5-v0", "preset": "minigrid"}
-    preflight(make_config("ppo", **minigrid))  # the preset's sequence_length, for --memory lstm, on a feed-forward run
+    check_parts(make_config("ppo", **minigrid))  # the preset's sequence_length, for --memory lstm, on a feed-forward run
     with pytest.raises(ValueError, match="^sequence_length acts with memory lstm only; this run has memory none: leave it out$"):
-        preflight(make_config("ppo", **minigrid, sequence_length=128))
-    preflight(make_config("ppo", **minigrid, sequence_length=128, memory="lstm"))
+        check_parts(make_config("ppo", **minigrid, sequence_length=128))
+    check_parts(make_config("ppo", **minigrid, sequence_length=128, memory="lstm"))

@@ -456,7 +456,7 @@ def command_train(args: argparse.Namespace, callbacks: Sequence[Callback] = ()) 
     from voidrl.training.agent import summarize
     from voidrl.training.allocator import pin_allocator_thresholds
     from voidrl.io.run_dir import RunDirError
-    from voidrl.training.preflight import preflight
+    from voidrl.training.loop import check_parts
     from voidrl.training.runs import make_trainer, resume_config
 
     pin_allocator_thresholds()  # this process is ours: the library itself leaves the allocator alone
@@ -490,7 +490,7 @@ def command_train(args: argparse.Namespace, callbacks: Sequence[Callback] = ()) 
             else:
                 config = make_config(args.algo, preset, **options)
                 if getattr(args, "print_config", False):
-                    preflight(config)  # refused as the run would be
+                    check_parts(config)  # refused as the run would be
                     sources = setting_sources(config, preset, options.get("preset_file"), given, set(options) - given)
                     if source is not None and "env" not in given:
                         sources["run"]["env"] = "the --from checkpoint"

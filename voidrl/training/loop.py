@@ -142,6 +142,13 @@ class RunParts(NamedTuple):
     count unless ``--torch-threads`` changes it."""
 
 
+def check_parts(config: TrainConfig) -> None:
+    """Refuse ``config`` as its run would, writing nothing: the preflight, then its parts built on trial and closed
+    (``voidrl train --print-config``)."""
+    preflight(config)
+    make_parts(config, resolve_device(config.run.device), config.run.seed, rank=0).env.close()
+
+
 def make_parts(config: TrainConfig, device: torch.device, seed: int, rank: int) -> RunParts:
     """The parts of the run ``config`` describes, on ``device``, its environments and action noise seeded by ``seed``
     (this process's, of rank ``rank``), with the checks that need them: the ``vision`` VAE file (read by ``make_env``),

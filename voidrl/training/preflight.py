@@ -1,7 +1,8 @@
-"""The one check of a training run before anything is written: ``TrainConfig.validate`` (what the options alone
+"""The one check of a training run before anything is built: ``TrainConfig.validate`` (what the options alone
 tell), then what needs the layers above the configuration (the environment's suite and variant, the network's parts,
-the video packages, a Ray actor's imports). The fit to the environment's spaces and the ``vision`` VAE file are told
-once the environment is built (``voidrl.training.loop.make_parts``), still before the run directory is touched."""
+the video packages, a Ray actor's imports). The fit to the environment's spaces, the options that cannot act on the
+run and the ``vision`` VAE file are told once the environment is built (``voidrl.training.loop.make_parts``), still
+before the run directory is touched."""
 
 from __future__ import annotations
 
@@ -32,7 +33,6 @@ def preflight(config: TrainConfig) -> None:
         validate_parts(config.run.init_parts)
     if config.algo_config.compiles():
         check_cpp_compiler()
-    config.refuse_inert_options(suite)
 
 
 def check_cpp_compiler() -> None:
