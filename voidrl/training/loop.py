@@ -213,26 +213,31 @@ class Trainer:
         """The state before an unfinished collection, written instead when a signal stops the run during one."""
         try:
             self.run_dir = check_run_dir(config, resume)
-            checkpoint_path = self.run_dir / CHECKPOINT_NAME
-            payload = load_checkpoint(checkpoint_path) if resume and checkpoint_path.is_file() else None
-            self.starts_over = payload is None and has_run_files(self.run_dir)
-            """A directory holding a run that never wrote a checkpoint (resumed or not): its rows are dropped."""
-            if self.world_size > 1:
-                seed_everything(self.seed)
-            if payload is not None:
-                self.load_state(self.own_state(payload))
-            else:
-                self.start_from_sources(init_checkpoint)
-            self.collector = self.make_collector()
-            if self.collector is not None and self.saved_episodes is not None:
-                try:
-                    self.collector.load_state_dict(self.saved_episodes)
-                except ValueError as error:
-                    raise CheckpointError(f"checkpoint {str(checkpoint_path)!r}: its episodes in progress are damaged ({error})") from None
+            self.restore(resume, init_checkpoint)
         except BaseException:
             self.env.close()
             raise
         collective.barrier()  # every rank has checked the run directory before rank 0 writes to it
+
+    def restore(self, resume: bool, init_checkpoint: dict[str, Any] | None) -> None:
+        """Where the run starts: with ``resume``, the state of ``run_dir``'s checkpoint (and the episodes it was in);
+        otherwise the new run's networks from ``init_from`` (``start_from_sources``). Then the collector."""
+        checkpoint_path = self.run_dir / CHECKPOINT_NAME
+        payload = load_checkpoint(checkpoint_path) if resume and checkpoint_path.is_file() else None
+        self.starts_over = payload is None and has_run_files(self.run_dir)
+        """A directory holding a run that never wrote a checkpoint (resumed or not): its rows are dropped."""
+        if self.world_size > 1:
+            seed_everything(self.seed)
+        if payload is not None:
+            self.load_state(self.own_state(payload))
+        else:
+            self.start_from_sources(init_checkpoint)
+        self.collector = self.make_collector()
+        if self.collector is not None and self.saved_episodes is not None:
+            try:
+                self.collector.load_state_dict(self.saved_episodes)
+            except ValueError as error:
+                raise CheckpointError(f"checkpoint {str(checkpoint_path)!r}: its episodes in progress are damaged ({error})") from None
 
     def start_from_sources(self, init_checkpoint: dict[str, Any] | None) -> None:
         """A new run: the parts of ``init_from`` loaded (``init_checkpoint``: its payload, if already read), with a
