@@ -252,8 +252,8 @@ def test_a2c_compiled_follows_the_eager_update_and_takes_a_schedule_without_reco
 
 @pytest.mark.parametrize("algo", ["reinforce", "npg", "trpo"])
 def test_compile_is_refused_by_name_where_the_update_is_not_compiled(algo):
+    from voidrl.training.loop import check_parts
     from voidrl.training.presets import make_config
-    from voidrl.training.preflight import preflight
 
     with pytest.raises(ValueError, match="compile acts in ppo, a2c and a3c only"):
-        preflight(make_config(algo, env="CartPole-v1", compile=True))
+        check_parts(make_config(algo, env="CartPole-v1", compile=True))
