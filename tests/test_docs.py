@@ -149,3 +149,24 @@ def test_the_architecture_pages_ppo_snippet_is_ppos_update():
     source = {line.split("#")[0].strip() for line in inspect.getsource(PPO.update).splitlines()}
     lines = [line.split("#")[0].strip() for line in snippet.splitlines() if line.strip() != "..."]
     assert lines and all(line in source for line in lines), [line for line in lines if line not in source]
+
+
+def test_every_algorithms_options_are_rendered_on_its_page():
+    """Each field of a registered algorithm's config is rendered on an algorithm page by the config class that
+    declares it (``::: voidrl.configs...`` without ``members: false``), inherited ones included."""
+    import dataclasses
+    import importlib
+
+    from voidrl.registry import ALGORITHMS
+
+    rendered = set()
+    for page in (DOCS / "algorithms").glob("*.md"):
+        for path, options in re.findall(r"^::: (voidrl\.configs\.[\w.]+)\n((?:    .*\n)*)", page.read_text(), re.MULTILINE):
+            if "members: false" not in options:
+                module, _, name = path.rpartition(".")
+                rendered.add(getattr(importlib.import_module(module), name))
+    for algo in ALGORITHMS:
+        config_class = ALGORITHMS.config_class(algo)
+        shown = {name for cls in config_class.__mro__ if cls in rendered for name in vars(cls).get("__annotations__", {})}
+        missing = {field.name for field in dataclasses.fields(config_class)} - shown
+        assert not missing, f"{algo}: options rendered on no algorithm page: {sorted(missing)}"
